@@ -1,0 +1,5 @@
+"""Allow ``python -m condense_cli``."""
+
+from condense_cli.cli import main
+
+main()

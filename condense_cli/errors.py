@@ -1,0 +1,47 @@
+"""Typed errors raised by the core; only the CLI turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class CondenseError(Exception):
+    """Base class: a message for the user and the exit code it maps to."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class LogError(CondenseError):
+    """The log cannot be read or is not a valid event log (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(
+        self, path: str, message: str, line: int | None = None, hint: str | None = None
+    ) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}", hint)
+        self.path = path
+        self.line = line
+        self.problem = message
+
+
+class ConfigError(CondenseError):
+    """The configuration or the command line is wrong (exit 2)."""
+
+    exit_code = 2
+
+
+class CondenserError(CondenseError):
+    """The condenser or its model failed; nothing was appended (exit 3)."""
+
+    exit_code = 3
+
+
+class LogBusyError(CondenseError):
+    """The log changed underneath us or its lock could not be taken (exit 4)."""
+
+    exit_code = 4

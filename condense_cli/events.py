@@ -1,0 +1,316 @@
+"""What an event is to us: its id, kind, original bytes, and a few accessors.
+
+Lines are parsed with orjson and validated here; nothing in this module ever
+re-serialises an event it did not create.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+# Events the agent never sees (OpenHands' controller filters them out of its history).
+HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
+HIDDEN_OBSERVATIONS = frozenset({"null", "agent_state_changed"})
+
+MAX_ID = 2**63 - 1
+EXCERPT_CHARS = 60
+
+
+class LineProblem(Exception):
+    """A line is not a valid event; the message says what is wrong."""
+
+
+def excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """A bounded, printable excerpt of a line for error messages."""
+    text = raw[: limit * 4].decode("utf-8", errors="replace")
+    text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def decode_line(raw: bytes) -> dict[str, Any]:
+    """Parse one line (no newline) into a JSON object, or raise LineProblem."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uexc:
+            raise LineProblem(
+                f"not UTF-8 (byte 0x{raw[uexc.start]:02x} at column {uexc.start + 1})"
+            ) from None
+        reason, _, where = str(exc).partition(": line 1 column ")
+        column = where.split(" ", 1)[0]
+        at = f" at column {column}" if column.isdigit() else ""
+        raise LineProblem(f"invalid JSON{at}: {reason} (line starts {excerpt(raw)!r})") from None
+    if not isinstance(data, dict):
+        raise LineProblem(f"expected a JSON object, got {json_type(data)}")
+    return data
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def is_summary_line(data: dict[str, Any]) -> bool:
+    """A summary observation as `condense view --format jsonl` prints it (no id)."""
+    return data.get("observation") == "condense" and "id" not in data and "action" not in data
+
+
+def validate_event(data: dict[str, Any]) -> int | None:
+    """Check the shape every event must have; return its id (None for a summary line)."""
+    has_action = "action" in data
+    has_observation = "observation" in data
+    if has_action and has_observation:
+        raise LineProblem('has both "action" and "observation"; an event is one or the other')
+    if not has_action and not has_observation:
+        raise LineProblem('has neither "action" nor "observation"')
+    kind_key = "action" if has_action else "observation"
+    if not isinstance(data[kind_key], str):
+        raise LineProblem(f'"{kind_key}" must be a string, not {json_type(data[kind_key])}')
+    if is_summary_line(data):
+        return None
+    if "id" not in data:
+        raise LineProblem('has no "id"')
+    return check_id(data["id"], '"id"')
+
+
+def check_id(value: Any, what: str) -> int:
+    """An event id: a non-negative integer that fits in 64 bits."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LineProblem(f"{what} must be an integer, not {json_type(value)}")
+    if value < 0:
+        raise LineProblem(f"{what} must not be negative ({value})")
+    if value > MAX_ID:
+        raise LineProblem(f"{what} does not fit in 64 bits")
+    return value
+
+
+def is_seen_by_agent(data: dict[str, Any]) -> bool:
+    """False for the events OpenHands' controller leaves out of the agent's history."""
+    if data.get("hidden") is True:
+        return False
+    action = data.get("action")
+    if action is not None:
+        return action not in HIDDEN_ACTIONS
+    return data.get("observation") not in HIDDEN_OBSERVATIONS
+
+
+@dataclass(frozen=True, slots=True)
+class CondensationArgs:
+    """The validated arguments of a `condensation` action."""
+
+    forgotten_ids: tuple[int, ...] | None
+    start_id: int | None
+    end_id: int | None
+    summary: str | None
+    summary_offset: int | None
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """The forgotten ids as sorted, merged inclusive ranges."""
+        if self.forgotten_ids is None:
+            assert self.start_id is not None and self.end_id is not None
+            return [(self.start_id, self.end_id)]
+        runs: list[tuple[int, int]] = []
+        for fid in sorted(set(self.forgotten_ids)):
+            if runs and runs[-1][1] + 1 == fid:
+                runs[-1] = (runs[-1][0], fid)
+            else:
+                runs.append((fid, fid))
+        return runs
+
+    @property
+    def max_forgotten(self) -> int | None:
+        """The largest id this condensation forgets, if any."""
+        if self.forgotten_ids is None:
+            return self.end_id
+        return max(self.forgotten_ids, default=None)
+
+    @property
+    def has_summary(self) -> bool:
+        return self.summary is not None and self.summary_offset is not None
+
+
+def parse_condensation(data: dict[str, Any]) -> CondensationArgs:
+    """Validate a condensation event's `args`, or raise LineProblem."""
+    args = data.get("args")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise LineProblem(f'condensation "args" must be an object, not {json_type(args)}')
+    ids = args.get("forgotten_event_ids")
+    start = args.get("forgotten_events_start_id")
+    end = args.get("forgotten_events_end_id")
+    has_range = start is not None or end is not None
+    if ids is not None and has_range:
+        raise LineProblem(
+            "condensation gives both forgotten_event_ids and a forgotten_events_start_id/"
+            "end_id range; give exactly one form"
+        )
+    if ids is None and not has_range:
+        raise LineProblem(
+            "condensation gives neither forgotten_event_ids nor a "
+            "forgotten_events_start_id/end_id range; give exactly one form"
+        )
+    forgotten: tuple[int, ...] | None = None
+    if ids is not None:
+        if not isinstance(ids, list):
+            raise LineProblem(f"forgotten_event_ids must be an array, not {json_type(ids)}")
+        forgotten = tuple(check_id(v, "an id in forgotten_event_ids") for v in ids)
+    else:
+        if start is None or end is None:
+            missing = "forgotten_events_end_id" if end is None else "forgotten_events_start_id"
+            raise LineProblem(f"condensation range has no {missing}")
+        start = check_id(start, "forgotten_events_start_id")
+        end = check_id(end, "forgotten_events_end_id")
+        if start > end:
+            raise LineProblem(f"forgotten range starts after it ends ({start} > {end})")
+    summary = args.get("summary")
+    offset = args.get("summary_offset")
+    if summary is not None and not isinstance(summary, str):
+        raise LineProblem(f"summary must be a string, not {json_type(summary)}")
+    if (summary is None) != (offset is None):
+        given, missing = (
+            ("summary", "summary_offset") if offset is None else ("summary_offset", "summary")
+        )
+        raise LineProblem(f"condensation has a {given} but no {missing}; set both or neither")
+    if offset is not None:
+        offset = check_id(offset, "summary_offset")
+    return CondensationArgs(forgotten, start, end, summary, offset)
+
+
+class Event:
+    """One event of a view: its id, line number, original bytes and parsed object.
+
+    A rewritten event (masked by a condenser) or a summary we created has
+    ``raw = None`` and is serialised from ``data``.
+    """
+
+    __slots__ = ("data", "id", "line", "raw")
+
+    def __init__(
+        self, data: dict[str, Any], event_id: int | None, line: int | None, raw: bytes | None
+    ) -> None:
+        self.data = data
+        self.id = event_id
+        self.line = line
+        self.raw = raw
+
+    @classmethod
+    def summary(cls, text: str) -> Event:
+        """The summary observation a view shows in place of forgotten events."""
+        data = {"source": "agent", "observation": "condense", "content": text, "extras": {}}
+        return cls(data, None, None, None)
+
+    def replaced(self, **changes: Any) -> Event:
+        """A copy with some top-level keys changed; it keeps its id and line."""
+        return Event({**self.data, **changes}, self.id, self.line, None)
+
+    def to_json(self) -> bytes:
+        """The event as one JSON line body: original bytes when we have them."""
+        return self.raw if self.raw is not None else orjson.dumps(self.data)
+
+    @property
+    def is_summary(self) -> bool:
+        return self.id is None and self.data.get("observation") == "condense"
+
+    @property
+    def is_action(self) -> bool:
+        return "action" in self.data
+
+    @property
+    def kind(self) -> str:
+        """`action` or `observation`."""
+        return "action" if self.is_action else "observation"
+
+    @property
+    def type(self) -> str:
+        """The action or observation type, e.g. `run`."""
+        return str(self.data.get("action") or self.data.get("observation") or "")
+
+    @property
+    def source(self) -> str:
+        return str(self.data.get("source") or "")
+
+    @property
+    def args(self) -> dict[str, Any]:
+        args = self.data.get("args")
+        return args if isinstance(args, dict) else {}
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        extras = self.data.get("extras")
+        return extras if isinstance(extras, dict) else {}
+
+    @property
+    def cause(self) -> int | None:
+        cause = self.data.get("cause")
+        return cause if isinstance(cause, int) and not isinstance(cause, bool) else None
+
+    @property
+    def tool_call_id(self) -> str | None:
+        meta = self.data.get("tool_call_metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("tool_call_id"), str):
+            return meta["tool_call_id"]
+        return None
+
+    @property
+    def text(self) -> str:
+        """The main text of the event, as the model would read it."""
+        if not self.is_action:
+            return _as_text(self.data.get("content"))
+        args = self.args
+        for key in ACTION_TEXT_KEYS.get(self.type, ()):
+            value = args.get(key)
+            if value:
+                return _as_text(value)
+        return _as_text(args.get("content") or self.data.get("message"))
+
+    @property
+    def thought(self) -> str:
+        """The agent's reasoning attached to an action, if any."""
+        value = self.args.get("thought") if self.is_action and self.type != "think" else None
+        return value if isinstance(value, str) else ""
+
+
+# Which `args` field carries an action's text, per action type.
+ACTION_TEXT_KEYS: dict[str, tuple[str, ...]] = {
+    "message": ("content",),
+    "system": ("content",),
+    "run": ("command",),
+    "run_ipython": ("code",),
+    "read": ("path",),
+    "write": ("path",),
+    "edit": ("path",),
+    "browse": ("url",),
+    "browse_interactive": ("browser_actions",),
+    "think": ("thought",),
+    "finish": ("final_thought", "outputs"),
+    "recall": ("query",),
+    "reject": ("reason",),
+    "delegate": ("task", "inputs"),
+    "call_tool_mcp": ("name",),
+}
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode("utf-8")

@@ -1,0 +1,71 @@
+"""A set of integers kept as sorted, disjoint, inclusive ranges."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+
+
+class IntervalSet:
+    """Forgotten ids as ranges, never expanded: memory grows with the ranges."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def add(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Add `start..end`; return the sub-ranges that were not covered before."""
+        starts, ends = self._starts, self._ends
+        lo = bisect_left(ends, start - 1)  # first range that ends at or after start-1
+        hi = bisect_right(starts, end + 1)  # ranges before `hi` start at or before end+1
+        gaps: list[tuple[int, int]] = []
+        cursor = start
+        for k in range(lo, hi):
+            if starts[k] > cursor and cursor <= end:
+                gaps.append((cursor, min(starts[k] - 1, end)))
+            cursor = max(cursor, ends[k] + 1)
+        if cursor <= end:
+            gaps.append((cursor, end))
+        if lo < hi:
+            start = min(start, starts[lo])
+            end = max(end, ends[hi - 1])
+        starts[lo:hi] = [start]
+        ends[lo:hi] = [end]
+        return gaps
+
+    def __contains__(self, value: int) -> bool:
+        k = bisect_right(self._starts, value) - 1
+        return k >= 0 and self._ends[k] >= value
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self._starts, self._ends, strict=True)
+
+    def __len__(self) -> int:
+        """The number of ranges (not of ids)."""
+        return len(self._starts)
+
+    @property
+    def max_end(self) -> int:
+        """The largest id in the set, or -1 when it is empty."""
+        return self._ends[-1] if self._ends else -1
+
+    def cursor(self) -> IntervalCursor:
+        """A membership test for ids asked in increasing order, O(1) amortised."""
+        return IntervalCursor(self)
+
+
+class IntervalCursor:
+    """Answers `id in set` for non-decreasing ids by walking the ranges once."""
+
+    def __init__(self, intervals: IntervalSet) -> None:
+        self._starts = intervals._starts
+        self._ends = intervals._ends
+        self._k = 0
+
+    def __contains__(self, value: int) -> bool:
+        ends = self._ends
+        k = self._k
+        while k < len(ends) and ends[k] < value:
+            k += 1
+        self._k = k
+        return k < len(ends) and self._starts[k] <= value

@@ -1,0 +1,179 @@
+"""Reading a log as numbered lines, and appending to it safely.
+
+Reads stream: a log is never loaded whole. Appends hold an exclusive `flock`
+for the whole read-decide-write step and write one whole line with a single
+`write`, then `fsync`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+from condense_cli.errors import LogBusyError, LogError
+
+BOM = b"\xef\xbb\xbf"
+STDIN = "-"
+SPOOL_IN_MEMORY = 64 * 1024 * 1024
+
+
+class LogSource:
+    """A log opened for reading: a seekable binary file and the size we read up to.
+
+    The size is fixed when the log is opened, so a log that grows while we
+    read it is read as it was (bytes appended later are not half-read).
+    """
+
+    def __init__(self, path: str, file: BinaryIO, size: int) -> None:
+        self.path = path
+        self.file = file
+        self.size = size
+
+    @classmethod
+    def open(cls, path: str) -> LogSource:
+        """Open a log file, or spool standard input when `path` is `-`."""
+        if path == STDIN:
+            return cls._from_stdin()
+        try:
+            file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except FileNotFoundError:
+            raise LogError(path, "no such file", hint="check the path") from None
+        except IsADirectoryError:
+            raise LogError(path, "is a directory, not a log file") from None
+        except PermissionError:
+            raise LogError(path, "permission denied") from None
+        except OSError as exc:
+            raise LogError(path, f"cannot open: {exc.strerror or exc}") from None
+        size = os.fstat(file.fileno()).st_size
+        return cls(path, file, size)
+
+    @classmethod
+    def _from_stdin(cls) -> LogSource:
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        stdin = sys.stdin.buffer
+        while chunk := stdin.read(1024 * 1024):
+            spool.write(chunk)
+        size = spool.tell()
+        return cls("<stdin>", spool, size)  # type: ignore[arg-type]
+
+    def lines(self) -> Iterator[tuple[int, bytes, bool]]:
+        """Yield (line number, body, terminated) for every non-blank line.
+
+        The body has no line ending and no byte-order mark; `terminated` is
+        False only for a last line that has no newline.
+        """
+        file = self.file
+        file.seek(0)
+        remaining = self.size
+        number = 0
+        for raw in file:
+            if remaining <= 0:
+                break
+            if len(raw) > remaining:
+                raw = raw[:remaining]
+            remaining -= len(raw)
+            number += 1
+            terminated = raw.endswith(b"\n")
+            body = raw[:-1] if terminated else raw
+            if body.endswith(b"\r"):
+                body = body[:-1]
+            if number == 1 and body.startswith(BOM):
+                body = body[len(BOM) :]
+            if not body or body.isspace():
+                continue
+            yield number, body, terminated
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> LogSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LockedLog:
+    """A log held under an exclusive lock, for one read-decide-append step."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+
+    def open_source(self) -> LogSource:
+        """Read the locked log (through its own descriptor, lock untouched)."""
+        return LogSource.open(self.path)
+
+    def append_line(self, body: bytes, expected_size: int) -> None:
+        """Append `body` plus a newline, if the log still has `expected_size` bytes.
+
+        A last line without a newline (already checked to be a complete event)
+        gets its newline in the same write.
+        """
+        size = os.fstat(self.fd).st_size
+        if size != expected_size:
+            raise LogBusyError(
+                f"{self.path}: the log changed while condense was working "
+                f"({expected_size} bytes read, {size} now); nothing was appended",
+                hint="another writer does not take the lock; run the command again",
+            )
+        data = body + b"\n"
+        if size and os.pread(self.fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            written = os.write(self.fd, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, f"short write ({written} of {len(data)} bytes)")
+            os.fsync(self.fd)
+        except OSError as exc:
+            # Take back only the bytes we added, so the log stays whole.
+            with contextlib.suppress(OSError):
+                if os.fstat(self.fd).st_size > size:
+                    os.ftruncate(self.fd, size)
+            raise LogError(self.path, f"could not append: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def locked_log(path: str, timeout: float) -> Iterator[LockedLog]:
+    """Open `path` for appending and hold an exclusive lock on it.
+
+    Raises LogBusyError when the lock cannot be taken within `timeout` seconds.
+    """
+    if path == STDIN:
+        raise LogError(path, "standard input cannot be appended to; name the log file")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except FileNotFoundError:
+        raise LogError(path, "no such file", hint="check the path") from None
+    except IsADirectoryError:
+        raise LogError(path, "is a directory, not a log file") from None
+    except OSError as exc:
+        raise LogError(path, f"cannot open for appending: {exc.strerror or exc}") from None
+    try:
+        _lock(fd, path, timeout)
+        yield LockedLog(path, fd)
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _lock(fd: int, path: str, timeout: float, sleep: Callable[[float], None] = time.sleep) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LogBusyError(
+                    f"{path}: could not lock the log within {timeout:g}s; "
+                    "another process holds it; nothing was appended",
+                    hint="try again, or raise --lock-timeout",
+                ) from None
+            sleep(0.02)

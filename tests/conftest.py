@@ -1,0 +1,128 @@
+"""Shared fixtures: log builders, the corpus, and ways to run the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from condense_cli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_sessions"
+CORPUS = ROOT.parent / "shared" / "corpus" / "openhands"
+CONDENSE = Path(sys.executable).parent / "condense"
+
+
+def corpus_logs() -> list[Path]:
+    """The real OpenHands logs shipped beside the repository."""
+    return sorted(CORPUS.glob("*.jsonl"))
+
+
+def msg(i: int, text: str = "", source: str = "user") -> dict[str, Any]:
+    return {"id": i, "source": source, "action": "message", "args": {"content": text or f"m{i}"}}
+
+
+def run_action(i: int, tc: str | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "id": i,
+        "source": "agent",
+        "action": "run",
+        "args": {"command": f"cmd{i}"},
+    }
+    if tc:
+        event["tool_call_metadata"] = {"tool_call_id": tc}
+    return event
+
+
+def run_obs(i: int, cause: int, tc: str | None = None, content: str = "") -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "id": i,
+        "source": "agent",
+        "observation": "run",
+        "content": content or f"out{i}",
+        "cause": cause,
+        "extras": {},
+    }
+    if tc:
+        event["tool_call_metadata"] = {"tool_call_id": tc}
+    return event
+
+
+def condensation(
+    i: int,
+    *,
+    ids: list[int] | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    summary: str | None = None,
+    offset: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "id": i,
+        "source": "agent",
+        "action": "condensation",
+        "args": {
+            "forgotten_event_ids": ids,
+            "forgotten_events_start_id": start,
+            "forgotten_events_end_id": end,
+            "summary": summary,
+            "summary_offset": offset,
+        },
+    }
+
+
+def request(i: int) -> dict[str, Any]:
+    return {"id": i, "source": "agent", "action": "condensation_request", "args": {}}
+
+
+def lines_of(events: Iterable[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+@pytest.fixture
+def make_log(tmp_path: Path) -> Callable[..., Path]:
+    """Write events (dicts) or raw bytes to a fresh log file and return its path."""
+    counter = iter(range(10**6))
+
+    def _make(content: Iterable[dict[str, Any]] | bytes, name: str | None = None) -> Path:
+        path = tmp_path / (name or f"log{next(counter)}.jsonl")
+        path.write_bytes(content if isinstance(content, bytes) else lines_of(content))
+        return path
+
+    return _make
+
+
+@pytest.fixture
+def cli() -> Callable[..., Any]:
+    """Invoke the typer app in-process; returns click's Result."""
+    runner = CliRunner()
+
+    def _invoke(*args: str, input: bytes | str | None = None) -> Any:
+        return runner.invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
+
+    return _invoke
+
+
+@pytest.fixture
+def proc() -> Callable[..., subprocess.CompletedProcess[bytes]]:
+    """Run the installed `condense` console script as a real subprocess."""
+
+    def _run(
+        *args: str, input: bytes | None = None, **kw: Any
+    ) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [str(CONDENSE), *[str(a) for a in args]],
+            input=input,
+            capture_output=True,
+            timeout=120,
+            **kw,
+        )
+
+    return _run
