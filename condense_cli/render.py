@@ -1,0 +1,141 @@
+"""Output: rich blocks for people on a terminal, plain text when piped, exact JSON for scripts.
+
+Event text is untrusted (command output, web pages): it is always rendered as
+`rich.text.Text` (never parsed as markup) with control characters made visible,
+so it cannot move the cursor, clear the screen or set the clipboard.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import IO
+
+import orjson
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from condense_cli.events import Event
+from condense_cli.scan import LogIndex
+from condense_cli.view import View
+
+PREVIEW_LINES = 6
+PREVIEW_CHARS = 600
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def sanitize(text: str) -> str:
+    """Make control characters visible (`\\x1b`), keeping newlines and tabs."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def preview(text: str, full: bool = False) -> str:
+    """The first lines of `text`, cut to a readable size unless `full`."""
+    text = sanitize(text.strip())
+    if full:
+        return text
+    lines = text.splitlines()
+    cut = "\n".join(lines[:PREVIEW_LINES])
+    if len(cut) > PREVIEW_CHARS:
+        cut = cut[:PREVIEW_CHARS]
+    if cut != text:
+        cut += f" … [{len(text):,} chars]"
+    return cut
+
+
+def heading(event: Event) -> str:
+    """`#12 agent run` style label of an event."""
+    label = f"#{event.id}" if event.id is not None else "#-"
+    parts = [label, event.source or "-", f"{event.kind}:{event.type}"]
+    if event.cause is not None:
+        parts.append(f"(answers #{event.cause})")
+    return sanitize(" ".join(parts))
+
+
+def header_line(view: View, index: LogIndex, title: str) -> str:
+    """One line that says what the view holds."""
+    parts = [
+        f"{len(view)} events in view",
+        f"{index.forgotten_events} forgotten",
+        f"{len(index.condensations)} condensations",
+    ]
+    if index.summary is not None:
+        parts.append(f"summary at {min(index.summary_offset or 0, len(view) - 1)}")
+    if view.unhandled_request:
+        parts.append("condensation request pending")
+    return f"{sanitize(title)}: " + ", ".join(parts)
+
+
+def _event_body(event: Event, full: bool) -> str:
+    body = preview(event.text, full)
+    thought = event.thought
+    if thought:
+        body = f"(thought) {preview(thought, full)}\n{body}" if body else preview(thought, full)
+    return body
+
+
+def write_plain(view: View, out: IO[str], header: str, full: bool = False) -> None:
+    """The view as plain text: no colour, no box drawing, easy to grep."""
+    out.write(header + "\n")
+    for event in view:
+        if event.is_summary:
+            out.write("\n=== summary ===\n")
+            out.write(_indent(preview(event.text, full)) + "\n")
+            out.write("=== end of summary ===\n")
+            continue
+        out.write("\n" + heading(event) + "\n")
+        body = _event_body(event, full)
+        if body:
+            out.write(_indent(body) + "\n")
+
+
+def print_rich(view: View, console: Console, header: str, full: bool = False) -> None:
+    """The view as coloured blocks for a terminal."""
+    console.rule(Text(header, style="bold"))
+    for event in view:
+        if event.is_summary:
+            console.print(
+                Panel(
+                    Text(preview(event.text, full)),
+                    title="summary",
+                    title_align="left",
+                    border_style="yellow",
+                )
+            )
+            continue
+        style = "cyan" if event.is_action else "green"
+        block = [Text(heading(event), style=f"bold {style}")]
+        body = _event_body(event, full)
+        if body:
+            block.append(Text(_indent(body), style="default"))
+        console.print(Group(*block))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def view_json(view: View, index: LogIndex) -> bytes:
+    """`{"events": [...], "summary", "unhandled_condensation_request", "forgotten"}`.
+
+    Kept events are spliced in as the bytes of their log lines.
+    """
+    summary = view.summary_event()
+    events = b",".join(event.to_json() for event in view)
+    tail = orjson.dumps(
+        {
+            "summary": summary.text if summary is not None else None,
+            "unhandled_condensation_request": view.unhandled_request,
+            "forgotten": index.forgotten_events,
+        }
+    )
+    return b'{"events":[' + events + b"]," + tail[1:]
+
+
+def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
+    """Write JSON line bodies, one per line, as they come."""
+    for body in bodies:
+        out.write(body)
+        out.write(b"\n")
