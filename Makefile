@@ -1,0 +1,32 @@
+# Everything runs from a virtual environment in .venv, created on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO := build/demo.jsonl
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: set up, then condense a copy of a sample session and show the view
+demo: $(STAMP)
+	@mkdir -p build
+	cp sample_sessions/coding_session.jsonl $(DEMO)
+	$(BIN)/condense view $(DEMO)
+	$(BIN)/condense check $(DEMO)
+
+## test: set up, then run the whole test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis
