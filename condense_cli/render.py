@@ -122,7 +122,7 @@ def view_json(view: View, index: LogIndex) -> bytes:
 
     Kept events are spliced in as the bytes of their log lines.
     """
-    summary = view.summary_event()
+    summary = view.summary or next((e for e in view if e.is_summary), None)
     events = b",".join(event.to_json() for event in view)
     tail = orjson.dumps(
         {

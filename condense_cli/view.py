@@ -8,7 +8,7 @@ forgotten, parsing only the kept ones.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import orjson
 
@@ -19,10 +19,18 @@ from condense_cli.scan import SUMMARY_LINE, LogIndex, scan_log
 
 @dataclass
 class View:
-    """What the model sees: events in order, and whether a request is pending."""
+    """What the model sees: events in order, and whether a request is pending.
+
+    `summary` is the summary event replay inserted (also in `events`), and
+    `summary_offset` the offset its condensation asked for. `note` is set by a
+    condenser that looked at the view and decided not to condense it.
+    """
 
     events: list[Event]
     unhandled_request: bool = False
+    summary: Event | None = None
+    summary_offset: int | None = None
+    note: str | None = None
 
     def __len__(self) -> int:
         return len(self.events)
@@ -38,9 +46,13 @@ class View:
         """The log ids in the view (the summary has none)."""
         return [e.id for e in self.events if e.id is not None]
 
-    def summary_event(self) -> Event | None:
-        """The summary observation the view holds, if any."""
-        return next((e for e in self.events if e.is_summary), None)
+    def with_events(self, events: list[Event]) -> View:
+        """The same view (request flag, summary) over rewritten events."""
+        return replace(self, events=events, note=None)
+
+    def with_note(self, note: str) -> View:
+        """The same view, marked with why a condenser left it unchanged."""
+        return replace(self, note=note)
 
 
 def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[int, bytes, int | None]]:
@@ -74,10 +86,11 @@ def build_view(source: LogSource, index: LogIndex) -> View:
         Event(orjson.loads(body), event_id, number, body)
         for number, body, event_id in iter_kept_lines(source, index)
     ]
+    summary = None
     if index.summary is not None:
-        offset = min(index.summary_offset or 0, len(events))
-        events.insert(offset, Event.summary(index.summary))
-    return View(events, index.unhandled_request)
+        summary = Event.summary(index.summary)
+        events.insert(min(index.summary_offset or 0, len(events)), summary)
+    return View(events, index.unhandled_request, summary, index.summary_offset)
 
 
 def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:

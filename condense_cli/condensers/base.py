@@ -1,0 +1,194 @@
+"""The condenser interface and the rules every condenser keeps.
+
+A condenser is a pure function of (view, config, model answer): it returns
+either a rewritten `View` (nothing is written) or a `Condensation` to append.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from condense_cli.errors import ConfigError
+from condense_cli.view import View
+
+
+@dataclass(frozen=True)
+class Condensation:
+    """A decision to forget `forgotten_ids`, optionally replacing them with a summary."""
+
+    forgotten_ids: tuple[int, ...]
+    summary: str | None = None
+    summary_offset: int | None = None
+    usage: dict[str, Any] = field(default_factory=dict)  # model, tokens, cost
+
+    def args(self, view: View) -> dict[str, Any]:
+        """The condensation event's args: a range when it covers the view's ids
+        between min and max, otherwise a list."""
+        ids = sorted(self.forgotten_ids)
+        view_ids = view.ids
+        low, high = ids[0], ids[-1]
+        held = bisect_right(view_ids, high) - bisect_left(view_ids, low)
+        as_range = held == len(ids)
+        return {
+            "forgotten_event_ids": None if as_range else ids,
+            "forgotten_events_start_id": low if as_range else None,
+            "forgotten_events_end_id": high if as_range else None,
+            "summary": self.summary,
+            "summary_offset": self.summary_offset,
+        }
+
+
+Result = View | Condensation
+
+
+class Condenser(ABC):
+    """Takes a view and returns a view or a condensation."""
+
+    name: ClassVar[str]
+    config_class: ClassVar[type]
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    @classmethod
+    def from_config(cls, config: Any, llms: Any) -> Condenser:
+        """Build from a validated config; `llms` resolves model settings by name."""
+        return cls(config)
+
+    @abstractmethod
+    def condense(self, view: View) -> Result:
+        """Rewrite the view for this step, or decide what to forget."""
+
+    def describe(self) -> dict[str, Any]:
+        """The condenser's table for `condense config`, defaults filled in."""
+        from condense_cli.config import settings_table
+
+        return {"type": self.name, **settings_table(self.config)}
+
+
+class RollingCondenser(Condenser):
+    """A condenser split into "should I condense" and "what do I forget"."""
+
+    def condense(self, view: View) -> Result:
+        reason = self.skip_reason(view)
+        if reason is not None:
+            return view.with_note(reason)
+        return self.get_condensation(view)
+
+    @abstractmethod
+    def skip_reason(self, view: View) -> str | None:
+        """Why this view is left alone, or None when it should be condensed."""
+
+    @abstractmethod
+    def get_condensation(self, view: View) -> Result:
+        """What to forget; a view with a note when there is nothing to forget."""
+
+
+def size_trigger(view: View, max_size: int) -> str | None:
+    """The usual trigger: a view longer than `max_size`, or a pending request."""
+    if view.unhandled_request or len(view) > max_size:
+        return None
+    return f"the view has {len(view)} events, within max_size {max_size}, and no request is pending"
+
+
+def pair_groups(view: View) -> dict[int, int]:
+    """Map each event id to a group id; an action and its observations share one.
+
+    Pairs are linked by `tool_call_metadata.tool_call_id` and by `cause`.
+    """
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    by_call: dict[str, int] = {}
+    for event in view:
+        if event.id is None:
+            continue
+        parent.setdefault(event.id, event.id)
+        partners = []
+        if event.cause is not None and event.cause in parent:
+            partners.append(event.cause)
+        call = event.tool_call_id
+        if call is not None:
+            if call in by_call:
+                partners.append(by_call[call])
+            else:
+                by_call[call] = event.id
+        for other in partners:
+            parent[find(event.id)] = find(other)
+    return {event_id: find(event_id) for event_id in parent}
+
+
+def close_over_pairs(view: View, forget: set[int], protect: Iterable[int] = ()) -> set[int]:
+    """Make `forget` respect action/observation pairs.
+
+    A pair split by the boundary is kept whole when one of its events is
+    protected (the head, or events a condenser must keep), otherwise forgotten whole.
+    """
+    groups = pair_groups(view)
+    members: dict[int, list[int]] = {}
+    for event_id, group in groups.items():
+        members.setdefault(group, []).append(event_id)
+    protected_groups = {groups[i] for i in protect if i in groups}
+    result = set(forget)
+    for group, ids in members.items():
+        if len(ids) < 2:
+            continue
+        forgotten = [i for i in ids if i in forget]
+        if not forgotten or len(forgotten) == len(ids):
+            continue
+        if group in protected_groups:
+            result.difference_update(ids)
+        else:
+            result.update(ids)
+    return result
+
+
+def forget_ids(view: View, events: Iterable[Any]) -> set[int]:
+    """The log ids of `events` (a summary has none, so it is never forgotten)."""
+    return {e.id for e in events if e.id is not None}
+
+
+def apply_condensation(view: View, condensation: Condensation) -> View:
+    """The view replay will produce once `condensation` is appended to the log."""
+    forgotten = set(condensation.forgotten_ids)
+    kept = [e for e in view if e is not view.summary and (e.id is None or e.id not in forgotten)]
+    summary, offset = view.summary, view.summary_offset
+    if condensation.summary is not None:
+        from condense_cli.events import Event
+
+        summary, offset = Event.summary(condensation.summary), condensation.summary_offset
+    if summary is not None:
+        kept.insert(min(offset or 0, len(kept)), summary)
+    return View(kept, False, summary, offset)
+
+
+def require(condition: bool, key: str, message: str) -> None:
+    """Raise a ConfigError naming `key` unless `condition` holds."""
+    if not condition:
+        raise ConfigError(f"{key} {message}")
+
+
+def check_window(max_size: int, keep_first: int, reserved: int = 0) -> None:
+    """The shared rules for `max_size` and `keep_first` (SPEC section 3).
+
+    `reserved` is the number of slots the condenser adds itself (1 for a summary).
+    """
+    require(max_size >= 2, "max_size", f"must be at least 2 (got {max_size})")
+    require(keep_first >= 0, "keep_first", f"must not be negative (got {keep_first})")
+    limit = max_size // 2 - reserved
+    what = "max_size // 2 - 1" if reserved else "max_size // 2"
+    require(
+        keep_first < limit,
+        "keep_first",
+        f"({keep_first}) must be less than {what} ({limit}) so at least one recent event "
+        f"is kept; raise max_size (now {max_size}) or lower keep_first",
+    )

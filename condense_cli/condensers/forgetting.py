@@ -1,0 +1,152 @@
+"""Condensers that forget events by position, without a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from condense_cli.condensers.base import (
+    Condensation,
+    Condenser,
+    Result,
+    RollingCondenser,
+    check_window,
+    close_over_pairs,
+    forget_ids,
+    require,
+    size_trigger,
+)
+from condense_cli.events import Event
+from condense_cli.view import View
+
+
+@dataclass(frozen=True)
+class RecentEventsConfig:
+    keep_first: int = 1
+    max_events: int = 100
+
+    def validate(self) -> None:
+        require(self.max_events >= 1, "max_events", f"must be at least 1 (got {self.max_events})")
+        require(self.keep_first >= 0, "keep_first", f"must not be negative (got {self.keep_first})")
+        require(
+            self.keep_first < self.max_events,
+            "keep_first",
+            f"({self.keep_first}) must be less than max_events ({self.max_events})",
+        )
+
+
+class RecentEventsCondenser(Condenser):
+    """Shows the first `keep_first` events and the newest ones, `max_events` in all."""
+
+    name = "recent_events"
+    config_class = RecentEventsConfig
+
+    def condense(self, view: View) -> Result:
+        keep_first, max_events = self.config.keep_first, self.config.max_events
+        if len(view) <= max_events:
+            return view.with_note(f"the view has {len(view)} events, within max_events")
+        events = list(view)
+        return view.with_events(
+            events[:keep_first] + events[len(events) - (max_events - keep_first) :]
+        )
+
+
+@dataclass(frozen=True)
+class AmortizedForgettingConfig:
+    max_size: int = 100
+    keep_first: int = 1
+
+    def validate(self) -> None:
+        check_window(self.max_size, self.keep_first)
+
+
+class AmortizedForgettingCondenser(RollingCondenser):
+    """Once the view outgrows `max_size`, forgets the middle down to half of it."""
+
+    name = "amortized_forgetting"
+    config_class = AmortizedForgettingConfig
+
+    def skip_reason(self, view: View) -> str | None:
+        return size_trigger(view, self.config.max_size)
+
+    def get_condensation(self, view: View) -> Result:
+        return forget_middle(
+            view, self.config.keep_first, self.config.max_size // 2 - self.config.keep_first
+        )
+
+
+def forget_middle(view: View, keep_first: int, keep_last: int) -> Result:
+    """Forget everything between the first `keep_first` and the last `keep_last` events."""
+    events = list(view)
+    head = events[:keep_first]
+    middle = events[keep_first : max(keep_first, len(events) - keep_last)]
+    forget = close_over_pairs(view, forget_ids(view, middle), forget_ids(view, head))
+    if not forget:
+        return view.with_note(
+            f"nothing to forget: the view has {len(view)} events, and the condenser keeps "
+            f"the first {keep_first} and the last {keep_last}"
+        )
+    return Condensation(tuple(sorted(forget)))
+
+
+@dataclass(frozen=True)
+class ConversationWindowConfig:
+    def validate(self) -> None:
+        pass
+
+
+class ConversationWindowCondenser(RollingCondenser):
+    """On request, keeps the opening of the conversation and about the newer half."""
+
+    name = "conversation_window"
+    config_class = ConversationWindowConfig
+
+    def skip_reason(self, view: View) -> str | None:
+        if view.unhandled_request:
+            return None
+        return "conversation_window condenses only on request (condense request, or --force)"
+
+    def get_condensation(self, view: View) -> Result:
+        events = list(view)
+        essential = essential_events(events)
+        if essential is None:
+            return view.with_note("nothing to forget: the view has no user message to keep")
+        essential_ids = {e.id for e in essential}
+        recent = max(1, (len(events) - len(essential)) // 2)
+        start = max(0, len(events) - recent)
+        while start < len(events) and not events[start].is_action:
+            start += 1  # never start on an observation whose action is dropped
+        keep = essential_ids | forget_ids(view, events[start:])
+        forget = forget_ids(view, events) - keep
+        forget = close_over_pairs(view, forget, essential_ids)
+        if not forget:
+            return view.with_note(f"nothing to forget in a view of {len(view)} events")
+        return Condensation(tuple(sorted(forget)))
+
+
+def essential_events(events: list[Event]) -> list[Event] | None:
+    """The system message, the first user message, and the recall that answers it."""
+    first_user = next(
+        (
+            i
+            for i, e in enumerate(events)
+            if e.type == "message" and e.is_action and e.source == "user"
+        ),
+        None,
+    )
+    if first_user is None:
+        return None
+    user = events[first_user]
+    found = [e for e in events if e.is_action and e.type == "system"][:1]
+    found.append(user)
+    query = user.args.get("content")
+    for i in range(first_user + 1, len(events)):
+        event = events[i]
+        if event.is_action and event.type == "recall" and event.args.get("query") == query:
+            found.append(event)
+            answer = next(
+                (o for o in events[i + 1 :] if not o.is_action and o.cause == event.id), None
+            )
+            if answer is not None:
+                found.append(answer)
+            break
+    return [e for e in found if e.id is not None]
