@@ -1,0 +1,300 @@
+"""config.toml in (tomllib), effective configuration out (tomli-w).
+
+One place resolves the configuration: the file (`--config`, else
+`$CONDENSE_CONFIG`, else `./config.toml`), then `--type` and `--set`
+overrides. Every mistake is a ConfigError naming the key and the choices.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import types
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
+
+from condense_cli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from condense_cli.condensers.base import Condenser
+
+ENV_VAR = "CONDENSE_CONFIG"
+DEFAULT_FILE = "config.toml"
+SECRET = "***"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Model settings of an `[llm]` or `[llm.NAME]` table; passed on to litellm."""
+
+    model: str = "gpt-4o-mini"
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    api_version: str | None = None
+    custom_llm_provider: str | None = None
+    timeout: float = 60
+    num_retries: int = 3
+    retry_min_wait: float = 1
+    retry_max_wait: float = 30
+    temperature: float | None = 0
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    drop_params: bool = True
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.timeout <= 0:
+            raise ConfigError("timeout must be positive")
+        if self.num_retries < 0:
+            raise ConfigError("num_retries must not be negative")
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ConfigError("set api_key or api_key_env, not both")
+
+    def resolved_api_key(self) -> str | None:
+        """The API key, read from `api_key_env` when that is how it is given."""
+        if self.api_key_env is None:
+            return self.api_key
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigError(
+                f"api_key_env names ${self.api_key_env}, which is not set",
+                hint=f"export {self.api_key_env}=... or set api_key in the [llm] table",
+            )
+        return value
+
+
+@dataclass
+class Settings:
+    """The configuration as read, with overrides applied (not yet validated)."""
+
+    path: Path | None
+    condenser: dict[str, Any]
+    llm: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+class LLMTables:
+    """Resolves `llm_config` references to validated LLMSettings."""
+
+    def __init__(self, table: dict[str, Any]) -> None:
+        self.defaults = {k: v for k, v in table.items() if not isinstance(v, dict)}
+        self.named = {k: v for k, v in table.items() if isinstance(v, dict)}
+        self.default = parse_table(LLMSettings, self.defaults, "llm")
+        for name, named in self.named.items():
+            parse_table(LLMSettings, {**self.defaults, **named}, f"llm.{name}")
+
+    def resolve(self, ref: str | dict[str, Any] | None, where: str) -> LLMSettings:
+        """`None`: the [llm] table; a name: [llm.NAME]; a table: inline settings."""
+        if ref is None:
+            return self.default
+        if isinstance(ref, dict):
+            return parse_table(LLMSettings, {**self.defaults, **ref}, f"{where}.llm_config")
+        if ref not in self.named:
+            defined = ", ".join(f"[llm.{n}]" for n in self.named) or "none"
+            raise ConfigError(
+                f"[{where}] llm_config = {ref!r} names a missing [llm.{ref}] table; "
+                f"defined: {defined}",
+                hint=f"add an [llm.{ref}] table, or remove llm_config to use [llm]",
+            )
+        return parse_table(LLMSettings, {**self.defaults, **self.named[ref]}, f"llm.{ref}")
+
+    def describe(self) -> dict[str, Any]:
+        """Every table with defaults filled in and secrets masked."""
+        out = settings_table(self.default)
+        for name, named in self.named.items():
+            out[name] = settings_table(parse_table(LLMSettings, {**self.defaults, **named}, name))
+        return out
+
+
+def settings_table(settings: Any) -> dict[str, Any]:
+    """A config dataclass as a TOML table: no nulls, API keys masked."""
+    table: dict[str, Any] = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if value is None or value == {}:
+            continue
+        table[f.name] = SECRET if f.name == "api_key" else value
+    return table
+
+
+def load_settings(
+    config: str | None = None,
+    type_override: str | None = None,
+    sets: list[str] | None = None,
+) -> Settings:
+    """Read the config file (if any) and apply `--type` and `--set`."""
+    path = find_config_file(config)
+    data = read_toml(path) if path is not None else {}
+    condenser = data.get("condenser", {})
+    llm = data.get("llm", {})
+    for key, value in (("condenser", condenser), ("llm", llm)):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: [{key}] must be a table, not {type(value).__name__}")
+    settings = Settings(path, dict(condenser), dict(llm))
+    if type_override is not None:
+        _apply_type(settings, type_override)
+    for item in sets or []:
+        _apply_set(settings, item)
+    return settings
+
+
+def load_condenser(settings: Settings) -> Condenser:
+    """Validate the whole configuration and build the configured condenser."""
+    return build_condenser(settings.condenser, LLMTables(settings.llm))
+
+
+def build_condenser(table: Any, llms: LLMTables, where: str = "condenser") -> Condenser:
+    """Build one condenser from its table: type (or alias) plus its own keys."""
+    from condense_cli.condensers import REGISTRY, canonical_type, type_choices
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{where}] must be a table, not {_describe_value(table)}")
+    name = table.get("type", "noop")
+    canonical = canonical_type(name) if isinstance(name, str) else None
+    if canonical is None:
+        raise ConfigError(
+            f"[{where}] type {name!r} is not a condenser type; choose one of: {type_choices()}"
+        )
+    cls = REGISTRY[canonical]
+    own = {k: v for k, v in table.items() if k != "type"}
+    config = parse_table(cls.config_class, own, where, label=f" for type {canonical!r}")
+    return cls.from_config(config, llms)
+
+
+def effective_config(settings: Settings) -> dict[str, Any]:
+    """The configuration in force, defaults filled in and secrets masked."""
+    llms = LLMTables(settings.llm)
+    condenser = build_condenser(settings.condenser, llms)
+    return {"condenser": condenser.describe(), "llm": llms.describe()}
+
+
+def find_config_file(explicit: str | None) -> Path | None:
+    """`--config`, else `$CONDENSE_CONFIG`, else `./config.toml`, else none."""
+    for value, origin in ((explicit, "--config"), (os.environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if value:
+            path = Path(value)
+            if not path.is_file():
+                raise ConfigError(f"{origin} names {value}, which is not a file")
+            return path
+    default = Path(DEFAULT_FILE)
+    return default if default.is_file() else None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; any defect is a ConfigError with the file's name."""
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid TOML: the file is not UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _apply_type(settings: Settings, name: str) -> None:
+    from condense_cli.condensers import REGISTRY, canonical_type
+
+    new = canonical_type(name)
+    old = canonical_type(str(settings.condenser.get("type", "noop")))
+    settings.condenser["type"] = name
+    if new is None or new == old:
+        return
+    known = {f.name for f in fields(REGISTRY[new].config_class)}
+    dropped = sorted(k for k in settings.condenser if k != "type" and k not in known)
+    for key in dropped:
+        del settings.condenser[key]
+    if dropped:
+        settings.notes.append(
+            f"--type {name}: ignoring [condenser] keys of the configured type: {', '.join(dropped)}"
+        )
+
+
+def _apply_set(settings: Settings, item: str) -> None:
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set max_size=80")
+    value = parse_value(raw.strip())
+    path = key.split(".")
+    if path[0] not in ("condenser", "llm"):
+        path = ["condenser", *path]
+    root = {"condenser": settings.condenser, "llm": settings.llm}
+    table = root[path[0]]
+    for part in path[1:-1]:
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"--set {key}: {part} is not a table")
+    if len(path) == 1:
+        raise ConfigError(f"--set {key}: name a key inside [{key}]")
+    table[path[-1]] = value
+
+
+def parse_value(raw: str) -> Any:
+    """A `--set` value as TOML (`80`, `true`, `"x"`, `[1, 2]`); a bare word is a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def parse_table(cls: type, table: dict[str, Any], where: str, label: str = "") -> Any:
+    """Build config dataclass `cls` from a TOML table, checking keys and types."""
+    hints = get_type_hints(cls)
+    names = [f.name for f in fields(cls)]
+    for key, value in table.items():
+        if key not in hints:
+            valid = ", ".join(names) if names else "none"
+            raise ConfigError(f"[{where}] unknown key {key!r}{label}; valid keys: {valid}")
+        expected = hints[key]
+        if not _matches(value, expected):
+            raise ConfigError(
+                f"[{where}] {key} must be {_describe(expected)}, not {_describe_value(value)}"
+            )
+    try:
+        instance = cls(**table)
+        instance.validate()
+    except ConfigError as exc:
+        raise ConfigError(f"[{where}] {exc.message}", exc.hint) from None
+    return instance
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arg) for arg in get_args(hint))
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if origin is not None:
+        return isinstance(value, origin)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(a) for a in get_args(hint) if a is not type(None))
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+    if hint in names:
+        return names[hint]
+    if (origin or hint) is list:
+        return "an array of tables"
+    if (origin or hint) is dict:
+        return "a table"
+    return str(hint)
+
+
+def _describe_value(value: Any) -> str:
+    from condense_cli.events import json_type
+
+    return "a table" if isinstance(value, dict) else json_type(value)
