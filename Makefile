@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml
 ## demo: set up, then condense a copy of a sample session and show the view
 demo: $(STAMP)
 	@mkdir -p build
-	cp sample_sessions/coding_session.jsonl $(DEMO)
+	cp sample_sessions/pending_request.jsonl $(DEMO)
+	$(BIN)/condense run $(DEMO) --type conversation_window
 	$(BIN)/condense view $(DEMO)
 	$(BIN)/condense check $(DEMO)
 

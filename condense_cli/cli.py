@@ -14,10 +14,10 @@ from rich.console import Console
 
 from condense_cli import __version__
 from condense_cli.errors import CondenseError
-from condense_cli.log import LogSource
+from condense_cli.log import STDIN, LogSource
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
-from condense_cli.scan import scan_log
-from condense_cli.view import build_view, iter_view_lines
+from condense_cli.scan import LogIndex, scan_log
+from condense_cli.view import View, build_view, iter_view_lines
 
 app = typer.Typer(
     name="condense",
@@ -39,6 +39,28 @@ class ViewFormat(StrEnum):
 
 
 LogArg = Annotated[str, typer.Argument(help="The session log (JSONL), or - for standard input.")]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config", "-c", help="config.toml to use (default: $CONDENSE_CONFIG, ./config.toml)."
+    ),
+]
+TypeOpt = Annotated[
+    str | None, typer.Option("--type", "-t", help="Condenser type, replacing [condenser].type.")
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a key: KEY=VALUE, VALUE as TOML. Repeatable."),
+]
+LockOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        envvar="CONDENSE_LOCK_TIMEOUT",
+        min=0,
+        help="Seconds to wait for the log's lock before giving up (exit 4).",
+    ),
+]
 UptoOpt = Annotated[
     int | None, typer.Option("--upto", help="Replay only events with id <= UPTO.", min=0)
 ]
@@ -134,12 +156,20 @@ def view(
             sys.stdout.buffer.flush()
             return
         current = build_view(source, index)
-    if format is ViewFormat.json:
+    title = source.path if upto is None else f"{source.path} (up to id {upto})"
+    _print_view(current, index, format, title, full)
+
+
+def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, full: bool) -> None:
+    """Print a view in the chosen format: rich on a terminal, plain when piped."""
+    if format is not ViewFormat.text:
         sys.stdout.flush()
-        sys.stdout.buffer.write(view_json(current, index) + b"\n")
+        if format is ViewFormat.json:
+            sys.stdout.buffer.write(view_json(current, index) + b"\n")
+        else:
+            write_jsonl((event.to_json() for event in current), sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
-    title = source.path if upto is None else f"{source.path} (up to id {upto})"
     header = header_line(current, index, title)
     if sys.stdout.isatty():
         print_rich(current, Console(highlight=False), header, full)
@@ -181,6 +211,109 @@ def check(
         raise typer.Exit(1)
     note = f" ({problems} warnings)" if problems else ""
     err.print(f"{len(logs)} logs ok{note}")
+
+
+@app.command()
+@guarded
+def run(
+    log: LogArg,
+    config: ConfigOpt = None,
+    type: TypeOpt = None,
+    set: SetOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the condensation line instead of appending it.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Act as if a condensation request were pending.")
+    ] = False,
+    format: Annotated[
+        ViewFormat, typer.Option("--format", "-f", help="Format of a rewritten view.")
+    ] = ViewFormat.text,
+    lock_timeout: LockOpt = 10.0,
+) -> None:
+    """Run the configured condenser; append the condensation it decides on."""
+    from condense_cli.condensers.base import Condensation
+    from condense_cli.runner import describe_ids, run_condenser
+
+    condenser = _load_condenser(config, type, set)
+    err = _stderr()
+    if log == STDIN and not dry_run:
+        err.print("standard input cannot be appended to: printing the condensation instead")
+        dry_run = True
+    outcome = run_condenser(log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout)
+    result = outcome.result
+    if not isinstance(result, Condensation):
+        _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
+        changed = sum(1 for a, b in zip(outcome.before, result, strict=False) if a is not b)
+        note = result.note or f"rewrote {changed} of {len(result)} events for this step"
+        err.print(f"{condenser.name}: {note}; nothing appended", markup=False, highlight=False)
+        return
+    assert outcome.after is not None and outcome.line is not None
+    sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
+    report = (
+        f"{condenser.name}: forgot {len(result.forgotten_ids)} events "
+        f"({describe_ids(result.forgotten_ids)}), {sizes}"
+    )
+    if result.summary is not None:
+        report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
+    if outcome.appended:
+        err.print(f"{report}; appended to {log}", markup=False, highlight=False)
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(outcome.line + b"\n")
+    sys.stdout.buffer.flush()
+    err.print(f"{report} (dry run: nothing appended)", markup=False, highlight=False)
+
+
+@app.command()
+@guarded
+def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
+    """Append a condensation_request event to the log."""
+    from condense_cli.runner import append_request
+
+    event_id = append_request(log, lock_timeout)
+    _stderr().print(f"appended condensation request {event_id} to {log}", markup=False)
+
+
+@app.command("config")
+@guarded
+def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
+    """Print the effective configuration as TOML (defaults filled in, keys masked)."""
+    import tomli_w
+
+    from condense_cli.config import effective_config, load_settings
+
+    settings = load_settings(config, type, set)
+    _print_notes(settings.notes)
+    table = _with_source(settings.path, lambda: effective_config(settings))
+    if settings.path is not None:
+        typer.echo(f"# from {settings.path}")
+    typer.echo(tomli_w.dumps(table), nl=False)
+
+
+def _load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> Any:
+    from condense_cli.config import load_condenser, load_settings
+
+    settings = load_settings(config, type, sets)
+    _print_notes(settings.notes)
+    return _with_source(settings.path, lambda: load_condenser(settings))
+
+
+def _with_source(path: Any, build: Callable[[], Any]) -> Any:
+    """Name the config file in configuration errors that come from it."""
+    from condense_cli.errors import ConfigError
+
+    try:
+        return build()
+    except ConfigError as exc:
+        if path is None:
+            raise
+        raise ConfigError(f"{path}: {exc.message}", exc.hint) from None
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        _stderr().print(f"Note: {note}", markup=False)
 
 
 def main() -> None:

@@ -1,0 +1,113 @@
+"""Run a condenser on a log and append what it decides, or append a request.
+
+Each append is one locked read-decide-write step (see `log.locked_log`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from condense_cli.condensers.base import Condensation, Condenser, apply_condensation
+from condense_cli.log import STDIN, LogSource, locked_log
+from condense_cli.scan import LogIndex, scan_log
+from condense_cli.view import View, build_view
+
+
+@dataclass
+class RunOutcome:
+    """What a run did: the view it saw, the result, and the line it wrote (if any)."""
+
+    index: LogIndex
+    before: View
+    result: View | Condensation
+    after: View | None = None
+    line: bytes | None = None
+    appended: bool = False
+
+
+def condensation_event(event_id: int, condensation: Condensation, view: View) -> dict[str, Any]:
+    """The condensation event to append, in OpenHands' serialisation."""
+    args = condensation.args(view)
+    count = len(condensation.forgotten_ids)
+    message = f"Forgot {count} events ({describe_ids(condensation.forgotten_ids)})"
+    if condensation.summary is not None:
+        message += " and summarised them"
+    return {
+        "id": event_id,
+        "timestamp": datetime.now().isoformat(),
+        "source": "agent",
+        "message": message,
+        "action": "condensation",
+        "args": args,
+    }
+
+
+def request_event(event_id: int) -> dict[str, Any]:
+    """A condensation request event."""
+    return {
+        "id": event_id,
+        "timestamp": datetime.now().isoformat(),
+        "source": "agent",
+        "message": "Requesting a condensation of the conversation history",
+        "action": "condensation_request",
+        "args": {},
+    }
+
+
+def describe_ids(ids: tuple[int, ...] | list[int], limit: int = 6) -> str:
+    """`ids 2..61` or `ids 2, 4, 7..9` for a report line."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(ids):
+        if runs and runs[-1][1] + 1 == i:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    parts = [f"{a}..{b}" if b > a else str(a) for a, b in runs[:limit]]
+    more = f", … ({len(runs) - limit} more runs)" if len(runs) > limit else ""
+    return "ids " + ", ".join(parts) + more
+
+
+def run_condenser(
+    path: str,
+    condenser: Condenser,
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    lock_timeout: float = 10.0,
+) -> RunOutcome:
+    """Build the view, run the condenser, and append its condensation unless `dry_run`."""
+    if dry_run or path == STDIN:
+        with LogSource.open(path) as source:
+            index = scan_log(source)
+            return _decide(source, index, condenser, force)
+    with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
+        index = scan_log(source)
+        outcome = _decide(source, index, condenser, force)
+        if outcome.line is not None:
+            locked.append_line(outcome.line, index.size)
+            outcome.appended = True
+        return outcome
+
+
+def _decide(source: LogSource, index: LogIndex, condenser: Condenser, force: bool) -> RunOutcome:
+    view = build_view(source, index)
+    if force:
+        view.unhandled_request = True
+    result = condenser.condense(view)
+    if not isinstance(result, Condensation):
+        return RunOutcome(index, view, result)
+    event = condensation_event(index.max_id + 1, result, view)
+    return RunOutcome(index, view, result, apply_condensation(view, result), orjson.dumps(event))
+
+
+def append_request(path: str, lock_timeout: float = 10.0) -> int:
+    """Append a condensation request; return its id."""
+    with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
+        index = scan_log(source)
+        event_id = index.max_id + 1
+        locked.append_line(orjson.dumps(request_event(event_id)), index.size)
+        return event_id
