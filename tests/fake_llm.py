@@ -1,0 +1,132 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1, scripted per test.
+
+Each POST to `/v1/chat/completions` takes the next scripted reply (text, tool
+call, JSON, an error status, a slow answer or a malformed body) and is recorded,
+so tests can assert on the prompt that litellm actually sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    delay: float = 0.0
+
+
+def completion(
+    message: dict[str, Any], prompt_tokens: int = 120, completion_tokens: int = 40
+) -> bytes:
+    """An OpenAI chat completion body holding `message`."""
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "test-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", **message},
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    ).encode()
+
+
+class FakeLLM:
+    """The server, its script of replies, and the requests it received."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                fake.paths.append(self.path)
+                fake.requests.append(json.loads(raw or b"{}"))
+                reply = (
+                    fake.replies.popleft()
+                    if fake.replies
+                    else Reply(500, b'{"error": {"message": "no reply scripted"}}')
+                )
+                if reply.delay:
+                    time.sleep(reply.delay)
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # --- scripting ---------------------------------------------------------------
+
+    def text(self, content: str, **usage: int) -> FakeLLM:
+        self.replies.append(Reply(200, completion({"content": content}, **usage)))
+        return self
+
+    def tool_call(self, name: str, arguments: dict[str, Any] | str) -> FakeLLM:
+        args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}
+        self.replies.append(Reply(200, completion({"content": None, "tool_calls": [call]})))
+        return self
+
+    def json(self, value: Any) -> FakeLLM:
+        return self.text(json.dumps(value))
+
+    def status(self, code: int, message: str = "scripted failure") -> FakeLLM:
+        body = json.dumps({"error": {"message": message, "type": "server_error"}}).encode()
+        self.replies.append(Reply(code, body))
+        return self
+
+    def slow(self, seconds: float, content: str = "late") -> FakeLLM:
+        self.replies.append(Reply(200, completion({"content": content}), delay=seconds))
+        return self
+
+    def malformed(self, body: bytes = b"this is not json") -> FakeLLM:
+        self.replies.append(Reply(200, body))
+        return self
+
+    # --- reading what was sent ----------------------------------------------------
+
+    def prompt(self, index: int = -1) -> str:
+        """All message texts of request `index`, joined."""
+        messages = self.requests[index]["messages"]
+        return "\n".join(str(m.get("content") or "") for m in messages)
