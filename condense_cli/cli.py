@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import traceback
@@ -240,7 +241,11 @@ def run(
     if log == STDIN and not dry_run:
         err.print("standard input cannot be appended to: printing the condensation instead")
         dry_run = True
-    outcome = run_condenser(log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout)
+    spinner = err.status(f"{condenser.name}: condensing {log} …") if err.is_terminal else None
+    with spinner or contextlib.nullcontext():
+        outcome = run_condenser(
+            log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout
+        )
     result = outcome.result
     if not isinstance(result, Condensation):
         _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
@@ -256,6 +261,8 @@ def run(
     )
     if result.summary is not None:
         report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
+    if result.usage:
+        report += ", " + _usage_text(result.usage)
     if outcome.appended:
         err.print(f"{report}; appended to {log}", markup=False, highlight=False)
         return
@@ -289,6 +296,16 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     if settings.path is not None:
         typer.echo(f"# from {settings.path}")
     typer.echo(tomli_w.dumps(table), nl=False)
+
+
+def _usage_text(usage: dict[str, Any]) -> str:
+    """`model m, 1,200 prompt + 300 completion tokens, $0.0004`."""
+    text = (
+        f"model {usage.get('model')}, {usage.get('prompt_tokens', 0):,} prompt + "
+        f"{usage.get('completion_tokens', 0):,} completion tokens"
+    )
+    cost = usage.get("cost")
+    return text + (f", ${cost:.4f}" if cost else ", cost unknown")
 
 
 def _load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> Any:

@@ -84,14 +84,22 @@ class LLMTables:
         self.named = {k: v for k, v in table.items() if isinstance(v, dict)}
         self.default = parse_table(LLMSettings, self.defaults, "llm")
         for name, named in self.named.items():
-            parse_table(LLMSettings, {**self.defaults, **named}, f"llm.{name}")
+            parse_table(LLMSettings, self._merged(named), f"llm.{name}")
+
+    def _merged(self, own: dict[str, Any]) -> dict[str, Any]:
+        """A named table over the [llm] defaults; its own key source replaces theirs."""
+        merged = {**self.defaults, **own}
+        for key, other in (("api_key", "api_key_env"), ("api_key_env", "api_key")):
+            if key in own and other not in own:
+                merged.pop(other, None)
+        return merged
 
     def resolve(self, ref: str | dict[str, Any] | None, where: str) -> LLMSettings:
         """`None`: the [llm] table; a name: [llm.NAME]; a table: inline settings."""
         if ref is None:
             return self.default
         if isinstance(ref, dict):
-            return parse_table(LLMSettings, {**self.defaults, **ref}, f"{where}.llm_config")
+            return parse_table(LLMSettings, self._merged(ref), f"{where}.llm_config")
         if ref not in self.named:
             defined = ", ".join(f"[llm.{n}]" for n in self.named) or "none"
             raise ConfigError(
@@ -99,13 +107,13 @@ class LLMTables:
                 f"defined: {defined}",
                 hint=f"add an [llm.{ref}] table, or remove llm_config to use [llm]",
             )
-        return parse_table(LLMSettings, {**self.defaults, **self.named[ref]}, f"llm.{ref}")
+        return parse_table(LLMSettings, self._merged(self.named[ref]), f"llm.{ref}")
 
     def describe(self) -> dict[str, Any]:
         """Every table with defaults filled in and secrets masked."""
         out = settings_table(self.default)
         for name, named in self.named.items():
-            out[name] = settings_table(parse_table(LLMSettings, {**self.defaults, **named}, name))
+            out[name] = settings_table(parse_table(LLMSettings, self._merged(named), name))
         return out
 
 

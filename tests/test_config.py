@@ -90,11 +90,22 @@ def test_example_config_loads_and_every_commented_type_is_valid(cli) -> None:
             current.append(line[2:])
         else:
             current = None
+    llms = LLMTables(tomllib.loads(example.read_text())["llm"])
     types = set()
     for block in blocks:
         table = tomllib.loads("\n".join(block))["condenser"]
-        types.add(build_condenser(table, LLMTables({})).name)
-    assert {"observation_masking", "browser_output", "recent_events", "pipeline"} <= types
+        types.add(build_condenser(table, llms).name)
+    assert types == {
+        "observation_masking",
+        "browser_output",
+        "recent_events",
+        "conversation_window",
+        "noop",
+        "pipeline",
+        "llm",
+        "structured_summary",
+        "llm_attention",
+    }
 
 
 MISTAKES = {
@@ -164,3 +175,20 @@ def test_set_value_parsed_as_toml(cli) -> None:
     result = cli("config", "-t", "amortized", "-s", "max_size=30", "-s", "keep_first=2")
     data = tomllib.loads(result.stdout)
     assert data["condenser"] == {"type": "amortized_forgetting", "max_size": 30, "keep_first": 2}
+
+
+def test_named_llm_table_key_source_replaces_the_default(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.toml",
+        '[llm]\nmodel = "m"\napi_key_env = "SOME_KEY"\ntimeout = 9\n'
+        '[llm.local]\nmodel = "openai/x"\napi_key = "k"\n',
+    )
+    tables = LLMTables(load_settings(str(config)).llm)
+    local = tables.resolve("local", "condenser")
+    assert (local.model, local.api_key, local.api_key_env, local.timeout) == (
+        "openai/x",
+        "k",
+        None,
+        9,
+    )
+    assert tables.resolve(None, "condenser").api_key_env == "SOME_KEY"

@@ -5,6 +5,7 @@ Adding a condenser is one class (with its config class) and one entry here.
 
 from __future__ import annotations
 
+from condense_cli.condensers.attention import LLMAttentionCondenser
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.forgetting import (
     AmortizedForgettingCondenser,
@@ -17,6 +18,10 @@ from condense_cli.condensers.masking import (
     ObservationMaskingCondenser,
 )
 from condense_cli.condensers.pipeline import PipelineCondenser
+from condense_cli.condensers.summarizing import (
+    LLMSummarizingCondenser,
+    StructuredSummaryCondenser,
+)
 
 REGISTRY: dict[str, type[Condenser]] = {
     cls.name: cls
@@ -27,6 +32,9 @@ REGISTRY: dict[str, type[Condenser]] = {
         RecentEventsCondenser,
         AmortizedForgettingCondenser,
         ConversationWindowCondenser,
+        LLMSummarizingCondenser,
+        StructuredSummaryCondenser,
+        LLMAttentionCondenser,
         PipelineCondenser,
     )
 }

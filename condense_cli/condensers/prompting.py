@@ -1,0 +1,48 @@
+"""How events are shown to a model: tagged with their id, long texts cut in the middle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from condense_cli.events import Event
+
+MARKER_BUDGET = 40  # characters reserved for the "[... N characters cut ...]" line
+
+
+def truncate_middle(text: str, limit: int) -> str:
+    """Keep the start and the end of `text`, at most `limit` characters in all."""
+    if len(text) <= limit:
+        return text
+    keep = max(0, limit - MARKER_BUDGET)
+    marker = f"\n[... {len(text) - keep:,} characters cut ...]\n"
+    head = keep - keep // 2
+    return text[:head] + marker + text[len(text) - keep // 2 :]
+
+
+def event_body(event: Event) -> str:
+    """The text a model should read for one event."""
+    parts = []
+    if event.thought:
+        parts.append(f"(thought) {event.thought}")
+    if event.is_action and event.type == "run":
+        parts.append(f"$ {event.text}")
+    else:
+        parts.append(event.text)
+    exit_code = (
+        (event.extras.get("metadata") or {}).get("exit_code") if not event.is_action else None
+    )
+    if isinstance(exit_code, int):
+        parts.append(f"(exit code {exit_code})")
+    return "\n".join(p for p in parts if p)
+
+
+def format_event(event: Event, limit: int) -> str:
+    """`<event id=12 source=agent type=action:run>…</event>`, text cut to `limit`."""
+    tag = f"<event id={event.id} source={event.source or '-'} type={event.kind}:{event.type}"
+    if event.cause is not None:
+        tag += f" answers={event.cause}"
+    return f"{tag}>\n{truncate_middle(event_body(event), limit)}\n</event>"
+
+
+def format_events(events: Iterable[Event], limit: int) -> str:
+    return "\n".join(format_event(event, limit) for event in events)

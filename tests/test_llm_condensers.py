@@ -1,0 +1,438 @@
+"""The LLM condensers through litellm, against a real OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.condensers.summarizing import STATE_FIELDS
+from condense_cli.view import load_view
+from tests.conftest import CONDENSE, SAMPLES, lines_of, msg, run_action, run_obs
+from tests.fake_llm import FakeLLM
+
+API_KEY = "sk-test-secret-0123456789"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def config(tmp_path: Path, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[llm]\nmodel = "openai/test-model"\nbase_url = "{fake.base_url}"\n'
+        f'api_key = "{API_KEY}"\ntimeout = 2\nnum_retries = 1\n'
+        "retry_min_wait = 0.01\nretry_max_wait = 0.02\n"
+    )
+    return path
+
+
+def session(count: int, long_at: int | None = None) -> list[dict[str, Any]]:
+    """System prompt, user message, then `count` run pairs (ids 2, 3, ...)."""
+    events: list[dict[str, Any]] = [
+        {"id": 0, "source": "agent", "action": "system", "args": {"content": "be careful"}},
+        msg(1, "fix the bug"),
+    ]
+    for k in range(count):
+        a = 2 + 2 * k
+        content = "x" * 30_000 if a + 1 == long_at else f"output of step {k}"
+        events += [run_action(a, f"c{a}"), run_obs(a + 1, a, f"c{a}", content)]
+    return events
+
+
+def view_ids(log: Path) -> list[Any]:
+    return ["S" if e.is_summary else e.id for e in load_view(str(log))[0]]
+
+
+def last(log: Path) -> dict[str, Any]:
+    return orjson.loads(log.read_bytes().splitlines()[-1])
+
+
+# --- llm: rolling summary -------------------------------------------------------------
+
+
+def test_llm_appends_range_summary_and_offset(cli, config, fake, make_log) -> None:
+    log = make_log(session(20, long_at=5))  # 42 events
+    fake.text("USER_CONTEXT: fix the bug\nCOMPLETED: steps 0-16")
+    result = cli(
+        "run",
+        log,
+        "-c",
+        config,
+        "-t",
+        "llm",
+        "-s",
+        "max_size=20",
+        "-s",
+        "keep_first=2",
+        "-s",
+        "max_event_length=1000",
+    )
+    assert result.exit_code == 0, result.output
+    # tail of 20 // 2 - 2 - 1 = 7 would start on observation 35; its action 34 goes too
+    assert last(log)["args"] == {
+        "forgotten_event_ids": None,
+        "forgotten_events_start_id": 2,
+        "forgotten_events_end_id": 35,
+        "summary": "USER_CONTEXT: fix the bug\nCOMPLETED: steps 0-16",
+        "summary_offset": 2,
+    }
+    assert view_ids(log) == [0, 1, "S", *range(36, 42)]
+    assert result.stderr == (
+        f"llm: forgot 34 events (ids 2..35), view 42 -> 9, summary of 47 chars at offset 2, "
+        f"model test-model, 120 prompt + 40 completion tokens, cost unknown; appended to {log}\n"
+    )
+    prompt = fake.prompt()
+    assert "<previous_summary>\n(none yet)\n</previous_summary>" in prompt
+    assert "<event id=2 source=agent type=action:run>\n$ cmd2\n</event>" in prompt
+    assert "<event id=35 source=agent type=observation:run answers=34>" in prompt
+    assert "<event id=36 " not in prompt and "<event id=1 " not in prompt
+    assert "[... 29,040 characters cut ...]" in prompt  # event 5, cut to 1,000 characters
+    assert all(
+        section in prompt for section in ("USER_CONTEXT", "TASK_TRACKING", "VERSION_CONTROL_STATUS")
+    )
+    request = fake.requests[0]
+    assert request["model"] == "test-model"
+    assert request["temperature"] == 0
+    assert fake.paths == ["/v1/chat/completions"]
+
+
+def test_llm_second_condensation_rolls_the_first_summary(cli, config, fake, make_log) -> None:
+    log = make_log(session(20))
+    fake.text("FIRST SUMMARY")
+    args = ("-c", config, "-t", "llm", "-s", "max_size=20", "-s", "keep_first=2")
+    assert cli("run", log, *args).exit_code == 0
+    with log.open("ab") as file:  # the agent goes on: 14 more events (ids 43..56)
+        file.write(
+            lines_of(
+                e
+                for k in range(7)
+                for e in (run_action(43 + 2 * k), run_obs(44 + 2 * k, 43 + 2 * k))
+            )
+        )
+    assert view_ids(log) == [0, 1, "S", *range(36, 42), *range(43, 57)]
+    fake.text("SECOND SUMMARY")
+    assert cli("run", log, *args).exit_code == 0
+    assert "<previous_summary>\nFIRST SUMMARY\n</previous_summary>" in fake.prompt()
+    assert "<event id=36 " in fake.prompt()
+    # tail of 7 would start on observation 50 of action 49: both forgotten
+    assert view_ids(log) == [0, 1, "S", *range(51, 57)]
+    view, _ = load_view(str(log))
+    assert view[2].text == "SECOND SUMMARY"
+    assert cli("check", log).exit_code == 0
+
+
+def test_llm_on_request_with_a_short_view(cli, config, fake, make_log) -> None:
+    log = make_log(
+        [*session(5), {"id": 12, "source": "agent", "action": "condensation_request", "args": {}}]
+    )
+    fake.text("S")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=10", "-s", "keep_first=1")
+    assert result.exit_code == 0, result.output
+    # 12 events, keep 1 + 3 newest: 9 is an observation of 8, so forget 1..9
+    assert view_ids(log) == [0, "S", 10, 11]
+
+
+def test_nothing_to_condense_makes_no_model_call(cli, config, fake, make_log) -> None:
+    log = make_log(session(5))
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm")
+    assert result.exit_code == 0
+    assert fake.requests == []
+    assert log.read_bytes() == before
+
+
+def test_too_little_to_matter_makes_no_model_call(cli, config, fake, make_log) -> None:
+    events = [
+        *session(24),
+        {"id": 50, "source": "agent", "action": "condensation_request", "args": {}},
+    ]
+    log = make_log(events)  # 50 events; keep 1 + 48: forget 1 event, 2% of the view
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm")
+    assert result.exit_code == 0
+    assert (
+        "only 1 of 50 events could be forgotten, less than 10%; not worth a summary"
+        in result.stderr
+    )
+    assert fake.requests == []
+    assert log.read_bytes() == before
+
+
+def test_max_tokens_trigger_keeps_about_half(cli, config, fake, make_log) -> None:
+    events = [msg(0, "start")] + [msg(i, "word " * 100) for i in range(1, 11)]  # ~100 tokens each
+    log = make_log(events)
+    fake.text("S")
+    result = cli(
+        "run", log, "-c", config, "-t", "llm", "-s", "max_tokens=600", "-s", "keep_first=1"
+    )
+    assert result.exit_code == 0, result.output
+    # budget 300 minus the head: two 100-token events fit
+    assert view_ids(log) == [0, "S", 9, 10]
+
+
+def test_missing_named_llm_table_is_a_configuration_error(cli, config, fake, make_log) -> None:
+    result = cli("run", make_log(session(3)), "-c", config, "-t", "llm", "-s", "llm_config=fast")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        f"Error: {config}: [condenser] llm_config = 'fast' names a missing [llm.fast] table; "
+        "defined: none"
+    )
+
+
+def test_named_llm_table_is_used(cli, config, fake, make_log) -> None:
+    with config.open("a") as file:
+        file.write('[llm.fast]\nmodel = "openai/fast-model"\n')
+    fake.text("S")
+    log = make_log(session(20))
+    assert (
+        cli(
+            "run", log, "-c", config, "-t", "llm", "-s", "max_size=20", "-s", "llm_config=fast"
+        ).exit_code
+        == 0
+    )
+    assert fake.requests[0]["model"] == "fast-model"
+
+
+def test_keep_first_leaving_no_tail_is_rejected(cli, config, make_log) -> None:
+    result = cli("run", make_log(session(3)), "-c", config, "-t", "llm", "-s", "max_size=4")
+    assert result.exit_code == 2
+    assert "keep_first (1) must be less than max_size // 2 - 1 (1)" in result.stderr
+
+
+# --- structured_summary -----------------------------------------------------------------
+
+
+def state(**given: str) -> dict[str, str]:
+    return {name: given.get(name, "") for name in STATE_FIELDS}
+
+
+def test_structured_summary_forces_the_tool_and_renders_sections(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))
+    fake.tool_call(
+        "create_state_summary", state(user_context="fix the bug", failing_tests="test_x")
+    )
+    result = cli(
+        "run", log, "-c", config, "-t", "structured", "-s", "max_size=20", "-s", "keep_first=2"
+    )
+    assert result.exit_code == 0, result.output
+    assert last(log)["args"]["summary"] == "USER_CONTEXT:\nfix the bug\n\nFAILING_TESTS:\ntest_x"
+    request = fake.requests[0]
+    tool = request["tools"][0]["function"]
+    assert tool["name"] == "create_state_summary"
+    assert list(tool["parameters"]["properties"]) == list(STATE_FIELDS)
+    assert len(tool["parameters"]["properties"]) == 18
+    assert request["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "create_state_summary"},
+    }
+    assert view_ids(log) == [0, 1, "S", *range(36, 42)]
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        ("text", "the answer did not call create_state_summary"),
+        ("bad_json", "the create_state_summary arguments are not valid JSON"),
+        ("empty", "every create_state_summary field was empty"),
+    ],
+)
+def test_structured_summary_unusable_answers_fail_with_exit_3(
+    script: str, reason: str, cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))
+    before = log.read_bytes()
+    for _ in range(2):  # num_retries = 1: two tries
+        if script == "text":
+            fake.text("I would rather not call tools.")
+        elif script == "bad_json":
+            fake.tool_call("create_state_summary", '{"user_context": "unterminated')
+        else:
+            fake.tool_call("create_state_summary", state())
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 3
+    assert (
+        result.stderr.splitlines()[0]
+        == f"Error: the model gave no usable summary after 2 tries: {reason}"
+    )
+    assert len(fake.requests) == 2
+    assert log.read_bytes() == before
+
+
+def test_structured_summary_retry_recovers(cli, config, fake, make_log) -> None:
+    log = make_log(session(20))
+    fake.text("no tool").tool_call("create_state_summary", state(current_state="halfway"))
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    assert last(log)["args"]["summary"] == "CURRENT_STATE:\nhalfway"
+
+
+# --- llm_attention ---------------------------------------------------------------------
+
+
+def test_llm_attention_keeps_head_and_ranked_ids(cli, config, fake, make_log) -> None:
+    log = make_log(session(10))  # 22 events, ids 0..21
+    # max_size 10, keep_first 1: keep 4 ranked ids; 999 is invented and 0 is the head
+    fake.json({"ids": [999, 0, 4, 5, 21, 20, 8]})
+    result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
+    assert result.exit_code == 0, result.output
+    assert view_ids(log) == [0, 4, 5, 20, 21]
+    request = fake.requests[0]
+    assert request["response_format"]["json_schema"]["schema"]["properties"] == {
+        "ids": {"type": "array", "items": {"type": "integer"}}
+    }
+    assert "<event id=1 source=user type=action:message>" in fake.prompt()
+    assert "<event id=0 " not in fake.prompt()
+
+
+def test_llm_attention_fills_from_the_newest_when_short(cli, config, fake, make_log) -> None:
+    log = make_log(session(10))
+    fake.json({"ids": [6]})
+    assert cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10").exit_code == 0
+    # keep 6, then fill with 21, 20, 19; pairs stay whole: 7 answers 6, 19 answers 18
+    assert view_ids(log) == [0, 6, 7, 18, 19, 20, 21]
+
+
+def test_llm_attention_bad_json_fails_with_exit_3(cli, config, fake, make_log) -> None:
+    log = make_log(session(10))
+    before = log.read_bytes()
+    fake.text("the important ones are 3 and 4").text('{"ids": "3, 4"}')
+    result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
+    assert result.exit_code == 3
+    assert 'the answer has no "ids" array' in result.stderr
+    assert log.read_bytes() == before
+
+
+def test_llm_attention_refuses_a_model_without_response_schema(cli, config, fake, make_log) -> None:
+    log = make_log(session(10))
+    result = cli(
+        "run",
+        log,
+        "-c",
+        config,
+        "-t",
+        "llm_attention",
+        "-s",
+        "max_size=10",
+        "-s",
+        'llm.model="gpt-4-0613"',
+    )
+    assert result.exit_code == 2
+    assert "litellm says gpt-4-0613 does not" in result.stderr
+    assert fake.requests == []
+
+
+# --- failures: exit 3, log untouched -----------------------------------------------------
+
+
+FAILURES = {
+    "server error": (lambda f: f.status(500).status(500), "InternalServerError", 2),
+    "rate limited": (lambda f: f.status(429).status(429), "RateLimitError", 2),
+    "too slow": (lambda f: f.slow(4).slow(4), "Timeout", 2),
+    "bad key": (lambda f: f.status(401, f"invalid key {API_KEY}"), "AuthenticationError", 1),
+    "empty answer": (lambda f: f.text("").text("   "), None, 2),
+}
+
+
+@pytest.mark.parametrize("case", FAILURES, ids=list(FAILURES))
+def test_failures_exit_3_and_leave_the_log_alone(case: str, cli, config, fake, make_log) -> None:
+    script, error, calls = FAILURES[case]
+    script(fake)
+    log = make_log(session(20))
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 3
+    first = result.stderr.splitlines()[0]
+    if error:
+        assert first.startswith(
+            f"Error: the model call failed ({error}) after {calls} attempt(s): "
+        )
+    else:
+        assert (
+            first == "Error: the model gave no usable summary after 2 tries: the answer was empty"
+        )
+    assert API_KEY not in result.stderr
+    assert len(fake.requests) == calls
+    assert log.read_bytes() == before
+
+
+def test_transient_error_then_success(cli, config, fake, make_log) -> None:
+    fake.status(503).text("recovered")
+    log = make_log(session(20))
+    assert cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20").exit_code == 0
+    assert last(log)["args"]["summary"] == "recovered"
+    assert len(fake.requests) == 2
+
+
+def test_malformed_body_fails_with_exit_3(cli, config, fake, make_log) -> None:
+    fake.malformed().malformed()
+    log = make_log(session(20))
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 3
+    assert result.stderr.startswith("Error: the model call failed (")
+    assert log.read_bytes() == before
+
+
+def test_api_key_from_the_environment(cli, config, fake, make_log, monkeypatch) -> None:
+    text = config.read_text().replace(f'api_key = "{API_KEY}"', 'api_key_env = "TEST_CONDENSE_KEY"')
+    config.write_text(text)
+    log = make_log(session(20))
+    missing = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert missing.exit_code == 2
+    assert "api_key_env names $TEST_CONDENSE_KEY, which is not set" in missing.stderr
+    monkeypatch.setenv("TEST_CONDENSE_KEY", "sk-from-env")
+    fake.text("S")
+    assert cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20").exit_code == 0
+
+
+# --- real processes -------------------------------------------------------------------
+
+
+def test_run_as_a_subprocess(config, fake, tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(lines_of(session(20)))
+    fake.text("SUBPROCESS SUMMARY")
+    done = subprocess.run(
+        [str(CONDENSE), "run", str(log), "-c", str(config), "-t", "llm", "-s", "max_size=20"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert last(log)["args"]["summary"] == "SUBPROCESS SUMMARY"
+    view = subprocess.run([str(CONDENSE), "view", str(log), "-f", "json"], capture_output=True)
+    assert json.loads(view.stdout)["summary"] == "SUBPROCESS SUMMARY"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["view", str(SAMPLES / "coding_session.jsonl")],
+        ["check", str(SAMPLES / "coding_session.jsonl")],
+        ["config", "--type", "llm"],
+        ["--help"],
+    ],
+)
+def test_read_only_commands_never_import_litellm(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from condense_cli.cli import app\n"
+        f"try:\n    app({args!r})\nexcept SystemExit:\n    pass\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
