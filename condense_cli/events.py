@@ -92,6 +92,9 @@ def validate_event(data: dict[str, Any]) -> int | None:
 
 def check_id(value: Any, what: str) -> int:
     """An event id: a non-negative integer that fits in 64 bits."""
+    if isinstance(value, float) and value.is_integer() and abs(value) > MAX_ID:
+        # orjson reads integers beyond 64 bits as floats
+        raise LineProblem(f"{what} does not fit in 64 bits")
     if isinstance(value, bool) or not isinstance(value, int):
         raise LineProblem(f"{what} must be an integer, not {json_type(value)}")
     if value < 0:

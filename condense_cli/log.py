@@ -28,7 +28,8 @@ class LogSource:
     """A log opened for reading: a seekable binary file and the size we read up to.
 
     The size is fixed when the log is opened, so a log that grows while we
-    read it is read as it was (bytes appended later are not half-read).
+    read it is read as it was; a line that was being written at that moment
+    is read whole once its newline is there (the size then grows to its end).
     """
 
     def __init__(self, path: str, file: BinaryIO, size: int) -> None:
@@ -77,7 +78,12 @@ class LogSource:
             if remaining <= 0:
                 break
             if len(raw) > remaining:
-                raw = raw[:remaining]
+                if raw.endswith(b"\n"):
+                    # A writer finished this line after we took the size: read it whole.
+                    self.size += len(raw) - remaining
+                    remaining = len(raw)
+                else:
+                    raw = raw[:remaining]
             remaining -= len(raw)
             number += 1
             terminated = raw.endswith(b"\n")
