@@ -75,3 +75,53 @@ def test_a_waiting_writer_proceeds_when_the_lock_is_released(tmp_path: Path) -> 
     _, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, err
     assert orjson.loads(log.read_bytes().splitlines()[-1])["action"] == "condensation_request"
+
+
+AGENT_WRITER = """
+import fcntl, json, os, sys
+path, count, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for k in range(count):
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    size = os.fstat(fd).st_size
+    tail = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+    last = [line for line in tail.splitlines() if line.strip()][-1]
+    event = {"id": json.loads(last)["id"] + 1, "source": "agent", "action": "run",
+             "args": {"command": f"{tag}-{k}"}}
+    os.write(fd, (json.dumps(event) + "\\n").encode())
+    os.fsync(fd)
+    os.close(fd)
+"""
+
+
+def test_agent_writers_run_and_request_together(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    shutil.copyfile(CORPUS / "ponylang-ponyc-4595.jsonl", log)
+    original = log.read_bytes()
+    writers = [
+        subprocess.Popen(["python3", "-c", AGENT_WRITER, str(log), "30", f"w{k}"]) for k in range(3)
+    ]
+    condense = [
+        subprocess.Popen(
+            [str(CONDENSE), *args, str(log)]
+            + (["-t", "amortized", "-s", "max_size=20", "--force"] if args == ["run"] else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for args in (["request"], ["run"]) * 4
+    ]
+    for writer in writers:
+        assert writer.wait(timeout=120) == 0
+    outputs = [p.communicate(timeout=120) for p in condense]
+    assert [p.returncode for p in condense] == [0] * 8, outputs
+    appended = sum(1 for _, err in outputs if b"appended" in err and b"nothing appended" not in err)
+    content = log.read_bytes()
+    assert content.startswith(original)
+    new = [orjson.loads(line) for line in content[len(original) :].splitlines()]
+    assert len(new) == 90 + appended
+    commands = sorted(e["args"]["command"] for e in new if e.get("action") == "run")
+    assert commands == sorted(f"w{w}-{k}" for w in range(3) for k in range(30))
+    ids = [orjson.loads(line)["id"] for line in content.splitlines()]
+    assert ids == sorted(set(ids))
+    check = subprocess.run([str(CONDENSE), "check", str(log)], capture_output=True)
+    assert check.returncode == 0, check.stdout
