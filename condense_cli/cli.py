@@ -10,15 +10,17 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
+import orjson
 import typer
 from rich.console import Console
 
 from condense_cli import __version__
 from condense_cli.errors import CondenseError
 from condense_cli.log import STDIN, LogSource
+from condense_cli.progress import progress
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
-from condense_cli.view import View, build_view, iter_view_lines
+from condense_cli.view import View, build_view, iter_view_bytes
 
 app = typer.Typer(
     name="condense",
@@ -37,6 +39,11 @@ class ViewFormat(StrEnum):
     text = "text"
     json = "json"
     jsonl = "jsonl"
+
+
+class StatsFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 LogArg = Annotated[str, typer.Argument(help="The session log (JSONL), or - for standard input.")]
@@ -150,10 +157,11 @@ def view(
 ) -> None:
     """Replay every condensation and print what the model sees."""
     with LogSource.open(log) as source:
-        index = scan_log(source, upto=upto)
+        with progress(source, "reading"):
+            index = scan_log(source, upto=upto)
         if format is ViewFormat.jsonl:
             sys.stdout.flush()
-            write_jsonl(iter_view_lines(source, index), sys.stdout.buffer)
+            sys.stdout.buffer.writelines(iter_view_bytes(source, index))
             sys.stdout.buffer.flush()
             return
         current = build_view(source, index)
@@ -191,7 +199,7 @@ def check(
     problems = 0
     for path in logs:
         try:
-            with LogSource.open(path) as source:
+            with LogSource.open(path) as source, progress(source, f"checking {path}"):
                 index = scan_log(source, collect=True)
                 name = source.path
         except CondenseError as exc:
@@ -296,6 +304,41 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     if settings.path is not None:
         typer.echo(f"# from {settings.path}")
     typer.echo(tomli_w.dumps(table), nl=False)
+
+
+@app.command()
+@guarded
+def stats(
+    log: LogArg,
+    format: Annotated[
+        StatsFormat, typer.Option("--format", "-f", help="text (a table) or json.")
+    ] = StatsFormat.text,
+    tokens: Annotated[
+        bool,
+        typer.Option("--tokens/--no-tokens", help="Count tokens with the [llm] model's tokenizer."),
+    ] = True,
+    config: ConfigOpt = None,
+) -> None:
+    """Events, bytes, condensations, and characters and tokens before and after replay."""
+    from condense_cli.config import LLMTables, load_settings
+    from condense_cli.render import print_stats
+    from condense_cli.stats import collect_stats
+    from condense_cli.tokens import tokenizer_for
+
+    tokenizer = None
+    if tokens:
+        settings = load_settings(config)
+        model = _with_source(settings.path, lambda: LLMTables(settings.llm).default.model)
+        tokenizer = tokenizer_for(model)
+    with LogSource.open(log) as source:
+        with progress(source, "reading"):
+            index = scan_log(source)
+        with progress(source, "counting"):
+            numbers = collect_stats(source, index, tokenizer)
+    if format is StatsFormat.json:
+        typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_stats(numbers, Console(highlight=False))
 
 
 def _usage_text(usage: dict[str, Any]) -> str:

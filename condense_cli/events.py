@@ -198,31 +198,28 @@ def parse_condensation(data: dict[str, Any]) -> CondensationArgs:
 
 
 class Event:
-    """One event of a view: its id, line number, original bytes and parsed object.
+    """One event of a view: its id, original bytes and parsed object.
 
     A rewritten event (masked by a condenser) or a summary we created has
     ``raw = None`` and is serialised from ``data``.
     """
 
-    __slots__ = ("data", "id", "line", "raw")
+    __slots__ = ("data", "id", "raw")
 
-    def __init__(
-        self, data: dict[str, Any], event_id: int | None, line: int | None, raw: bytes | None
-    ) -> None:
+    def __init__(self, data: dict[str, Any], event_id: int | None, raw: bytes | None) -> None:
         self.data = data
         self.id = event_id
-        self.line = line
         self.raw = raw
 
     @classmethod
     def summary(cls, text: str) -> Event:
         """The summary observation a view shows in place of forgotten events."""
         data = {"source": "agent", "observation": "condense", "content": text, "extras": {}}
-        return cls(data, None, None, None)
+        return cls(data, None, None)
 
     def replaced(self, **changes: Any) -> Event:
-        """A copy with some top-level keys changed; it keeps its id and line."""
-        return Event({**self.data, **changes}, self.id, self.line, None)
+        """A copy with some top-level keys changed; it keeps its id."""
+        return Event({**self.data, **changes}, self.id, None)
 
     def to_json(self) -> bytes:
         """The event as one JSON line body: original bytes when we have them."""

@@ -20,6 +20,19 @@ from typing import BinaryIO
 from condense_cli.errors import LogBusyError, LogError
 
 BOM = b"\xef\xbb\xbf"
+
+
+def line_body(raw: bytes, first: bool = False) -> bytes:
+    """A line without its line ending (and without a byte-order mark on the first line)."""
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if first and raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+    return raw
+
+
 STDIN = "-"
 SPOOL_IN_MEMORY = 64 * 1024 * 1024
 
@@ -32,10 +45,13 @@ class LogSource:
     is read whole once its newline is there (the size then grows to its end).
     """
 
+    PROGRESS_STEP = 4 * 1024 * 1024
+
     def __init__(self, path: str, file: BinaryIO, size: int) -> None:
         self.path = path
         self.file = file
         self.size = size
+        self.on_progress: Callable[[int], None] | None = None  # bytes read so far
 
     @classmethod
     def open(cls, path: str) -> LogSource:
@@ -64,16 +80,13 @@ class LogSource:
         size = spool.tell()
         return cls("<stdin>", spool, size)  # type: ignore[arg-type]
 
-    def lines(self) -> Iterator[tuple[int, bytes, bool]]:
-        """Yield (line number, body, terminated) for every non-blank line.
-
-        The body has no line ending and no byte-order mark; `terminated` is
-        False only for a last line that has no newline.
-        """
+    def raw_lines(self) -> Iterator[bytes]:
+        """Yield every line as read, newline included, up to the size taken at open."""
         file = self.file
         file.seek(0)
         remaining = self.size
-        number = 0
+        report, step = self.on_progress, self.PROGRESS_STEP
+        next_report = step if report is not None else sys.maxsize
         for raw in file:
             if remaining <= 0:
                 break
@@ -85,16 +98,25 @@ class LogSource:
                 else:
                     raw = raw[:remaining]
             remaining -= len(raw)
-            number += 1
-            terminated = raw.endswith(b"\n")
-            body = raw[:-1] if terminated else raw
-            if body.endswith(b"\r"):
-                body = body[:-1]
-            if number == 1 and body.startswith(BOM):
-                body = body[len(BOM) :]
-            if not body or body.isspace():
-                continue
-            yield number, body, terminated
+            if self.size - remaining >= next_report:
+                report(self.size - remaining)  # type: ignore[misc]
+                next_report += step
+            yield raw
+
+    def read_range(self, start: int, end: int, chunk: int = 1 << 20) -> Iterator[bytes]:
+        """The bytes from `start` to `end`, in chunks."""
+        self.file.seek(start)
+        while start < end:
+            data = self.file.read(min(chunk, end - start))
+            if not data:
+                return
+            start += len(data)
+            yield data
+
+    def line_at(self, offset: int) -> bytes:
+        """The line that starts at byte `offset`, newline included."""
+        self.file.seek(offset)
+        return self.file.readline()
 
     def close(self) -> None:
         self.file.close()

@@ -1,8 +1,10 @@
 """Pass one over a log: validate every line and replay every condensation.
 
 The scan keeps only what replay needs (forgotten ranges, the latest summary,
-the request flag, one id per line), so memory grows with the number of
-events' ids, never with their text.
+the request flag, and an id and a byte offset per event line), so memory grows
+with the number of events, never with their text. Ordinary events take a short
+fast path; condensations, requests, hidden events and anything suspect go
+through the full validator.
 """
 
 from __future__ import annotations
@@ -11,8 +13,13 @@ from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+import orjson
+
 from condense_cli.errors import LogError
 from condense_cli.events import (
+    HIDDEN_ACTIONS,
+    HIDDEN_OBSERVATIONS,
+    MAX_ID,
     CondensationArgs,
     LineProblem,
     decode_line,
@@ -21,12 +28,16 @@ from condense_cli.events import (
     validate_event,
 )
 from condense_cli.intervals import IntervalSet
-from condense_cli.log import LogSource
+from condense_cli.log import LogSource, line_body
 
 # Markers stored in place of an id for lines that are not kept by id.
 HIDDEN = -1  # an event the agent never sees
 SUMMARY_LINE = -2  # a summary observation without id (from `view --format jsonl`)
 INVALID = -3  # a line that failed validation (only when collecting problems)
+
+# Types the fast path leaves to the full validator.
+SPECIAL_ACTIONS = HIDDEN_ACTIONS | {"condensation", "condensation_request"}
+SPECIAL_OBSERVATIONS = HIDDEN_OBSERVATIONS | {"condense"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +67,10 @@ class LogIndex:
 
     path: str
     size: int = 0
-    line_ids: array = field(default_factory=lambda: array("q"))
+    line_ids: array = field(default_factory=lambda: array("q"))  # per event line
+    line_offsets: array = field(default_factory=lambda: array("q"))  # where each starts
+    replay_end: int = 0  # the byte after the last line in line_ids
+    clean: bool = True  # no blank lines, CRLF or BOM: kept lines can be copied as ranges
     forgotten: IntervalSet = field(default_factory=IntervalSet)
     summary: str | None = None
     summary_offset: int | None = None
@@ -90,30 +104,122 @@ class LogIndex:
 def scan_log(source: LogSource, *, upto: int | None = None, collect: bool = False) -> LogIndex:
     """Validate and replay `source`; raise LogError at the first defect unless `collect`."""
     scanner = _Scanner(source.path, upto, collect)
-    for number, body, terminated in source.lines():
-        scanner.feed(number, body, terminated)
+    scanner.run(source)
     return scanner.finish(source.size)
 
 
 class _Scanner:
     def __init__(self, path: str, upto: int | None, collect: bool) -> None:
         self.index = LogIndex(path)
-        self.upto = upto
+        self.upto = MAX_ID if upto is None else upto
         self.collect = collect
         self.visible_ids = array("q")  # sorted ids of visible events, for counting
         self.prev_id = -1
         self.prev_line = 0
-        self.last_condensation_line: int | None = None
         self.cut = False  # past --upto: validate, but replay no more
+
+    def run(self, source: LogSource) -> None:
+        """Read every line; ordinary events take the fast path, the rest `feed`.
+
+        The fast path keeps its counters in locals and syncs them around the
+        (rare) calls to the full validator.
+        """
+        index = self.index
+        append_id = index.line_ids.append
+        append_offset = index.line_offsets.append
+        append_visible = self.visible_ids.append
+        forgotten = index.forgotten
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        upto = self.upto
+        prev_id, prev_line = self.prev_id, self.prev_line
+        max_end = forgotten.max_end
+        fast = kept = 0
+        number = offset = replay_end = 0
+        crlf = cut = False
+        raw = b""
+        for raw in source.raw_lines():
+            number += 1
+            start = offset
+            offset += len(raw)
+            try:
+                data = loads(raw)
+            except decode_error:
+                data = None
+            if type(data) is dict and not cut:
+                event_id = data.get("id")
+                if type(event_id) is int and prev_id < event_id <= upto:
+                    kind = data.get("action")
+                    if kind is not None:
+                        ordinary = (
+                            type(kind) is str
+                            and kind not in SPECIAL_ACTIONS
+                            and "observation" not in data
+                        )
+                    else:
+                        kind = data.get("observation")
+                        ordinary = (
+                            type(kind) is str
+                            and kind not in SPECIAL_OBSERVATIONS
+                            and "action" not in data
+                        )
+                    if ordinary and data.get("hidden") is not True:
+                        if raw.endswith(b"\r\n"):
+                            crlf = True
+                        prev_id, prev_line = event_id, number
+                        fast += 1
+                        append_id(event_id)
+                        append_offset(start)
+                        replay_end = offset
+                        if event_id > max_end or event_id not in forgotten:
+                            append_visible(event_id)
+                            kept += 1
+                        continue
+            # The full validator: hand it the state, then take it back.
+            self.prev_id, self.prev_line = prev_id, prev_line
+            self._add_fast(fast, kept, prev_id)
+            fast = kept = 0
+            index.replay_end = max(index.replay_end, replay_end)
+            self.slow_line(number, raw, start, offset)
+            prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
+            max_end = forgotten.max_end
+        self.prev_id, self.prev_line = prev_id, prev_line
+        self._add_fast(fast, kept, prev_id)
+        index.replay_end = max(index.replay_end, replay_end)
+        if crlf:
+            index.clean = False
+        if raw and not raw.endswith(b"\n"):
+            index.last_line_terminated = False
+            index.clean = False
+
+    def _add_fast(self, events: int, kept: int, last_id: int) -> None:
+        """Add the fast path's counts to the index."""
+        if events:
+            index = self.index
+            index.events += events
+            index.visible_events += events
+            index.kept_events += kept
+            index.max_id = max(index.max_id, last_id)
+
+    def slow_line(self, number: int, raw: bytes, start: int, end: int) -> None:
+        """Blank lines, byte-order marks, line endings, then the full validator."""
+        body = line_body(raw, first=number == 1)
+        if len(body) + 1 != len(raw):
+            self.index.clean = False  # CRLF, BOM, or no final newline
+        if not body or body.isspace():
+            self.index.clean = False
+            return
+        if self.feed(number, body, raw.endswith(b"\n")):
+            self.index.line_offsets.append(start)
+            self.index.replay_end = end
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         if not self.collect and severity == "error":
             raise LogError(self.index.path, message, line, hint=_hint(message))
         self.index.problems.append(Problem(line, message, severity))
 
-    def feed(self, number: int, body: bytes, terminated: bool) -> None:
+    def feed(self, number: int, body: bytes, terminated: bool) -> bool:
+        """Validate and replay one line; True when it was added to `line_ids`."""
         index = self.index
-        index.last_line_terminated = terminated
         try:
             data = decode_line(body)
             event_id = validate_event(data)
@@ -138,26 +244,26 @@ class _Scanner:
             self.problem(number, message)
             if not self.cut:
                 index.line_ids.append(INVALID)
-            return
+                return True
+            return False
         index.events += 1
         if event_id is not None:
             self.prev_id, self.prev_line = event_id, number
             index.max_id = event_id
-        if self.cut or (self.upto is not None and event_id is not None and event_id > self.upto):
+        if self.cut or (event_id is not None and event_id > self.upto):
             self.cut = True
-            return
+            return False
         if event_id is None:
             index.line_ids.append(SUMMARY_LINE)
             index.summary_lines += 1
-            return
+            return True
         if not is_seen_by_agent(data):
             index.line_ids.append(HIDDEN)
-            return
+            return True
         index.line_ids.append(event_id)
-        action = data.get("action")
         if condensation is not None:
             self._apply_condensation(number, event_id, condensation)
-        elif action == "condensation_request":
+        elif data.get("action") == "condensation_request":
             index.requests += 1
             index.unhandled_request = True
             index.forgotten.add(event_id, event_id)
@@ -167,6 +273,7 @@ class _Scanner:
                 self.visible_ids.append(event_id)
                 index.kept_events += 1
             # else: forgotten on arrival by an earlier condensation's range
+        return True
 
     def _apply_condensation(self, number: int, event_id: int, args: CondensationArgs) -> None:
         index = self.index

@@ -1,8 +1,9 @@
 """Pass two over a log: the kept events, in order, with the summary in place.
 
 `scan_log` has already validated the log and replayed its condensations into
-an `LogIndex`; here we walk the lines again and keep those whose id is not
-forgotten, parsing only the kept ones.
+a `LogIndex` that knows where each event line starts. Here we read only the
+runs of kept lines; for JSONL output of a clean log they are copied as byte
+ranges, without splitting them into lines at all.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 import orjson
 
 from condense_cli.events import Event
-from condense_cli.log import LogSource
+from condense_cli.log import LogSource, line_body
 from condense_cli.scan import SUMMARY_LINE, LogIndex, scan_log
 
 
@@ -55,36 +56,71 @@ class View:
         return replace(self, note=note)
 
 
-def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[int, bytes, int | None]]:
-    """Yield (line number, body, id) of each kept line, in log order."""
+def kept_runs(index: LogIndex) -> Iterator[tuple[int, int]]:
+    """Runs [first, last) of consecutive kept positions in `index.line_ids`."""
     forgotten = index.forgotten.cursor()
-    # zip stops at the last line the scan replayed (--upto, or a log that grew).
-    for event_id, (number, body, _terminated) in zip(index.line_ids, source.lines(), strict=False):
-        if event_id >= 0:
-            if event_id not in forgotten:
-                yield number, body, event_id
-        elif event_id == SUMMARY_LINE:
-            yield number, body, None
+    first = -1
+    for position, event_id in enumerate(index.line_ids):
+        kept = (event_id >= 0 and event_id not in forgotten) or event_id == SUMMARY_LINE
+        if kept and first < 0:
+            first = position
+        elif not kept and first >= 0:
+            yield first, position
+            first = -1
+    if first >= 0:
+        yield first, len(index.line_ids)
 
 
-def iter_view_lines(source: LogSource, index: LogIndex) -> Iterator[bytes]:
-    """The view as JSON line bodies: kept lines byte-for-byte, the summary as a new line."""
-    summary_body = Event.summary(index.summary).to_json() if index.summary is not None else None
-    offset = index.summary_offset or 0
-    for emitted, (_number, body, _id) in enumerate(iter_kept_lines(source, index)):
-        if summary_body is not None and emitted == offset:
-            yield summary_body
-            summary_body = None
-        yield body
-    if summary_body is not None:
-        yield summary_body
+def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[bytes, int | None]]:
+    """Yield (body, id) of each kept line, in log order, reading only kept runs."""
+    offsets, line_ids = index.line_offsets, index.line_ids
+    for first, last in kept_runs(index):
+        for position in range(first, last):
+            offset = offsets[position]
+            body = line_body(source.line_at(offset), first=offset == 0)
+            event_id = line_ids[position]
+            yield body, (event_id if event_id >= 0 else None)
+
+
+def iter_view_bytes(source: LogSource, index: LogIndex) -> Iterator[bytes]:
+    """The view as JSONL bytes: kept lines byte-for-byte, the summary as a new line."""
+    summary = Event.summary(index.summary).to_json() + b"\n" if index.summary is not None else None
+    at = index.summary_offset or 0
+    if not index.clean:
+        for emitted, (body, _id) in enumerate(iter_kept_lines(source, index)):
+            if summary is not None and emitted == at:
+                yield summary
+                summary = None
+            yield body + b"\n"
+        if summary is not None:
+            yield summary
+        return
+    offsets, end = index.line_offsets, index.replay_end
+    emitted = 0
+    for first, last in kept_runs(index):
+        count = last - first
+        if summary is not None and emitted + count >= at:
+            split = first + (at - emitted)
+            yield from source.read_range(offsets[first], _start(offsets, split, end))
+            yield summary
+            summary = None
+            first = split
+        yield from source.read_range(_start(offsets, first, end), _start(offsets, last, end))
+        emitted += count
+    if summary is not None:
+        yield summary
+
+
+def _start(offsets: object, position: int, end: int) -> int:
+    """Where line `position` starts, or `end` past the last line."""
+    return offsets[position] if position < len(offsets) else end  # type: ignore[index, arg-type]
 
 
 def build_view(source: LogSource, index: LogIndex) -> View:
     """The replayed view with every kept event parsed."""
     events = [
-        Event(orjson.loads(body), event_id, number, body)
-        for number, body, event_id in iter_kept_lines(source, index)
+        Event(orjson.loads(body), event_id, body)
+        for body, event_id in iter_kept_lines(source, index)
     ]
     summary = None
     if index.summary is not None:

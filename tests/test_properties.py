@@ -17,7 +17,7 @@ from condense_cli.events import is_seen_by_agent
 from condense_cli.log import LogSource
 from condense_cli.runner import run_condenser
 from condense_cli.scan import scan_log
-from condense_cli.view import iter_view_lines, load_view
+from condense_cli.view import iter_view_bytes, load_view
 from tests.conftest import lines_of
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -168,7 +168,7 @@ def test_replay_matches_the_reference(events: list[dict[str, Any]]) -> None:
         assert as_ids(again) == as_ids(view)  # deterministic
         by_id = {e["id"]: orjson.dumps(e) for e in events}
         with LogSource.open(str(path)) as source:
-            lines = list(iter_view_lines(source, scan_log(source)))
+            lines = b"".join(iter_view_bytes(source, scan_log(source))).splitlines()
         assert [by_id[i] for i in expected if not isinstance(i, tuple)] == [
             line for line in lines if b'"observation":"condense"' not in line or b'"id"' in line
         ]
@@ -259,3 +259,23 @@ def test_mutated_logs_parse_or_name_a_line(
             except LogError as exc:
                 assert exc.line is not None or "empty" in exc.message
                 assert any(p.message == exc.problem for p in problems)
+
+
+@SETTINGS
+@given(logs(), st.lists(st.integers(0, 200), max_size=5), st.booleans())
+def test_crlf_blank_lines_and_bom_do_not_change_the_view(
+    events: list[dict[str, Any]], blanks: list[int], bom: bool
+) -> None:
+    lines = lines_of(events).splitlines()
+    for at in blanks:
+        lines.insert(at % (len(lines) + 1), b"   ")
+    messy = (b"\xef\xbb\xbf" if bom else b"") + b"\r\n".join(lines) + b"\r\n"
+    with tempfile.TemporaryDirectory() as folder:
+        clean_path = write(events, folder)
+        messy_path = Path(folder) / "messy.jsonl"
+        messy_path.write_bytes(messy)
+        outputs = []
+        for path in (clean_path, messy_path):
+            with LogSource.open(str(path)) as source:
+                outputs.append(b"".join(iter_view_bytes(source, scan_log(source))))
+        assert outputs[0] == outputs[1]
