@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, Any
 
 import orjson
 from rich.console import Console, Group
@@ -139,3 +139,72 @@ def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
     for body in bodies:
         out.write(body)
         out.write(b"\n")
+
+
+def print_stats(numbers: dict[str, Any], console: Console) -> None:
+    """`condense stats` as rich tables."""
+    from rich.table import Table
+
+    chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
+    summary = Table(title=sanitize(numbers["log"]), show_header=True, title_justify="left")
+    summary.add_column("")
+    summary.add_column("full log", justify="right")
+    summary.add_column("view", justify="right")
+    summary.add_column("view / log", justify="right")
+    summary.add_row(
+        "events",
+        f"{numbers['events']:,}",
+        f"{view['events']:,}",
+        _percent(view["events"], numbers["events"]),
+    )
+    summary.add_row(
+        "characters",
+        f"{chars['log']:,}",
+        f"{chars['view']:,}",
+        _percent(chars["view"], chars["log"]),
+    )
+    if tokens is not None:
+        summary.add_row(
+            "tokens",
+            f"{tokens['log']:,}",
+            f"{tokens['view']:,}",
+            _percent(tokens["view"], tokens["log"]),
+        )
+    console.print(summary)
+    facts = [
+        f"{numbers['bytes']:,} bytes",
+        f"{view['forgotten_events']:,} events forgotten",
+        f"{len(numbers['condensations']):,} condensations",
+        f"{numbers['requests']:,} requests"
+        + (" (one pending)" if numbers["unhandled_request"] else ""),
+    ]
+    if tokens is not None:
+        facts.append(f"tokens by {tokens['tokenizer']}")
+    console.print(Text("; ".join(facts)))
+    kinds = Table(title="by type", title_justify="left")
+    for column in ("type", "events", "bytes"):
+        kinds.add_column(column, justify="left" if column == "type" else "right")
+    for name, slot in numbers["by_type"].items():
+        kinds.add_row(Text(sanitize(name)), f"{slot['events']:,}", f"{slot['bytes']:,}")
+    console.print(kinds)
+    if numbers["condensations"]:
+        table = Table(title="condensations", title_justify="left")
+        for column in ("id", "line", "forgot", "ids", "summary chars", "view after"):
+            table.add_column(column, justify="right" if column != "ids" else "left")
+        for c in numbers["condensations"][-20:]:
+            ids = ", ".join(f"{a}..{b}" if b > a else str(a) for a, b in c["forgotten_ranges"][:4])
+            table.add_row(
+                str(c["id"]),
+                str(c["line"]),
+                f"{c['forgotten_events']:,}",
+                ids,
+                "-" if c["summary_chars"] is None else f"{c['summary_chars']:,}",
+                f"{c['view_size_after']:,}",
+            )
+        if len(numbers["condensations"]) > 20:
+            table.caption = f"the last 20 of {len(numbers['condensations']):,}"
+        console.print(table)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "-"

@@ -1,0 +1,37 @@
+"""A progress bar on stderr while a big log is read, only when stderr is a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from condense_cli.log import LogSource
+
+THRESHOLD = 50 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def progress(source: LogSource, description: str, console: Console | None = None) -> Iterator[None]:
+    """Show how much of `source` has been read while the block runs."""
+    console = console or Console(stderr=True)
+    if source.size < THRESHOLD or not console.is_terminal:
+        yield
+        return
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task(description, total=source.size)
+        source.on_progress = lambda done: bar.update(task, completed=done)
+        try:
+            yield
+        finally:
+            source.on_progress = None
