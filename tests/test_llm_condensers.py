@@ -424,6 +424,7 @@ def test_run_as_a_subprocess(config, fake, tmp_path: Path) -> None:
         ["view", str(SAMPLES / "coding_session.jsonl")],
         ["check", str(SAMPLES / "coding_session.jsonl")],
         ["config", "--type", "llm"],
+        ["stats", str(SAMPLES / "coding_session.jsonl")],
         ["--help"],
     ],
 )

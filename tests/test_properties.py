@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
 from condense_cli.errors import LogError
-from condense_cli.events import is_seen_by_agent
 from condense_cli.log import LogSource
 from condense_cli.runner import run_condenser
 from condense_cli.scan import scan_log
 from condense_cli.view import iter_view_bytes, load_view
 from tests.conftest import lines_of
+from tests.reference import reference_view
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,37 +111,6 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 args |= {"summary": None, "summary_offset": None}
             events.append({"id": eid, "source": "agent", "action": "condensation", "args": args})
     return events or [{"id": 0, "source": "user", "action": "message", "args": {"content": "x"}}]
-
-
-def reference_view(events: list[dict[str, Any]]) -> tuple[list[Any], bool]:
-    """A plain whole-list replay, as OpenHands' View.from_events does it."""
-    seen = [e for e in events if is_seen_by_agent(e)]
-    forgotten: set[int] = set()
-    for e in seen:
-        if e.get("action") == "condensation":
-            a = e["args"]
-            if a["forgotten_event_ids"] is not None:
-                forgotten |= set(a["forgotten_event_ids"])
-            else:
-                forgotten |= set(
-                    range(a["forgotten_events_start_id"], a["forgotten_events_end_id"] + 1)
-                )
-            forgotten.add(e["id"])
-        elif e.get("action") == "condensation_request":
-            forgotten.add(e["id"])
-    kept: list[Any] = [e["id"] for e in seen if e["id"] not in forgotten]
-    for e in reversed(seen):
-        if e.get("action") == "condensation" and e["args"]["summary"] is not None:
-            kept.insert(e["args"]["summary_offset"], ("S", e["args"]["summary"]))
-            break
-    pending = False
-    for e in reversed(seen):
-        if e.get("action") == "condensation":
-            break
-        if e.get("action") == "condensation_request":
-            pending = True
-            break
-    return kept, pending
 
 
 def write(events: list[dict[str, Any]], folder: str) -> Path:

@@ -1,0 +1,153 @@
+"""`condense stats`: figures checked on small hand-made logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.tokens import tokenizer_for
+from tests.conftest import condensation, lines_of, msg, run_action, run_obs
+
+
+@pytest.fixture(autouse=True)
+def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
+
+
+def small_log(make_log):
+    events = [
+        msg(0, "hello there"),  # 11 chars
+        run_action(1, "c1"),  # "cmd1": 4 chars
+        run_obs(2, 1, "c1", "twelve chars"),  # 12 chars
+        {"id": 3, "observation": "agent_state_changed", "content": "", "extras": {}},
+        msg(4, "four"),  # 4 chars
+        condensation(5, start=1, end=2, summary="short summary", offset=1),  # 13 chars
+        {"id": 6, "source": "agent", "action": "condensation_request", "args": {}},
+    ]
+    return make_log(events), events
+
+
+def test_stats_json_figures(cli, make_log) -> None:
+    log, _ = small_log(make_log)
+    result = cli("stats", log, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert data["bytes"] == len(log.read_bytes())
+    assert data["events"] == 7
+    assert data["visible_events"] == 4  # not the hidden one, nor condensation and request
+    assert data["by_type"]["action:message"] == {
+        "events": 2,
+        "bytes": len(lines[0]) + len(lines[4]),
+    }
+    assert data["by_type"]["observation:agent_state_changed"] == {
+        "events": 1,
+        "bytes": len(lines[3]),
+    }
+    assert data["condensations"] == [
+        {
+            "id": 5,
+            "line": 6,
+            "forgotten_events": 2,
+            "forgotten_ranges": [[1, 2]],
+            "summary_chars": 13,
+            "view_size_after": 3,
+        }
+    ]
+    assert data["requests"] == 1
+    assert data["unhandled_request"] is True
+    assert data["view"] == {"events": 3, "forgotten_events": 2}
+    assert data["chars"] == {
+        "log": 11 + 4 + 12 + 4,
+        "view": 11 + 13 + 4,
+        "ratio": round(28 / 31, 4),
+    }
+
+
+def test_stats_tokens_match_litellm(cli, make_log) -> None:
+    from condense_cli.llm import litellm_module
+
+    litellm = litellm_module()
+    log, _ = small_log(make_log)
+    data = orjson.loads(cli("stats", log, "-f", "json").stdout)
+    count = lambda text: litellm.token_counter(model="gpt-4o-mini", text=text)  # noqa: E731
+    full = sum(count(t) for t in ("hello there", "cmd1", "twelve chars", "four"))
+    view = sum(count(t) for t in ("hello there", "short summary", "four"))
+    assert data["tokens"] == {
+        "log": full,
+        "view": view,
+        "ratio": round(view / full, 4),
+        "tokenizer": "tiktoken o200k_base (as litellm counts for gpt-4o-mini)",
+    }
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "gpt-4o-mini",
+        "gpt-4o",
+        "gpt-4",
+        "gpt-3.5-turbo",
+        "o1",
+        "gpt-4.1",
+        "openai/local-model",
+        "anthropic/claude-3-5-haiku-20241022",
+        "claude-3-5-sonnet-20241022",
+        "gemini/gemini-1.5-pro",
+    ],
+)
+def test_light_tokenizer_counts_as_litellm_does(model: str) -> None:
+    from condense_cli.llm import litellm_module
+
+    litellm = litellm_module()
+    texts = [
+        "def f(x):\n    return x * 2  # ünïcode ✓",
+        "pytest -q\n2 failed, 10 passed",
+        "a" * 500,
+    ]
+    tokenizer = tokenizer_for(model)
+    assert tokenizer.name.startswith("tiktoken ")
+    assert tokenizer.count_batch(texts) == [
+        litellm.token_counter(model=model, text=t) for t in texts
+    ]
+
+
+def test_tokens_follow_the_configured_model(cli, make_log, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[llm]\nmodel = "gpt-4"\n')
+    log, _ = small_log(make_log)
+    data = orjson.loads(cli("stats", log, "-f", "json").stdout)
+    assert data["tokens"]["tokenizer"] == "tiktoken cl100k_base (as litellm counts for gpt-4)"
+
+
+def test_no_tokens(cli, make_log) -> None:
+    log, _ = small_log(make_log)
+    data = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout)
+    assert data["tokens"] is None
+    assert data["chars"]["log"] == 31
+
+
+def test_stats_text_is_a_table(cli, make_log) -> None:
+    log, _ = small_log(make_log)
+    out = cli("stats", log).stdout
+    assert "view / log" in out
+    assert "│ events     │        4 │    3 │      75.0% │" in out
+    assert "7 events and " in out
+    assert "2 events forgotten; 1 condensations; 1 requests (one pending)" in out
+    assert "action:condensation" in out
+
+
+def test_stats_on_a_log_without_condensations(cli, make_log) -> None:
+    log = make_log([msg(0, "a"), msg(1, "b")])
+    data = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout)
+    assert data["condensations"] == []
+    assert data["chars"] == {"log": 2, "view": 2, "ratio": 1.0}
+
+
+def test_stats_refuses_an_invalid_log(cli, make_log) -> None:
+    log = make_log(lines_of([msg(1)]) + lines_of([msg(0)]))
+    result = cli("stats", log)
+    assert result.exit_code == 1
+    assert "decreasing id 0" in result.stderr
