@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from condense_cli import __version__
 from condense_cli.errors import CondenseError
@@ -115,8 +117,6 @@ def guarded(command: F) -> F:
 def _silence_stdout() -> None:
     """After a closed pipe, point stdout at /dev/null so the exit flush is quiet."""
     try:
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
@@ -249,7 +249,8 @@ def run(
     if log == STDIN and not dry_run:
         err.print("standard input cannot be appended to: printing the condensation instead")
         dry_run = True
-    spinner = err.status(f"{condenser.name}: condensing {log} …") if err.is_terminal else None
+    label = f"{condenser.name}: condensing {escape(log)} …"
+    spinner = err.status(label) if err.is_terminal else None
     with spinner or contextlib.nullcontext():
         outcome = run_condenser(
             log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout

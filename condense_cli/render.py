@@ -151,12 +151,8 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
     summary.add_column("view / log", justify="right")
-    summary.add_row(
-        "events",
-        f"{numbers['events']:,}",
-        f"{view['events']:,}",
-        _percent(view["events"], numbers["events"]),
-    )
+    seen = numbers["visible_events"]
+    summary.add_row("events", f"{seen:,}", f"{view['events']:,}", _percent(view["events"], seen))
     summary.add_row(
         "characters",
         f"{chars['log']:,}",
@@ -172,7 +168,7 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
         )
     console.print(summary)
     facts = [
-        f"{numbers['bytes']:,} bytes",
+        f"{numbers['events']:,} events and {numbers['bytes']:,} bytes in the log",
         f"{view['forgotten_events']:,} events forgotten",
         f"{len(numbers['condensations']):,} condensations",
         f"{numbers['requests']:,} requests"
@@ -180,7 +176,7 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
     ]
     if tokens is not None:
         facts.append(f"tokens by {tokens['tokenizer']}")
-    console.print(Text("; ".join(facts)))
+    console.print(Text("; ".join(facts)), soft_wrap=True)
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")

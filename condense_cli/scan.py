@@ -9,6 +9,7 @@ through the full validator.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -28,9 +29,9 @@ from condense_cli.events import (
     validate_event,
 )
 from condense_cli.intervals import IntervalSet
-from condense_cli.log import LogSource, line_body
+from condense_cli.log import BOM, LogSource, line_body
 
-# Markers stored in place of an id for lines that are not kept by id.
+# Lines that are not kept by their id, in `LogIndex.special` by position.
 HIDDEN = -1  # an event the agent never sees
 SUMMARY_LINE = -2  # a summary observation without id (from `view --format jsonl`)
 INVALID = -3  # a line that failed validation (only when collecting problems)
@@ -67,10 +68,14 @@ class LogIndex:
 
     path: str
     size: int = 0
-    line_ids: array = field(default_factory=lambda: array("q"))  # per event line
-    line_offsets: array = field(default_factory=lambda: array("q"))  # where each starts
+    # Per event line, in order: its id (never decreasing: a line without an id
+    # repeats the previous one) and where it starts. Lines that are not kept by
+    # id are marked in `special` (position -> HIDDEN, SUMMARY_LINE or INVALID).
+    line_ids: array = field(default_factory=lambda: array("q"))
+    line_offsets: array = field(default_factory=lambda: array("q"))
+    special: dict[int, int] = field(default_factory=dict)
     replay_end: int = 0  # the byte after the last line in line_ids
-    clean: bool = True  # no blank lines, CRLF or BOM: kept lines can be copied as ranges
+    clean: bool = True  # no blank lines, BOM or torn end: kept lines can be copied as ranges
     forgotten: IntervalSet = field(default_factory=IntervalSet)
     summary: str | None = None
     summary_offset: int | None = None
@@ -121,8 +126,8 @@ class _Scanner:
     def run(self, source: LogSource) -> None:
         """Read every line; ordinary events take the fast path, the rest `feed`.
 
-        The fast path keeps its counters in locals and syncs them around the
-        (rare) calls to the full validator.
+        The loop reads the file itself (no generator in between) and keeps its
+        counters in locals, synced around the rare calls to the full validator.
         """
         index = self.index
         append_id = index.line_ids.append
@@ -133,14 +138,31 @@ class _Scanner:
         upto = self.upto
         prev_id, prev_line = self.prev_id, self.prev_line
         max_end = forgotten.max_end
+        report, step = source.on_progress, source.PROGRESS_STEP
+        next_report = step if report is not None else sys.maxsize
+        size = source.size
         fast = kept = 0
         number = offset = replay_end = 0
-        crlf = cut = False
+        cut = False
         raw = b""
-        for raw in source.raw_lines():
+        file = source.file
+        file.seek(0)
+        for raw in file:
             number += 1
             start = offset
             offset += len(raw)
+            if offset > size:
+                if start >= size:
+                    offset = start
+                    break
+                if raw.endswith(b"\n"):
+                    source.size = size = offset  # finished after we took the size: read it whole
+                else:
+                    raw = raw[: size - start]
+                    offset = size
+            if offset >= next_report:
+                report(offset)  # type: ignore[misc]
+                next_report += step
             try:
                 data = loads(raw)
             except decode_error:
@@ -163,8 +185,6 @@ class _Scanner:
                             and "action" not in data
                         )
                     if ordinary and data.get("hidden") is not True:
-                        if raw.endswith(b"\r\n"):
-                            crlf = True
                         prev_id, prev_line = event_id, number
                         fast += 1
                         append_id(event_id)
@@ -185,8 +205,6 @@ class _Scanner:
         self.prev_id, self.prev_line = prev_id, prev_line
         self._add_fast(fast, kept, prev_id)
         index.replay_end = max(index.replay_end, replay_end)
-        if crlf:
-            index.clean = False
         if raw and not raw.endswith(b"\n"):
             index.last_line_terminated = False
             index.clean = False
@@ -203,8 +221,8 @@ class _Scanner:
     def slow_line(self, number: int, raw: bytes, start: int, end: int) -> None:
         """Blank lines, byte-order marks, line endings, then the full validator."""
         body = line_body(raw, first=number == 1)
-        if len(body) + 1 != len(raw):
-            self.index.clean = False  # CRLF, BOM, or no final newline
+        if number == 1 and raw.startswith(BOM):
+            self.index.clean = False
         if not body or body.isspace():
             self.index.clean = False
             return
@@ -243,7 +261,7 @@ class _Scanner:
                 )
             self.problem(number, message)
             if not self.cut:
-                index.line_ids.append(INVALID)
+                self._mark(INVALID)
                 return True
             return False
         index.events += 1
@@ -254,11 +272,11 @@ class _Scanner:
             self.cut = True
             return False
         if event_id is None:
-            index.line_ids.append(SUMMARY_LINE)
+            self._mark(SUMMARY_LINE)
             index.summary_lines += 1
             return True
         if not is_seen_by_agent(data):
-            index.line_ids.append(HIDDEN)
+            self._mark(HIDDEN, event_id)
             return True
         index.line_ids.append(event_id)
         if condensation is not None:
@@ -274,6 +292,14 @@ class _Scanner:
                 index.kept_events += 1
             # else: forgotten on arrival by an earlier condensation's range
         return True
+
+    def _mark(self, marker: int, event_id: int | None = None) -> None:
+        """Add a line that is not kept by its id; its id slot keeps the order."""
+        line_ids = self.index.line_ids
+        self.index.special[len(line_ids)] = marker
+        if event_id is None:
+            event_id = line_ids[-1] if line_ids else -1
+        line_ids.append(event_id)
 
     def _apply_condensation(self, number: int, event_id: int, args: CondensationArgs) -> None:
         index = self.index

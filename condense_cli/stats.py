@@ -76,6 +76,7 @@ def collect_stats(
         "log": source.path,
         "bytes": index.size,
         "events": index.events,
+        "visible_events": index.visible_events,
         "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
         "condensations": [
             {

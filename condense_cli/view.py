@@ -8,6 +8,7 @@ ranges, without splitting them into lines at all.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -56,19 +57,46 @@ class View:
         return replace(self, note=note)
 
 
-def kept_runs(index: LogIndex) -> Iterator[tuple[int, int]]:
-    """Runs [first, last) of consecutive kept positions in `index.line_ids`."""
-    forgotten = index.forgotten.cursor()
-    first = -1
-    for position, event_id in enumerate(index.line_ids):
-        kept = (event_id >= 0 and event_id not in forgotten) or event_id == SUMMARY_LINE
-        if kept and first < 0:
-            first = position
-        elif not kept and first >= 0:
-            yield first, position
-            first = -1
-    if first >= 0:
-        yield first, len(index.line_ids)
+def kept_runs(index: LogIndex) -> list[tuple[int, int]]:
+    """Runs [first, last) of consecutive kept positions in `index.line_ids`.
+
+    `line_ids` never decreases, so each forgotten range maps to a run of
+    positions by bisection: the work grows with the ranges, not the lines.
+    """
+    ids = index.line_ids
+    dropped: list[tuple[int, int]] = []
+    for low, high in index.forgotten:
+        first, last = bisect_left(ids, low), bisect_right(ids, high)
+        if first < last:
+            dropped.append((first, last))
+    always_kept = []
+    for position, marker in index.special.items():
+        if marker == SUMMARY_LINE:
+            always_kept.append(position)
+        else:
+            dropped.append((position, position + 1))
+    dropped.sort()
+    runs: list[tuple[int, int]] = []
+    cursor = 0
+    for first, last in dropped:
+        if first > cursor:
+            runs.append((cursor, first))
+        cursor = max(cursor, last)
+    if cursor < len(ids):
+        runs.append((cursor, len(ids)))
+    if always_kept:
+        runs = _merge_runs(runs + [(p, p + 1) for p in always_kept])
+    return runs
+
+
+def _merge_runs(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(runs):
+        if merged and first <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return merged
 
 
 def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[bytes, int | None]]:
@@ -78,8 +106,8 @@ def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[bytes,
         for position in range(first, last):
             offset = offsets[position]
             body = line_body(source.line_at(offset), first=offset == 0)
-            event_id = line_ids[position]
-            yield body, (event_id if event_id >= 0 else None)
+            summary_line = index.special.get(position) == SUMMARY_LINE
+            yield body, (None if summary_line else line_ids[position])
 
 
 def iter_view_bytes(source: LogSource, index: LogIndex) -> Iterator[bytes]:
@@ -101,14 +129,33 @@ def iter_view_bytes(source: LogSource, index: LogIndex) -> Iterator[bytes]:
         count = last - first
         if summary is not None and emitted + count >= at:
             split = first + (at - emitted)
-            yield from source.read_range(offsets[first], _start(offsets, split, end))
+            yield from _unix_lines(source.read_range(offsets[first], _start(offsets, split, end)))
             yield summary
             summary = None
             first = split
-        yield from source.read_range(_start(offsets, first, end), _start(offsets, last, end))
+        yield from _unix_lines(
+            source.read_range(_start(offsets, first, end), _start(offsets, last, end))
+        )
         emitted += count
     if summary is not None:
         yield summary
+
+
+def _unix_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Turn CRLF line endings into LF across chunk boundaries.
+
+    Inside a JSON line a raw CR LF cannot occur (strings escape them), so
+    every CR LF in the bytes of whole lines is a line ending.
+    """
+    held = b""
+    for chunk in chunks:
+        chunk = held + chunk
+        held = b""
+        if chunk.endswith(b"\r"):
+            chunk, held = chunk[:-1], b"\r"
+        yield chunk.replace(b"\r\n", b"\n") if b"\r" in chunk else chunk
+    if held:
+        yield held
 
 
 def _start(offsets: object, position: int, end: int) -> int:

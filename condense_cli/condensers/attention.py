@@ -9,15 +9,14 @@ import orjson
 
 from condense_cli.condensers.base import (
     Condensation,
+    ModelCondenser,
     Result,
-    RollingCondenser,
     check_window,
     close_over_pairs,
     forget_ids,
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.config import LLMSettings
 from condense_cli.view import View
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model
@@ -53,24 +52,11 @@ class LLMAttentionConfig:
         check_window(self.max_size, self.keep_first)
 
 
-class LLMAttentionCondenser(RollingCondenser):
+class LLMAttentionCondenser(ModelCondenser):
     """Keeps the head and the events the model ranks highest."""
 
     name = "llm_attention"
     config_class = LLMAttentionConfig
-
-    def __init__(self, config: LLMAttentionConfig, llm: LLMSettings) -> None:
-        super().__init__(config)
-        self.llm = llm
-
-    @classmethod
-    def from_config(cls, config: Any, llms: Any) -> LLMAttentionCondenser:
-        return cls(config, llms.resolve(config.llm_config, "condenser"))
-
-    def describe(self) -> dict[str, Any]:
-        table = super().describe()
-        table.setdefault("llm_config", "llm")
-        return table
 
     def skip_reason(self, view: View) -> str | None:
         return size_trigger(view, self.config.max_size)

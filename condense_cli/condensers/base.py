@@ -10,10 +10,13 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from condense_cli.errors import ConfigError
 from condense_cli.view import View
+
+if TYPE_CHECKING:
+    from condense_cli.config import LLMSettings
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,23 @@ class RollingCondenser(Condenser):
     @abstractmethod
     def get_condensation(self, view: View) -> Result:
         """What to forget; a view with a note when there is nothing to forget."""
+
+
+class ModelCondenser(RollingCondenser):
+    """A rolling condenser that asks a model; its config names the model by `llm_config`."""
+
+    def __init__(self, config: Any, llm: LLMSettings) -> None:
+        super().__init__(config)
+        self.llm = llm
+
+    @classmethod
+    def from_config(cls, config: Any, llms: Any) -> Condenser:
+        return cls(config, llms.resolve(config.llm_config, "condenser"))
+
+    def describe(self) -> dict[str, Any]:
+        table = super().describe()
+        table.setdefault("llm_config", "llm")  # the [llm] table
+        return table
 
 
 def size_trigger(view: View, max_size: int) -> str | None:

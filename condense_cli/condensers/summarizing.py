@@ -9,8 +9,8 @@ import orjson
 
 from condense_cli.condensers.base import (
     Condensation,
+    ModelCondenser,
     Result,
-    RollingCondenser,
     check_window,
     close_over_pairs,
     forget_ids,
@@ -18,7 +18,6 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.config import LLMSettings
 from condense_cli.events import Event
 from condense_cli.view import View
 
@@ -62,24 +61,11 @@ class LLMSummarizingConfig:
             require(self.max_tokens >= 100, "max_tokens", "must be at least 100")
 
 
-class LLMSummarizingCondenser(RollingCondenser):
+class LLMSummarizingCondenser(ModelCondenser):
     """Rolling summary: head, the model's summary of the middle, and the newest events."""
 
     name = "llm"
     config_class = LLMSummarizingConfig
-
-    def __init__(self, config: LLMSummarizingConfig, llm: LLMSettings) -> None:
-        super().__init__(config)
-        self.llm = llm
-
-    @classmethod
-    def from_config(cls, config: Any, llms: Any) -> LLMSummarizingCondenser:
-        return cls(config, llms.resolve(config.llm_config, "condenser"))
-
-    def describe(self) -> dict[str, Any]:
-        table = super().describe()
-        table.setdefault("llm_config", "llm")
-        return table
 
     # --- should I condense ---------------------------------------------------------
 
