@@ -44,6 +44,13 @@ class IntervalSet:
         """The number of ranges (not of ids)."""
         return len(self._starts)
 
+    def overlapping(self, low: int, high: int) -> Iterator[tuple[int, int]]:
+        """The ranges that share at least one id with `low..high`."""
+        k = bisect_left(self._ends, low)
+        while k < len(self._starts) and self._starts[k] <= high:
+            yield self._starts[k], self._ends[k]
+            k += 1
+
     @property
     def max_end(self) -> int:
         """The largest id in the set, or -1 when it is empty."""

@@ -13,6 +13,7 @@ import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -35,6 +36,7 @@ from condense_cli.log import BOM, LogSource, line_body
 HIDDEN = -1  # an event the agent never sees
 SUMMARY_LINE = -2  # a summary observation without id (from `view --format jsonl`)
 INVALID = -3  # a line that failed validation (only when collecting problems)
+CONDENSATION = -4  # a condensation or condensation request: never shown
 
 # Types the fast path leaves to the full validator.
 SPECIAL_ACTIONS = HIDDEN_ACTIONS | {"condensation", "condensation_request"}
@@ -70,7 +72,8 @@ class LogIndex:
     size: int = 0
     # Per event line, in order: its id (never decreasing: a line without an id
     # repeats the previous one) and where it starts. Lines that are not kept by
-    # id are marked in `special` (position -> HIDDEN, SUMMARY_LINE or INVALID).
+    # id are marked in `special` (position -> HIDDEN, SUMMARY_LINE, INVALID or
+    # CONDENSATION); every other position is an event the agent sees.
     line_ids: array = field(default_factory=lambda: array("q"))
     line_offsets: array = field(default_factory=lambda: array("q"))
     special: dict[int, int] = field(default_factory=dict)
@@ -118,30 +121,29 @@ class _Scanner:
         self.index = LogIndex(path)
         self.upto = MAX_ID if upto is None else upto
         self.collect = collect
-        self.visible_ids = array("q")  # sorted ids of visible events, for counting
+        self.special_positions: list[int] = []  # the keys of index.special, in order
+        self.other_events = 0  # valid events that are not plain visible ones
+        self.counted = 0  # positions already counted into index.kept_events
         self.prev_id = -1
         self.prev_line = 0
         self.cut = False  # past --upto: validate, but replay no more
 
     def run(self, source: LogSource) -> None:
-        """Read every line; ordinary events take the fast path, the rest `feed`.
+        """Read every line; ordinary events take the fast path, the rest `slow_line`.
 
-        The loop reads the file itself (no generator in between) and keeps its
-        counters in locals, synced around the rare calls to the full validator.
+        The fast path only records each event's id and offset: counts are
+        worked out from those arrays when a condensation needs them.
         """
         index = self.index
         append_id = index.line_ids.append
         append_offset = index.line_offsets.append
-        append_visible = self.visible_ids.append
-        forgotten = index.forgotten
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         upto = self.upto
         prev_id, prev_line = self.prev_id, self.prev_line
-        max_end = forgotten.max_end
         report, step = source.on_progress, source.PROGRESS_STEP
         next_report = step if report is not None else sys.maxsize
         size = source.size
-        fast = kept = 0
+        watch = min(size + 1, next_report)  # the next offset that needs a look
         number = offset = replay_end = 0
         cut = False
         raw = b""
@@ -151,18 +153,20 @@ class _Scanner:
             number += 1
             start = offset
             offset += len(raw)
-            if offset > size:
-                if start >= size:
-                    offset = start
-                    break
-                if raw.endswith(b"\n"):
-                    source.size = size = offset  # finished after we took the size: read it whole
-                else:
-                    raw = raw[: size - start]
-                    offset = size
-            if offset >= next_report:
-                report(offset)  # type: ignore[misc]
-                next_report += step
+            if offset >= watch:
+                if offset > size:
+                    if start >= size:
+                        offset = start
+                        break
+                    if raw.endswith(b"\n"):
+                        source.size = size = offset  # finished after we took the size
+                    else:
+                        raw = raw[: size - start]
+                        offset = size
+                if offset >= next_report:
+                    report(offset)  # type: ignore[misc]
+                    next_report += step
+                watch = min(size + 1, next_report)
             try:
                 data = loads(raw)
             except decode_error:
@@ -186,39 +190,47 @@ class _Scanner:
                         )
                     if ordinary and data.get("hidden") is not True:
                         prev_id, prev_line = event_id, number
-                        fast += 1
                         append_id(event_id)
                         append_offset(start)
                         replay_end = offset
-                        if event_id > max_end or event_id not in forgotten:
-                            append_visible(event_id)
-                            kept += 1
                         continue
             # The full validator: hand it the state, then take it back.
             self.prev_id, self.prev_line = prev_id, prev_line
-            self._add_fast(fast, kept, prev_id)
-            fast = kept = 0
             index.replay_end = max(index.replay_end, replay_end)
-            self.slow_line(number, raw, start, offset)
+            self.slow_line(number, raw, start, offset, data if type(data) is dict else None)
             prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
-            max_end = forgotten.max_end
         self.prev_id, self.prev_line = prev_id, prev_line
-        self._add_fast(fast, kept, prev_id)
         index.replay_end = max(index.replay_end, replay_end)
         if raw and not raw.endswith(b"\n"):
             index.last_line_terminated = False
             index.clean = False
 
-    def _add_fast(self, events: int, kept: int, last_id: int) -> None:
-        """Add the fast path's counts to the index."""
-        if events:
-            index = self.index
-            index.events += events
-            index.visible_events += events
-            index.kept_events += kept
-            index.max_id = max(index.max_id, last_id)
+    def _count_visible(self, low: int, high: int, first: int = 0) -> int:
+        """Visible events with ids in `low..high` among positions from `first` on."""
+        ids, marked = self.index.line_ids, self.special_positions
+        lo, hi = bisect_left(ids, low, first), bisect_right(ids, high, first)
+        if lo >= hi:
+            return 0
+        return (hi - lo) - (bisect_left(marked, hi) - bisect_left(marked, lo))
 
-    def slow_line(self, number: int, raw: bytes, start: int, end: int) -> None:
+    def _count_arrivals(self) -> None:
+        """Add the visible events read since the last count to `kept_events`,
+        less those an earlier condensation's range already forgot."""
+        index = self.index
+        ids = index.line_ids
+        first, end = self.counted, len(ids)
+        if first >= end:
+            return
+        marked = self.special_positions
+        arrived = (end - first) - (len(marked) - bisect_left(marked, first))
+        for low, high in index.forgotten.overlapping(ids[first], ids[end - 1]):
+            arrived -= self._count_visible(low, high, first)
+        index.kept_events += arrived
+        self.counted = end
+
+    def slow_line(
+        self, number: int, raw: bytes, start: int, end: int, data: dict[str, Any] | None
+    ) -> None:
         """Blank lines, byte-order marks, line endings, then the full validator."""
         body = line_body(raw, first=number == 1)
         if number == 1 and raw.startswith(BOM):
@@ -226,7 +238,7 @@ class _Scanner:
         if not body or body.isspace():
             self.index.clean = False
             return
-        if self.feed(number, body, raw.endswith(b"\n")):
+        if self.feed(number, body, raw.endswith(b"\n"), data):
             self.index.line_offsets.append(start)
             self.index.replay_end = end
 
@@ -235,11 +247,15 @@ class _Scanner:
             raise LogError(self.index.path, message, line, hint=_hint(message))
         self.index.problems.append(Problem(line, message, severity))
 
-    def feed(self, number: int, body: bytes, terminated: bool) -> bool:
-        """Validate and replay one line; True when it was added to `line_ids`."""
+    def feed(
+        self, number: int, body: bytes, terminated: bool, data: dict[str, Any] | None = None
+    ) -> bool:
+        """Validate and replay one line (already parsed, or not); True when it
+        was added to `line_ids`."""
         index = self.index
         try:
-            data = decode_line(body)
+            if data is None:
+                data = decode_line(body)
             event_id = validate_event(data)
             if event_id is not None and event_id <= self.prev_id:
                 word = "duplicate" if event_id == self.prev_id else "decreasing"
@@ -264,50 +280,52 @@ class _Scanner:
                 self._mark(INVALID)
                 return True
             return False
-        index.events += 1
         if event_id is not None:
             self.prev_id, self.prev_line = event_id, number
-            index.max_id = event_id
         if self.cut or (event_id is not None and event_id > self.upto):
             self.cut = True
+            self.other_events += 1
             return False
         if event_id is None:
             self._mark(SUMMARY_LINE)
+            self.other_events += 1
             index.summary_lines += 1
             return True
         if not is_seen_by_agent(data):
             self._mark(HIDDEN, event_id)
+            self.other_events += 1
             return True
-        index.line_ids.append(event_id)
         if condensation is not None:
+            self._mark(CONDENSATION, event_id)
+            self.other_events += 1
             self._apply_condensation(number, event_id, condensation)
         elif data.get("action") == "condensation_request":
+            self._mark(CONDENSATION, event_id)
+            self.other_events += 1
             index.requests += 1
             index.unhandled_request = True
             index.forgotten.add(event_id, event_id)
         else:
-            index.visible_events += 1
-            if event_id > index.forgotten.max_end or event_id not in index.forgotten:
-                self.visible_ids.append(event_id)
-                index.kept_events += 1
-            # else: forgotten on arrival by an earlier condensation's range
+            index.line_ids.append(event_id)  # a visible event the fast path left to us
         return True
 
     def _mark(self, marker: int, event_id: int | None = None) -> None:
         """Add a line that is not kept by its id; its id slot keeps the order."""
         line_ids = self.index.line_ids
         self.index.special[len(line_ids)] = marker
+        self.special_positions.append(len(line_ids))
         if event_id is None:
             event_id = line_ids[-1] if line_ids else -1
         line_ids.append(event_id)
 
     def _apply_condensation(self, number: int, event_id: int, args: CondensationArgs) -> None:
         index = self.index
+        self._count_arrivals()
         ranges = args.ranges()
         newly_forgotten = 0
         for start, end in ranges:
             for lo, hi in index.forgotten.add(start, end):
-                newly_forgotten += _count_between(self.visible_ids, lo, hi)
+                newly_forgotten += self._count_visible(lo, hi)
         index.forgotten.add(event_id, event_id)
         index.kept_events -= newly_forgotten
         index.unhandled_request = False
@@ -352,14 +370,14 @@ class _Scanner:
 
     def finish(self, size: int) -> LogIndex:
         index = self.index
+        self._count_arrivals()
         index.size = size
+        index.visible_events = len(index.line_ids) - len(self.special_positions)
+        index.events = index.visible_events + self.other_events
+        index.max_id = self.prev_id
         if index.events == 0 and not index.problems:
             self.problem(None, "the log is empty: it holds no events")
         return index
-
-
-def _count_between(sorted_ids: array, lo: int, hi: int) -> int:
-    return bisect_right(sorted_ids, hi) - bisect_left(sorted_ids, lo)
 
 
 def _hint(message: str) -> str | None:
