@@ -25,6 +25,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## bench: set up, then run the benchmark (generates 10k/100k/1M-event logs in bench/data)
+bench: $(STAMP)
+	$(BIN)/python bench/bench.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
