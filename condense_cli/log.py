@@ -80,26 +80,44 @@ class LogSource:
         size = spool.tell()
         return cls("<stdin>", spool, size)  # type: ignore[arg-type]
 
+    def clip(self, raw: bytes, start: int) -> bytes | None:
+        """`raw`, read at offset `start`, as far as this read goes.
+
+        None when it starts past the size taken at open; a line a writer
+        finished since then is read whole (and the size grows to its end);
+        a line still being written is cut at the size.
+        """
+        end = start + len(raw)
+        if end <= self.size:
+            return raw
+        if start >= self.size:
+            return None
+        if raw.endswith(b"\n"):
+            self.size = end
+            return raw
+        return raw[: self.size - start]
+
+    def ends_with_newline(self, offset: int) -> bool:
+        """Whether the byte before `offset` is a newline (True for an empty prefix)."""
+        if offset == 0:
+            return True
+        self.file.seek(offset - 1)
+        return self.file.read(1) == b"\n"
+
     def raw_lines(self) -> Iterator[bytes]:
         """Yield every line as read, newline included, up to the size taken at open."""
         file = self.file
         file.seek(0)
-        remaining = self.size
+        offset = 0
         report, step = self.on_progress, self.PROGRESS_STEP
         next_report = step if report is not None else sys.maxsize
-        for raw in file:
-            if remaining <= 0:
-                break
-            if len(raw) > remaining:
-                if raw.endswith(b"\n"):
-                    # A writer finished this line after we took the size: read it whole.
-                    self.size += len(raw) - remaining
-                    remaining = len(raw)
-                else:
-                    raw = raw[:remaining]
-            remaining -= len(raw)
-            if self.size - remaining >= next_report:
-                report(self.size - remaining)  # type: ignore[misc]
+        for line in file:
+            raw = self.clip(line, offset)
+            if raw is None:
+                return
+            offset += len(raw)
+            if offset >= next_report:
+                report(offset)  # type: ignore[misc]
                 next_report += step
             yield raw
 

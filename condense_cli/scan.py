@@ -91,7 +91,6 @@ class LogIndex:
     kept_events: int = 0  # visible events still in the view (summary excluded)
     summary_lines: int = 0
     max_id: int = -1
-    last_line_terminated: bool = True
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -155,14 +154,11 @@ class _Scanner:
             offset += len(raw)
             if offset >= watch:
                 if offset > size:
-                    if start >= size:
+                    clipped = source.clip(raw, start)
+                    if clipped is None:
                         offset = start
                         break
-                    if raw.endswith(b"\n"):
-                        source.size = size = offset  # finished after we took the size
-                    else:
-                        raw = raw[: size - start]
-                        offset = size
+                    raw, offset, size = clipped, start + len(clipped), source.size
                 if offset >= next_report:
                     report(offset)  # type: ignore[misc]
                     next_report += step
@@ -201,9 +197,8 @@ class _Scanner:
             prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
         self.prev_id, self.prev_line = prev_id, prev_line
         index.replay_end = max(index.replay_end, replay_end)
-        if raw and not raw.endswith(b"\n"):
-            index.last_line_terminated = False
-            index.clean = False
+        if not source.ends_with_newline(offset):
+            index.clean = False  # the last line needs its newline written by us
 
     def _count_visible(self, low: int, high: int, first: int = 0) -> int:
         """Visible events with ids in `low..high` among positions from `first` on."""

@@ -11,6 +11,7 @@ import pytest
 
 from condense_cli.log import LogSource
 from condense_cli.scan import scan_log
+from condense_cli.view import iter_view_bytes
 from tests.conftest import CONDENSE, lines_of, msg
 
 GOOD = lines_of([msg(0)])
@@ -94,10 +95,13 @@ def test_symlink_to_a_directory(cli, tmp_path: Path) -> None:
 
 def test_a_log_that_grows_while_read_is_read_as_it_was(make_log) -> None:
     log = make_log([msg(0), msg(1)])
+    original = log.read_bytes()
     with LogSource.open(str(log)) as source:
         with log.open("ab") as writer:
             writer.write(lines_of([msg(2)]) + b'{"id": 3, "act')
         index = scan_log(source)
+        assert index.clean
+        assert b"".join(iter_view_bytes(source, index)) == original
     assert index.events == 2
     assert list(index.line_ids) == [0, 1]
 
