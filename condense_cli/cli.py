@@ -48,31 +48,47 @@ class StatsFormat(StrEnum):
     json = "json"
 
 
-LogArg = Annotated[str, typer.Argument(help="The session log (JSONL), or - for standard input.")]
+LogArg = Annotated[
+    str,
+    typer.Argument(metavar="LOG", help="The session log (JSONL), or - for standard input."),
+]
 ConfigOpt = Annotated[
     str | None,
     typer.Option(
-        "--config", "-c", help="config.toml to use (default: $CONDENSE_CONFIG, ./config.toml)."
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="config.toml to use (default: $CONDENSE_CONFIG, ./config.toml).",
     ),
 ]
 TypeOpt = Annotated[
-    str | None, typer.Option("--type", "-t", help="Condenser type, replacing [condenser].type.")
+    str | None,
+    typer.Option(
+        "--type", "-t", metavar="TYPE", help="Condenser type, replacing [condenser].type."
+    ),
 ]
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", "-s", help="Override a key: KEY=VALUE, VALUE as TOML. Repeatable."),
+    typer.Option(
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a key; VALUE is parsed as TOML. Repeatable.",
+    ),
 ]
 LockOpt = Annotated[
     float,
     typer.Option(
         "--lock-timeout",
+        metavar="SECONDS",
         envvar="CONDENSE_LOCK_TIMEOUT",
         min=0,
         help="Seconds to wait for the log's lock before giving up (exit 4).",
     ),
 ]
 UptoOpt = Annotated[
-    int | None, typer.Option("--upto", help="Replay only events with id <= UPTO.", min=0)
+    int | None,
+    typer.Option("--upto", metavar="ID", help="Replay only events with id <= ID.", min=0),
 ]
 
 
@@ -189,12 +205,17 @@ def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, 
 @app.command()
 @guarded
 def check(
-    logs: Annotated[list[str], typer.Argument(help="Logs to check (- for standard input).")],
+    logs: Annotated[
+        list[str], typer.Argument(metavar="LOG...", help="Logs to check (- for standard input).")
+    ],
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
     ] = False,
 ) -> None:
-    """Validate logs and their condensations; one `file:line: message` per problem."""
+    """Validate logs and their condensations.
+
+    One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
+    """
     failed = 0
     problems = 0
     for path in logs:
@@ -240,7 +261,7 @@ def run(
     ] = ViewFormat.text,
     lock_timeout: LockOpt = 10.0,
 ) -> None:
-    """Run the configured condenser; append the condensation it decides on."""
+    """Run the configured condenser and append its condensation."""
     from condense_cli.condensers.base import Condensation
     from condense_cli.runner import describe_ids, run_condenser
 
@@ -294,7 +315,10 @@ def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
 @app.command("config")
 @guarded
 def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
-    """Print the effective configuration as TOML (defaults filled in, keys masked)."""
+    """Print the effective configuration as TOML.
+
+    Defaults are filled in and API keys are printed as "***".
+    """
     import tomli_w
 
     from condense_cli.config import effective_config, load_settings
@@ -320,7 +344,10 @@ def stats(
     ] = True,
     config: ConfigOpt = None,
 ) -> None:
-    """Events, bytes, condensations, and characters and tokens before and after replay."""
+    """Events, characters and tokens of a log against its view.
+
+    Also events and bytes by type, and what each condensation forgot.
+    """
     from condense_cli.config import LLMTables, load_settings
     from condense_cli.render import print_stats
     from condense_cli.stats import collect_stats

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from tests.conftest import SAMPLES, condensation, lines_of, msg
 
@@ -165,9 +166,15 @@ def test_check_subprocess_on_samples(proc) -> None:
     assert b"3 logs ok" in done.stderr
 
 
-def test_version_and_help(cli) -> None:
-    assert cli("--version").stdout.startswith("condense ")
-    for command in ("view", "check"):
-        result = cli(command, "--help")
-        assert result.exit_code == 0
-        assert "Usage" in result.stdout
+def test_version(cli) -> None:
+    assert cli("--version").stdout == "condense 0.1.0\n"
+
+
+@pytest.mark.parametrize("command", ["view", "check", "run", "request", "config", "stats"])
+def test_every_command_has_help_and_documentation(command: str, cli) -> None:
+    from tests.conftest import ROOT
+
+    result = cli(command, "--help")
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"Usage: condense {command} ")
+    assert f"`condense {command} " in (ROOT / "README.md").read_text()
