@@ -263,7 +263,7 @@ def run(
 ) -> None:
     """Run the configured condenser and append its condensation."""
     from condense_cli.condensers.base import Condensation
-    from condense_cli.runner import describe_ids, run_condenser
+    from condense_cli.runner import Feedback, describe_ids, run_condenser
 
     condenser = _load_condenser(config, type, set)
     err = _stderr()
@@ -271,11 +271,13 @@ def run(
         err.print("standard input cannot be appended to: printing the condensation instead")
         dry_run = True
     label = f"{condenser.name}: condensing {escape(log)} …"
-    spinner = err.status(label) if err.is_terminal else None
-    with spinner or contextlib.nullcontext():
-        outcome = run_condenser(
-            log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout
-        )
+    feedback = Feedback(
+        reading=lambda source: progress(source, "reading"),
+        condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
+    )
+    outcome = run_condenser(
+        log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout, feedback=feedback
+    )
     result = outcome.result
     if not isinstance(result, Condensation):
         _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
@@ -306,9 +308,10 @@ def run(
 @guarded
 def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
     """Append a condensation_request event to the log."""
-    from condense_cli.runner import append_request
+    from condense_cli.runner import Feedback, append_request
 
-    event_id = append_request(log, lock_timeout)
+    feedback = Feedback(reading=lambda source: progress(source, "reading"))
+    event_id = append_request(log, lock_timeout, feedback)
     _stderr().print(f"appended condensation request {event_id} to {log}", markup=False)
 
 

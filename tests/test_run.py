@@ -296,3 +296,31 @@ def test_pair_rule_holds_on_every_corpus_condensation(tmp_path: Path) -> None:
 def test_run_action_and_obs_helpers_pair(make_log) -> None:
     view, _ = load_view(str(make_log([run_action(0, "a"), run_obs(1, 0, "a")])))
     assert view[1].cause == 0
+
+
+def test_run_reports_reading_then_condensing(tmp_path: Path) -> None:
+    import contextlib
+
+    from condense_cli.runner import Feedback, append_request, run_condenser
+
+    log = copy(SAMPLES / "browsing_session.jsonl", tmp_path)
+    calls: list[str] = []
+
+    @contextlib.contextmanager
+    def reading(source):
+        calls.append(f"reading {source.size}")
+        yield
+
+    @contextlib.contextmanager
+    def condensing():
+        calls.append("condensing")
+        yield
+
+    condenser = build_condenser({"type": "amortized", "max_size": 8}, LLMTables({}))
+    outcome = run_condenser(str(log), condenser, feedback=Feedback(reading, condensing))
+    assert outcome.appended
+    size = len((SAMPLES / "browsing_session.jsonl").read_bytes())
+    assert calls == [f"reading {size}", "condensing"]
+    before = log.stat().st_size
+    append_request(str(log), feedback=Feedback(reading))
+    assert calls[-1] == f"reading {before}"
