@@ -303,6 +303,6 @@ def _describe(hint: Any) -> str:
 
 
 def _describe_value(value: Any) -> str:
-    from condense_cli.events import json_type
+    from condense_cli.dialects.openhands_v0 import json_type
 
     return "a table" if isinstance(value, dict) else json_type(value)

@@ -16,7 +16,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from condense_cli.events import Event
+from condense_cli.dialects.openhands_v0 import Event
 from condense_cli.scan import LogIndex
 from condense_cli.view import View
 

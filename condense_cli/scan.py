@@ -17,8 +17,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.errors import LogError
-from condense_cli.events import (
+from condense_cli.dialects.openhands_v0 import (
     HIDDEN_ACTIONS,
     HIDDEN_OBSERVATIONS,
     MAX_ID,
@@ -29,6 +28,7 @@ from condense_cli.events import (
     parse_condensation,
     validate_event,
 )
+from condense_cli.errors import LogError
 from condense_cli.intervals import IntervalSet
 from condense_cli.log import BOM, LogSource, line_body
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.events import Event, is_seen_by_agent
+from condense_cli.dialects.openhands_v0 import Event, is_seen_by_agent
 from condense_cli.log import LogSource, line_body
 from condense_cli.scan import LogIndex
 from condense_cli.tokens import BATCH, Tokenizer

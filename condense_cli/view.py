@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from condense_cli.events import Event
+from condense_cli.dialects.openhands_v0 import Event
 from condense_cli.log import LogSource, line_body
 from condense_cli.scan import SUMMARY_LINE, LogIndex, scan_log
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from condense_cli.events import is_seen_by_agent
+from condense_cli.dialects.openhands_v0 import is_seen_by_agent
 
 
 def reference_view(events: list[dict[str, Any]]) -> tuple[list[Any], bool]:

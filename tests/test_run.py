@@ -11,7 +11,7 @@ import pytest
 
 from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
-from condense_cli.events import is_seen_by_agent
+from condense_cli.dialects.openhands_v0 import is_seen_by_agent
 from condense_cli.view import load_view
 from tests.conftest import SAMPLES, corpus_logs, msg, run_action, run_obs
 

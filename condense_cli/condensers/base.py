@@ -183,7 +183,7 @@ def apply_condensation(view: View, condensation: Condensation) -> View:
     kept = [e for e in view if e is not view.summary and (e.id is None or e.id not in forgotten)]
     summary, offset = view.summary, view.summary_offset
     if condensation.summary is not None:
-        from condense_cli.events import Event
+        from condense_cli.dialects.openhands_v0 import Event
 
         summary, offset = Event.summary(condensation.summary), condensation.summary_offset
     if summary is not None:

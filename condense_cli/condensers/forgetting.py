@@ -15,7 +15,7 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
 )
-from condense_cli.events import Event
+from condense_cli.dialects.openhands_v0 import Event
 from condense_cli.view import View
 
 

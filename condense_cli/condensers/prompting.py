@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from condense_cli.events import Event
+from condense_cli.dialects.openhands_v0 import Event
 
 MARKER_BUDGET = 40  # characters reserved for the "[... N characters cut ...]" line
 

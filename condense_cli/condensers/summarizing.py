@@ -18,7 +18,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.events import Event
+from condense_cli.dialects.openhands_v0 import Event
 from condense_cli.view import View
 
 MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call

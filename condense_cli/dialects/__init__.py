@@ -1,0 +1,1 @@
+"""Log formats ("dialects"): each reads, replays and appends to one kind of agent log."""
