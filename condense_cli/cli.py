@@ -19,10 +19,11 @@ from rich.markup import escape
 from condense_cli import __version__
 from condense_cli.errors import CondenseError
 from condense_cli.log import STDIN, LogSource
+from condense_cli.model import View
 from condense_cli.progress import progress
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
-from condense_cli.view import View, build_view, iter_view_bytes
+from condense_cli.view import build_view, iter_view_bytes
 
 app = typer.Typer(
     name="condense",
@@ -262,8 +263,9 @@ def run(
     lock_timeout: LockOpt = 10.0,
 ) -> None:
     """Run the configured condenser and append its condensation."""
-    from condense_cli.condensers.base import Condensation
-    from condense_cli.runner import Feedback, describe_ids, run_condenser
+    from condense_cli.intervals import describe_ids
+    from condense_cli.model import Condensation
+    from condense_cli.runner import Feedback, run_condenser
 
     condenser = _load_condenser(config, type, set)
     err = _stderr()
@@ -288,8 +290,8 @@ def run(
     assert outcome.after is not None and outcome.line is not None
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
     report = (
-        f"{condenser.name}: forgot {len(result.forgotten_ids)} events "
-        f"({describe_ids(result.forgotten_ids)}), {sizes}"
+        f"{condenser.name}: forgot {len(result.forgotten)} events "
+        f"({describe_ids(result.forgotten)}), {sizes}"
     )
     if result.summary is not None:
         report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"

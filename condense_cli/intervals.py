@@ -3,7 +3,33 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+
+def runs(values: Iterable[int]) -> list[tuple[int, int]]:
+    """Integers as sorted, merged, inclusive runs: [1, 2, 3, 7] -> [(1, 3), (7, 7)]."""
+    found: list[tuple[int, int]] = []
+    for value in sorted(set(values)):
+        if found and found[-1][1] + 1 == value:
+            found[-1] = (found[-1][0], value)
+        else:
+            found.append((value, value))
+    return found
+
+
+def format_runs(ranges: Iterable[tuple[int, int]], limit: int | None = None) -> str:
+    """`2..61, 64, 70..72` (at most `limit` runs, then how many more)."""
+    ranges = list(ranges)
+    shown = ranges if limit is None else ranges[:limit]
+    text = ", ".join(f"{a}..{b}" if b > a else str(a) for a, b in shown)
+    if len(shown) < len(ranges):
+        text += f", … ({len(ranges) - len(shown)} more runs)"
+    return text
+
+
+def describe_ids(ids: Iterable[int], limit: int = 6) -> str:
+    """`ids 2..61` or `ids 2, 4, 7..9` for a report line."""
+    return "ids " + format_runs(runs(ids), limit)
 
 
 class IntervalSet:

@@ -16,9 +16,9 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from condense_cli.dialects.openhands_v0 import Event
+from condense_cli.intervals import format_runs
+from condense_cli.model import Event, View
 from condense_cli.scan import LogIndex
-from condense_cli.view import View
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -188,7 +188,7 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
         for column in ("id", "line", "forgot", "ids", "summary chars", "view after"):
             table.add_column(column, justify="right" if column != "ids" else "left")
         for c in numbers["condensations"][-20:]:
-            ids = ", ".join(f"{a}..{b}" if b > a else str(a) for a, b in c["forgotten_ranges"][:4])
+            ids = format_runs(c["forgotten_ranges"], 4)
             table.add_row(
                 str(c["id"]),
                 str(c["line"]),

@@ -9,15 +9,15 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 import orjson
 
-from condense_cli.condensers.base import Condensation, Condenser, apply_condensation
+from condense_cli.condensers.base import Condenser
+from condense_cli.dialects.openhands_v0 import condensation_event, request_event
 from condense_cli.log import STDIN, LogSource, locked_log
+from condense_cli.model import Condensation, View, apply_condensation
 from condense_cli.scan import LogIndex, scan_log
-from condense_cli.view import View, build_view
+from condense_cli.view import build_view
 
 
 def _quiet_reading(source: LogSource) -> AbstractContextManager[None]:
@@ -43,48 +43,6 @@ class RunOutcome:
     after: View | None = None
     line: bytes | None = None
     appended: bool = False
-
-
-def condensation_event(event_id: int, condensation: Condensation, view: View) -> dict[str, Any]:
-    """The condensation event to append, in OpenHands' serialisation."""
-    args = condensation.args(view)
-    count = len(condensation.forgotten_ids)
-    message = f"Forgot {count} events ({describe_ids(condensation.forgotten_ids)})"
-    if condensation.summary is not None:
-        message += " and summarised them"
-    return {
-        "id": event_id,
-        "timestamp": datetime.now().isoformat(),
-        "source": "agent",
-        "message": message,
-        "action": "condensation",
-        "args": args,
-    }
-
-
-def request_event(event_id: int) -> dict[str, Any]:
-    """A condensation request event."""
-    return {
-        "id": event_id,
-        "timestamp": datetime.now().isoformat(),
-        "source": "agent",
-        "message": "Requesting a condensation of the conversation history",
-        "action": "condensation_request",
-        "args": {},
-    }
-
-
-def describe_ids(ids: tuple[int, ...] | list[int], limit: int = 6) -> str:
-    """`ids 2..61` or `ids 2, 4, 7..9` for a report line."""
-    runs: list[tuple[int, int]] = []
-    for i in sorted(ids):
-        if runs and runs[-1][1] + 1 == i:
-            runs[-1] = (runs[-1][0], i)
-        else:
-            runs.append((i, i))
-    parts = [f"{a}..{b}" if b > a else str(a) for a, b in runs[:limit]]
-    more = f", … ({len(runs) - limit} more runs)" if len(runs) > limit else ""
-    return "ids " + ", ".join(parts) + more
 
 
 def run_condenser(
@@ -118,7 +76,7 @@ def _decide(
 ) -> RunOutcome:
     view = build_view(source, index)
     if force:
-        view.unhandled_request = True
+        view = view.with_request()
     with feedback.condensing():
         result = condenser.condense(view)
     if not isinstance(result, Condensation):

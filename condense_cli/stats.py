@@ -7,8 +7,9 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects.openhands_v0 import Event, is_seen_by_agent
+from condense_cli.dialects.openhands_v0 import V0Event, is_seen_by_agent
 from condense_cli.log import LogSource, line_body
+from condense_cli.model import Event
 from condense_cli.scan import LogIndex
 from condense_cli.tokens import BATCH, Tokenizer
 
@@ -54,7 +55,7 @@ def collect_stats(
         if not body or body.isspace():
             continue
         data = orjson.loads(body)
-        event = Event(data, data.get("id"), body)
+        event = V0Event(data, data.get("id"), body)
         key = f"{event.kind}:{event.type}"
         slot = by_type.setdefault(key, {"events": 0, "bytes": 0})
         slot["events"] += 1
@@ -62,11 +63,11 @@ def collect_stats(
         if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
             continue
         text = model_text(event)
-        if event.id is None:  # a summary line without id: always in the view
+        if event.key is None:  # a summary line without id: always in the view
             view.add(text, tokenizer)
             continue
         full.add(text, tokenizer)
-        if event.id not in forgotten:
+        if event.key not in forgotten:
             view.add(text, tokenizer)
     if index.summary is not None:
         view.add(index.summary, tokenizer)

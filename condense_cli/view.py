@@ -10,51 +10,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 
 import orjson
 
-from condense_cli.dialects.openhands_v0 import Event
+from condense_cli.dialects.openhands_v0 import V0Event, summary_event
 from condense_cli.log import LogSource, line_body
+from condense_cli.model import View, summary_position
 from condense_cli.scan import SUMMARY_LINE, LogIndex, scan_log
-
-
-@dataclass
-class View:
-    """What the model sees: events in order, and whether a request is pending.
-
-    `summary` is the summary event replay inserted (also in `events`), and
-    `summary_offset` the offset its condensation asked for. `note` is set by a
-    condenser that looked at the view and decided not to condense it.
-    """
-
-    events: list[Event]
-    unhandled_request: bool = False
-    summary: Event | None = None
-    summary_offset: int | None = None
-    note: str | None = None
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-    def __iter__(self) -> Iterator[Event]:
-        return iter(self.events)
-
-    def __getitem__(self, index: int) -> Event:
-        return self.events[index]
-
-    @property
-    def ids(self) -> list[int]:
-        """The log ids in the view (the summary has none)."""
-        return [e.id for e in self.events if e.id is not None]
-
-    def with_events(self, events: list[Event]) -> View:
-        """The same view (request flag, summary) over rewritten events."""
-        return replace(self, events=events, note=None)
-
-    def with_note(self, note: str) -> View:
-        """The same view, marked with why a condenser left it unchanged."""
-        return replace(self, note=note)
 
 
 def kept_runs(index: LogIndex) -> list[tuple[int, int]]:
@@ -112,7 +74,7 @@ def iter_kept_lines(source: LogSource, index: LogIndex) -> Iterator[tuple[bytes,
 
 def iter_view_bytes(source: LogSource, index: LogIndex) -> Iterator[bytes]:
     """The view as JSONL bytes: kept lines byte-for-byte, the summary as a new line."""
-    summary = Event.summary(index.summary).to_json() + b"\n" if index.summary is not None else None
+    summary = summary_event(index.summary).to_json() + b"\n" if index.summary is not None else None
     at = index.summary_offset or 0
     if not index.clean:
         for emitted, (body, _id) in enumerate(iter_kept_lines(source, index)):
@@ -165,15 +127,15 @@ def _start(offsets: object, position: int, end: int) -> int:
 
 def build_view(source: LogSource, index: LogIndex) -> View:
     """The replayed view with every kept event parsed."""
-    events = [
-        Event(orjson.loads(body), event_id, body)
+    events: list = [
+        V0Event(orjson.loads(body), event_id, body)
         for body, event_id in iter_kept_lines(source, index)
     ]
     summary = None
     if index.summary is not None:
-        summary = Event.summary(index.summary)
-        events.insert(min(index.summary_offset or 0, len(events)), summary)
-    return View(events, index.unhandled_request, summary, index.summary_offset)
+        summary = summary_event(index.summary)
+        events.insert(summary_position(index.summary_offset, len(events)), summary)
+    return View(events, index.unhandled_request, summary, index.summary_offset, None, summary_event)
 
 
 def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:

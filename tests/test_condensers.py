@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
+from condense_cli.dialects.openhands_v0 import condensation_args
 from condense_cli.errors import ConfigError
-from condense_cli.view import View, load_view
+from condense_cli.model import Condensation, View, apply_condensation
+from condense_cli.view import load_view
 from tests.conftest import SAMPLES, condensation, msg, request, run_action, run_obs
 
 
@@ -121,8 +122,8 @@ def test_amortized_fires_at_max_size_plus_one(make_log) -> None:
     view = view_of(make_log, [msg(i) for i in range(11)])
     result = make("amortized_forgetting", max_size=10, keep_first=1).condense(view)
     assert result == Condensation((1, 2, 3, 4, 5, 6))
-    assert result.args(view)["forgotten_events_start_id"] == 1
-    assert result.args(view)["forgotten_events_end_id"] == 6
+    assert condensation_args(result, view)["forgotten_events_start_id"] == 1
+    assert condensation_args(result, view)["forgotten_events_end_id"] == 6
     assert ids(apply_condensation(view, result)) == [0, 7, 8, 9, 10]
 
 
@@ -170,8 +171,8 @@ def test_amortized_after_a_summary_keeps_the_head(make_log) -> None:
     assert ids(view) == [0, "S", 2, 4, 5, 6, 7, 8, 9, 10, 11]
     result = make("amortized", max_size=10, keep_first=1).condense(view)
     assert isinstance(result, Condensation)
-    assert 0 not in result.forgotten_ids
-    assert result.forgotten_ids == (2, 4, 5, 6, 7)
+    assert 0 not in result.forgotten
+    assert result.forgotten == (2, 4, 5, 6, 7)
     assert ids(apply_condensation(view, result)) == [0, "S", 8, 9, 10, 11]
 
 
@@ -179,9 +180,9 @@ def test_range_or_list_form(make_log) -> None:
     events = [msg(0), msg(1), msg(2), condensation(3, ids=[2]), *[msg(i) for i in range(4, 10)]]
     view = view_of(make_log, events)  # ids 0 1 4 5 6 7 8 9
     contiguous = Condensation((1, 4, 5))  # every view id between 1 and 5
-    assert contiguous.args(view)["forgotten_events_start_id"] == 1
+    assert condensation_args(contiguous, view)["forgotten_events_start_id"] == 1
     gappy = Condensation((1, 5))
-    assert gappy.args(view)["forgotten_event_ids"] == [1, 5]
+    assert condensation_args(gappy, view)["forgotten_event_ids"] == [1, 5]
 
 
 # --- conversation_window -------------------------------------------------------------

@@ -10,10 +10,10 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
 from condense_cli.errors import LogError
 from condense_cli.log import LogSource
+from condense_cli.model import Condensation, apply_condensation
 from condense_cli.runner import run_condenser
 from condense_cli.scan import scan_log
 from condense_cli.view import iter_view_bytes, load_view
@@ -175,12 +175,12 @@ def test_appending_a_condensation_replays_to_the_intended_view(
         if isinstance(outcome.result, Condensation):
             intended = apply_condensation(before, outcome.result)
             assert as_ids(after) == as_ids(intended)
-            assert not set(outcome.result.forgotten_ids) & set(after.ids)
-            assert outcome.result.forgotten_ids  # never an empty condensation
-            assert set(outcome.result.forgotten_ids) <= set(before.ids)  # real log ids only
-            kept = set(after.ids)
+            assert not set(outcome.result.forgotten) & set(after.keys)
+            assert outcome.result.forgotten  # never an empty condensation
+            assert set(outcome.result.forgotten) <= set(before.keys)  # real log ids only
+            kept = set(after.keys)
             for event in before:  # an action and its observation stay together
-                if event.cause is not None and event.cause in before.ids:
+                if event.cause is not None and event.cause in before.keys:
                     assert (event.id in kept) == (event.cause in kept), (event.id, event.cause)
         else:
             assert path.read_bytes() == lines_of(events)

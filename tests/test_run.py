@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
 from condense_cli.dialects.openhands_v0 import is_seen_by_agent
+from condense_cli.model import Condensation, apply_condensation
 from condense_cli.view import load_view
 from tests.conftest import SAMPLES, corpus_logs, msg, run_action, run_obs
 
@@ -76,7 +76,7 @@ def test_run_appends_a_condensation_that_replays_to_the_intended_view(
         range(args_["forgotten_events_start_id"], args_["forgotten_events_end_id"] + 1)
     )
     intended = apply_condensation(
-        before, Condensation(tuple(i for i in forgotten if i in before.ids))
+        before, Condensation(tuple(i for i in forgotten if i in before.keys))
     )
     after, _ = load_view(str(log))
     assert [e.id for e in after] == [e.id for e in intended]
@@ -288,7 +288,7 @@ def test_pair_rule_holds_on_every_corpus_condensation(tmp_path: Path) -> None:
                 continue
             kept = {e.id for e in apply_condensation(view, result)}
             for event in view:
-                if event.is_action or event.cause is None or event.cause not in view.ids:
+                if event.is_action or event.cause is None or event.cause not in view.keys:
                     continue
                 assert (event.id in kept) == (event.cause in kept), (log.name, size, event.id)
 

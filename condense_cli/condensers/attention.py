@@ -17,7 +17,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.view import View
+from condense_cli.model import View
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model
 
@@ -68,14 +68,14 @@ class LLMAttentionCondenser(ModelCondenser):
         wanted = self.config.max_size // 2 - keep_first
         events = list(view)
         head = forget_ids(view, events[:keep_first])
-        candidates = [e for e in events[keep_first:] if e.id is not None]
+        candidates = [e for e in events[keep_first:] if e.key is not None]
         if len(candidates) <= wanted:
             return view.with_note(
                 f"nothing to forget: {len(candidates)} events after the head, and {wanted} are kept"
             )
         require_response_schema(self.llm)
         ranked, usage = self.rank(candidates)
-        known = {e.id for e in candidates}
+        known = {e.key for e in candidates}
         keep: list[int] = []
         for event_id in ranked:
             if event_id in known and event_id not in keep and len(keep) < wanted:
@@ -83,8 +83,8 @@ class LLMAttentionCondenser(ModelCondenser):
         for event in reversed(candidates):  # too few: fill from the newest
             if len(keep) >= wanted:
                 break
-            if event.id not in keep:
-                keep.append(event.id)  # type: ignore[arg-type]
+            if event.key not in keep:
+                keep.append(event.key)  # type: ignore[arg-type]
         kept = head | set(keep)
         forget = close_over_pairs(view, forget_ids(view, events) - kept, kept)
         if not forget:

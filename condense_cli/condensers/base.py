@@ -7,42 +7,14 @@ either a rewritten `View` (nothing is written) or a `Condensation` to append.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from condense_cli.errors import ConfigError
-from condense_cli.view import View
+from condense_cli.model import Condensation, View
 
 if TYPE_CHECKING:
     from condense_cli.config import LLMSettings
-
-
-@dataclass(frozen=True)
-class Condensation:
-    """A decision to forget `forgotten_ids`, optionally replacing them with a summary."""
-
-    forgotten_ids: tuple[int, ...]
-    summary: str | None = None
-    summary_offset: int | None = None
-    usage: dict[str, Any] = field(default_factory=dict)  # model, tokens, cost
-
-    def args(self, view: View) -> dict[str, Any]:
-        """The condensation event's args: a range when it covers the view's ids
-        between min and max, otherwise a list."""
-        ids = sorted(self.forgotten_ids)
-        view_ids = view.ids
-        low, high = ids[0], ids[-1]
-        held = bisect_right(view_ids, high) - bisect_left(view_ids, low)
-        as_range = held == len(ids)
-        return {
-            "forgotten_event_ids": None if as_range else ids,
-            "forgotten_events_start_id": low if as_range else None,
-            "forgotten_events_end_id": high if as_range else None,
-            "summary": self.summary,
-            "summary_offset": self.summary_offset,
-        }
 
 
 Result = View | Condensation
@@ -116,7 +88,7 @@ def size_trigger(view: View, max_size: int) -> str | None:
 
 
 def pair_groups(view: View) -> dict[int, int]:
-    """Map each event id to a group id; an action and its observations share one.
+    """Map each event key to a group key; an action and its observations share one.
 
     Pairs are linked by `tool_call_metadata.tool_call_id` and by `cause`.
     """
@@ -130,9 +102,9 @@ def pair_groups(view: View) -> dict[int, int]:
 
     by_call: dict[str, int] = {}
     for event in view:
-        if event.id is None:
+        if event.key is None:
             continue
-        parent.setdefault(event.id, event.id)
+        parent.setdefault(event.key, event.key)
         partners = []
         if event.cause is not None and event.cause in parent:
             partners.append(event.cause)
@@ -141,10 +113,10 @@ def pair_groups(view: View) -> dict[int, int]:
             if call in by_call:
                 partners.append(by_call[call])
             else:
-                by_call[call] = event.id
+                by_call[call] = event.key
         for other in partners:
-            parent[find(event.id)] = find(other)
-    return {event_id: find(event_id) for event_id in parent}
+            parent[find(event.key)] = find(other)
+    return {key: find(key) for key in parent}
 
 
 def close_over_pairs(view: View, forget: set[int], protect: Iterable[int] = ()) -> set[int]:
@@ -173,22 +145,8 @@ def close_over_pairs(view: View, forget: set[int], protect: Iterable[int] = ()) 
 
 
 def forget_ids(view: View, events: Iterable[Any]) -> set[int]:
-    """The log ids of `events` (a summary has none, so it is never forgotten)."""
-    return {e.id for e in events if e.id is not None}
-
-
-def apply_condensation(view: View, condensation: Condensation) -> View:
-    """The view replay will produce once `condensation` is appended to the log."""
-    forgotten = set(condensation.forgotten_ids)
-    kept = [e for e in view if e is not view.summary and (e.id is None or e.id not in forgotten)]
-    summary, offset = view.summary, view.summary_offset
-    if condensation.summary is not None:
-        from condense_cli.dialects.openhands_v0 import Event
-
-        summary, offset = Event.summary(condensation.summary), condensation.summary_offset
-    if summary is not None:
-        kept.insert(min(offset or 0, len(kept)), summary)
-    return View(kept, False, summary, offset)
+    """The keys of `events` (a summary has none, so it is never forgotten)."""
+    return {e.key for e in events if e.key is not None}
 
 
 def require(condition: bool, key: str, message: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from condense_cli.condensers.base import (
-    Condensation,
     Condenser,
     Result,
     RollingCondenser,
@@ -15,8 +14,7 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
 )
-from condense_cli.dialects.openhands_v0 import Event
-from condense_cli.view import View
+from condense_cli.model import Condensation, Event, View
 
 
 @dataclass(frozen=True)
@@ -110,14 +108,14 @@ class ConversationWindowCondenser(RollingCondenser):
         essential = essential_events(events)
         if essential is None:
             return view.with_note("nothing to forget: the view has no user message to keep")
-        essential_ids = {e.id for e in essential}
+        essential_keys = {e.key for e in essential}
         recent = max(1, (len(events) - len(essential)) // 2)
         start = max(0, len(events) - recent)
         while start < len(events) and not events[start].is_action:
             start += 1  # never start on an observation whose action is dropped
-        keep = essential_ids | forget_ids(view, events[start:])
+        keep = essential_keys | forget_ids(view, events[start:])
         forget = forget_ids(view, events) - keep
-        forget = close_over_pairs(view, forget, essential_ids)
+        forget = close_over_pairs(view, forget, essential_keys)
         if not forget:
             return view.with_note(f"nothing to forget in a view of {len(view)} events")
         return Condensation(tuple(sorted(forget)))
@@ -138,15 +136,14 @@ def essential_events(events: list[Event]) -> list[Event] | None:
     user = events[first_user]
     found = [e for e in events if e.is_action and e.type == "system"][:1]
     found.append(user)
-    query = user.args.get("content")
     for i in range(first_user + 1, len(events)):
         event = events[i]
-        if event.is_action and event.type == "recall" and event.args.get("query") == query:
+        if event.recall_query is not None and event.recall_query == user.text:
             found.append(event)
             answer = next(
-                (o for o in events[i + 1 :] if not o.is_action and o.cause == event.id), None
+                (o for o in events[i + 1 :] if not o.is_action and o.cause == event.key), None
             )
             if answer is not None:
                 found.append(answer)
             break
-    return [e for e in found if e.id is not None]
+    return [e for e in found if e.key is not None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from condense_cli.condensers.base import Condenser, Result, require
-from condense_cli.view import View
+from condense_cli.model import View
 
 MASK = "<MASKED>"
 
@@ -43,7 +43,7 @@ class ObservationMaskingCondenser(Condenser):
     def condense(self, view: View) -> Result:
         cutoff = len(view) - self.config.attention_window
         events = [
-            event.replaced(content=MASK)
+            event.masked(MASK)
             if i < cutoff and not event.is_action and not event.is_summary
             else event
             for i, event in enumerate(view)
@@ -74,6 +74,5 @@ class BrowserOutputCondenser(Condenser):
                 continue
             seen += 1
             if seen > self.config.attention_window:
-                url = event.extras.get("url", "")
-                events[i] = event.replaced(content=f"Visited URL {url}\nContent omitted")
+                events[i] = event.masked(f"Visited URL {event.url}\nContent omitted")
         return view.with_events(events)

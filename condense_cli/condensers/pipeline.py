@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.condensers.base import Condensation, Condenser, Result, require
-from condense_cli.view import View
+from condense_cli.condensers.base import Condenser, Result, require
+from condense_cli.model import Condensation, View
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from condense_cli.dialects.openhands_v0 import Event
+from condense_cli.model import Event
 
 MARKER_BUDGET = 40  # characters reserved for the "[... N characters cut ...]" line
 
@@ -28,17 +28,14 @@ def event_body(event: Event) -> str:
         parts.append(f"$ {event.text}")
     else:
         parts.append(event.text)
-    exit_code = (
-        (event.extras.get("metadata") or {}).get("exit_code") if not event.is_action else None
-    )
-    if isinstance(exit_code, int):
-        parts.append(f"(exit code {exit_code})")
+    if event.exit_code is not None:
+        parts.append(f"(exit code {event.exit_code})")
     return "\n".join(p for p in parts if p)
 
 
 def format_event(event: Event, limit: int) -> str:
     """`<event id=12 source=agent type=action:run>…</event>`, text cut to `limit`."""
-    tag = f"<event id={event.id} source={event.source or '-'} type={event.kind}:{event.type}"
+    tag = f"<event id={event.key} source={event.source or '-'} type={event.kind}:{event.type}"
     if event.cause is not None:
         tag += f" answers={event.cause}"
     return f"{tag}>\n{truncate_middle(event_body(event), limit)}\n</event>"

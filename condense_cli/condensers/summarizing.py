@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 
 from condense_cli.condensers.base import (
-    Condensation,
     ModelCondenser,
     Result,
     check_window,
@@ -18,8 +17,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.dialects.openhands_v0 import Event
-from condense_cli.view import View
+from condense_cli.model import Condensation, Event, View
 
 MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call
 
@@ -98,7 +96,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         previous = view.summary
         if previous is None and keep_first < len(events) and events[keep_first].is_summary:
             previous = events[keep_first]  # a summary line kept from a piped view
-        forgotten = [e for e in events if e.id in forget]
+        forgotten = [e for e in events if e.key in forget]
         summary, usage = self.summarize(previous, forgotten)
         return Condensation(tuple(sorted(forget)), summary, keep_first, usage)
 

@@ -6,10 +6,15 @@ re-serialises an event it did not create.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
+
+from condense_cli.intervals import describe_ids, runs
+from condense_cli.model import Condensation, Event, View
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -129,13 +134,7 @@ class CondensationArgs:
         if self.forgotten_ids is None:
             assert self.start_id is not None and self.end_id is not None
             return [(self.start_id, self.end_id)]
-        runs: list[tuple[int, int]] = []
-        for fid in sorted(set(self.forgotten_ids)):
-            if runs and runs[-1][1] + 1 == fid:
-                runs[-1] = (runs[-1][0], fid)
-            else:
-                runs.append((fid, fid))
-        return runs
+        return runs(self.forgotten_ids)
 
     @property
     def max_forgotten(self) -> int | None:
@@ -197,50 +196,31 @@ def parse_condensation(data: dict[str, Any]) -> CondensationArgs:
     return CondensationArgs(forgotten, start, end, summary, offset)
 
 
-class Event:
-    """One event of a view: its id, original bytes and parsed object.
+class V0Event(Event):
+    """An OpenHands V0 event: its id is its key, its facts are read from the dict."""
 
-    A rewritten event (masked by a condenser) or a summary we created has
-    ``raw = None`` and is serialised from ``data``.
-    """
+    __slots__ = ()
 
-    __slots__ = ("data", "id", "raw")
-
-    def __init__(self, data: dict[str, Any], event_id: int | None, raw: bytes | None) -> None:
-        self.data = data
-        self.id = event_id
-        self.raw = raw
-
-    @classmethod
-    def summary(cls, text: str) -> Event:
-        """The summary observation a view shows in place of forgotten events."""
-        data = {"source": "agent", "observation": "condense", "content": text, "extras": {}}
-        return cls(data, None, None)
-
-    def replaced(self, **changes: Any) -> Event:
+    def replaced(self, **changes: Any) -> V0Event:
         """A copy with some top-level keys changed; it keeps its id."""
-        return Event({**self.data, **changes}, self.id, None)
+        return V0Event({**self.data, **changes}, self.key, None)
+
+    def masked(self, text: str) -> V0Event:
+        return self.replaced(content=text)
 
     def to_json(self) -> bytes:
-        """The event as one JSON line body: original bytes when we have them."""
         return self.raw if self.raw is not None else orjson.dumps(self.data)
 
     @property
     def is_summary(self) -> bool:
-        return self.id is None and self.data.get("observation") == "condense"
+        return self.key is None and self.data.get("observation") == "condense"
 
     @property
     def is_action(self) -> bool:
         return "action" in self.data
 
     @property
-    def kind(self) -> str:
-        """`action` or `observation`."""
-        return "action" if self.is_action else "observation"
-
-    @property
     def type(self) -> str:
-        """The action or observation type, e.g. `run`."""
         return str(self.data.get("action") or self.data.get("observation") or "")
 
     @property
@@ -271,7 +251,6 @@ class Event:
 
     @property
     def text(self) -> str:
-        """The main text of the event, as the model would read it."""
         if not self.is_action:
             return _as_text(self.data.get("content"))
         args = self.args
@@ -283,9 +262,35 @@ class Event:
 
     @property
     def thought(self) -> str:
-        """The agent's reasoning attached to an action, if any."""
         value = self.args.get("thought") if self.is_action and self.type != "think" else None
         return value if isinstance(value, str) else ""
+
+    @property
+    def url(self) -> str:
+        if self.is_action or self.type != "browse":
+            return ""
+        return str(self.extras.get("url", ""))
+
+    @property
+    def exit_code(self) -> int | None:
+        if self.is_action:
+            return None
+        metadata = self.extras.get("metadata")
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    @property
+    def recall_query(self) -> str | None:
+        if not (self.is_action and self.type == "recall"):
+            return None
+        query = self.args.get("query")
+        return query if isinstance(query, str) else None
+
+
+def summary_event(text: str) -> V0Event:
+    """The summary observation a V0 view shows in place of forgotten events."""
+    data = {"source": "agent", "observation": "condense", "content": text, "extras": {}}
+    return V0Event(data, None, None)
 
 
 # Which `args` field carries an action's text, per action type.
@@ -314,3 +319,52 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return orjson.dumps(value).decode("utf-8")
+
+
+# --- the lines `condense` appends ----------------------------------------------------
+
+
+def condensation_args(condensation: Condensation, view: View) -> dict[str, Any]:
+    """A condensation event's args: a range when it covers every id the view holds
+    between its min and max, otherwise a list."""
+    ids = sorted(condensation.forgotten)
+    view_ids = view.keys
+    low, high = ids[0], ids[-1]
+    held = bisect_right(view_ids, high) - bisect_left(view_ids, low)
+    as_range = held == len(ids)
+    return {
+        "forgotten_event_ids": None if as_range else ids,
+        "forgotten_events_start_id": low if as_range else None,
+        "forgotten_events_end_id": high if as_range else None,
+        "summary": condensation.summary,
+        "summary_offset": condensation.summary_offset,
+    }
+
+
+def condensation_event(event_id: int, condensation: Condensation, view: View) -> dict[str, Any]:
+    """The condensation event to append, in OpenHands' serialisation."""
+    args = condensation_args(condensation, view)
+    count = len(condensation.forgotten)
+    message = f"Forgot {count} events ({describe_ids(condensation.forgotten)})"
+    if condensation.summary is not None:
+        message += " and summarised them"
+    return {
+        "id": event_id,
+        "timestamp": datetime.now().isoformat(),
+        "source": "agent",
+        "message": message,
+        "action": "condensation",
+        "args": args,
+    }
+
+
+def request_event(event_id: int) -> dict[str, Any]:
+    """A condensation request event."""
+    return {
+        "id": event_id,
+        "timestamp": datetime.now().isoformat(),
+        "source": "agent",
+        "message": "Requesting a condensation of the conversation history",
+        "action": "condensation_request",
+        "args": {},
+    }
