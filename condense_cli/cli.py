@@ -17,13 +17,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from condense_cli import __version__
+from condense_cli.dialects import read_log
+from condense_cli.dialects.base import Reading, Replay
 from condense_cli.errors import CondenseError
-from condense_cli.log import STDIN, LogSource
+from condense_cli.log import STDIN
 from condense_cli.model import View
 from condense_cli.progress import progress
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
-from condense_cli.scan import LogIndex, scan_log
-from condense_cli.view import build_view, iter_view_bytes
 
 app = typer.Typer(
     name="condense",
@@ -88,8 +88,21 @@ LockOpt = Annotated[
     ),
 ]
 UptoOpt = Annotated[
-    int | None,
-    typer.Option("--upto", metavar="ID", help="Replay only events with id <= ID.", min=0),
+    str | None,
+    typer.Option(
+        "--upto",
+        metavar="ID",
+        help="Replay only up to this event: its id (V0: ids <= ID) or its position.",
+    ),
+]
+DialectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dialect",
+        "-d",
+        metavar="NAME",
+        help="The log's format, when detection gets it wrong (e.g. openhands-v0).",
+    ),
 ]
 
 
@@ -171,32 +184,36 @@ def view(
     full: Annotated[
         bool, typer.Option("--full", help="Show whole event texts, not previews.")
     ] = False,
+    dialect: DialectOpt = None,
 ) -> None:
     """Replay every condensation and print what the model sees."""
-    with LogSource.open(log) as source:
-        with progress(source, "reading"):
-            index = scan_log(source, upto=upto)
+    with read_log(log, dialect=dialect, upto=upto, reading=_reading("reading")) as replay:
         if format is ViewFormat.jsonl:
             sys.stdout.flush()
-            sys.stdout.buffer.writelines(iter_view_bytes(source, index))
+            sys.stdout.buffer.writelines(replay.view_lines())
             sys.stdout.buffer.flush()
             return
-        current = build_view(source, index)
-    title = source.path if upto is None else f"{source.path} (up to id {upto})"
-    _print_view(current, index, format, title, full)
+        current = replay.view()
+    title = replay.path if upto is None else f"{replay.path} (up to {upto})"
+    _print_view(current, replay, format, title, full)
 
 
-def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, full: bool) -> None:
+def _reading(description: str) -> Reading:
+    """A progress bar while a big log is read (only when stderr is a terminal)."""
+    return lambda source: progress(source, description)
+
+
+def _print_view(current: View, replay: Replay, format: ViewFormat, title: str, full: bool) -> None:
     """Print a view in the chosen format: rich on a terminal, plain when piped."""
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if format is ViewFormat.json:
-            sys.stdout.buffer.write(view_json(current, index) + b"\n")
+            sys.stdout.buffer.write(view_json(current, replay) + b"\n")
         else:
             write_jsonl((event.to_json() for event in current), sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
-    header = header_line(current, index, title)
+    header = header_line(current, replay, title)
     if sys.stdout.isatty():
         print_rich(current, Console(highlight=False), header, full)
     else:
@@ -212,6 +229,7 @@ def check(
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
     ] = False,
+    dialect: DialectOpt = None,
 ) -> None:
     """Validate logs and their condensations.
 
@@ -219,29 +237,32 @@ def check(
     """
     failed = 0
     problems = 0
+    dialects: set[str] = set()
     for path in logs:
         try:
-            with LogSource.open(path) as source, progress(source, f"checking {path}"):
-                index = scan_log(source, collect=True)
-                name = source.path
+            with read_log(
+                path, dialect=dialect, collect=True, reading=_reading(f"checking {path}")
+            ) as replay:
+                name = replay.path
+                dialects.add(replay.dialect)
         except CondenseError as exc:
             typer.echo(exc.message)
             failed += 1
             problems += 1
             continue
-        for problem in index.problems:
+        for problem in replay.problems:
             where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
             typer.echo(f"{where}: {prefix}{problem.message}")
-        problems += len(index.problems)
-        bad = index.errors or (strict and index.problems)
+        problems += len(replay.problems)
+        bad = replay.errors or (strict and replay.problems)
         failed += 1 if bad else 0
     err = _stderr()
     if failed:
         err.print(f"{failed} of {len(logs)} logs failed the check ({problems} problems)")
         raise typer.Exit(1)
-    note = f" ({problems} warnings)" if problems else ""
-    err.print(f"{len(logs)} logs ok{note}")
+    notes = [", ".join(sorted(dialects))] + ([f"{problems} warnings"] if problems else [])
+    err.print(f"{len(logs)} logs ok ({'; '.join(notes)})")
 
 
 @app.command()
@@ -261,6 +282,7 @@ def run(
         ViewFormat, typer.Option("--format", "-f", help="Format of a rewritten view.")
     ] = ViewFormat.text,
     lock_timeout: LockOpt = 10.0,
+    dialect: DialectOpt = None,
 ) -> None:
     """Run the configured condenser and append its condensation."""
     from condense_cli.intervals import describe_ids
@@ -274,20 +296,26 @@ def run(
         dry_run = True
     label = f"{condenser.name}: condensing {escape(log)} …"
     feedback = Feedback(
-        reading=lambda source: progress(source, "reading"),
+        reading=_reading("reading"),
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
     )
     outcome = run_condenser(
-        log, condenser, dry_run=dry_run, force=force, lock_timeout=lock_timeout, feedback=feedback
+        log,
+        condenser,
+        dialect=dialect,
+        dry_run=dry_run,
+        force=force,
+        lock_timeout=lock_timeout,
+        feedback=feedback,
     )
     result = outcome.result
     if not isinstance(result, Condensation):
-        _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
+        _print_view(result, outcome.replay, format, f"{log} ({condenser.name})", False)
         changed = sum(1 for a, b in zip(outcome.before, result, strict=False) if a is not b)
         note = result.note or f"rewrote {changed} of {len(result)} events for this step"
         err.print(f"{condenser.name}: {note}; nothing appended", markup=False, highlight=False)
         return
-    assert outcome.after is not None and outcome.line is not None
+    assert outcome.after is not None and outcome.record is not None
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
     report = (
         f"{condenser.name}: forgot {len(result.forgotten)} events "
@@ -301,19 +329,19 @@ def run(
         err.print(f"{report}; appended to {log}", markup=False, highlight=False)
         return
     sys.stdout.flush()
-    sys.stdout.buffer.write(outcome.line + b"\n")
+    sys.stdout.buffer.write(outcome.record.body + b"\n")
     sys.stdout.buffer.flush()
     err.print(f"{report} (dry run: nothing appended)", markup=False, highlight=False)
 
 
 @app.command()
 @guarded
-def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
+def request(log: LogArg, lock_timeout: LockOpt = 10.0, dialect: DialectOpt = None) -> None:
     """Append a condensation_request event to the log."""
     from condense_cli.runner import Feedback, append_request
 
-    feedback = Feedback(reading=lambda source: progress(source, "reading"))
-    event_id = append_request(log, lock_timeout, feedback)
+    feedback = Feedback(reading=_reading("reading"))
+    event_id = append_request(log, lock_timeout, feedback, dialect)
     _stderr().print(f"appended condensation request {event_id} to {log}", markup=False)
 
 
@@ -348,6 +376,7 @@ def stats(
         typer.Option("--tokens/--no-tokens", help="Count tokens with the [llm] model's tokenizer."),
     ] = True,
     config: ConfigOpt = None,
+    dialect: DialectOpt = None,
 ) -> None:
     """Events, characters and tokens of a log against its view.
 
@@ -355,7 +384,6 @@ def stats(
     """
     from condense_cli.config import LLMTables, load_settings
     from condense_cli.render import print_stats
-    from condense_cli.stats import collect_stats
     from condense_cli.tokens import tokenizer_for
 
     tokenizer = None
@@ -363,11 +391,8 @@ def stats(
         settings = load_settings(config)
         model = _with_source(settings.path, lambda: LLMTables(settings.llm).default.model)
         tokenizer = tokenizer_for(model)
-    with LogSource.open(log) as source:
-        with progress(source, "reading"):
-            index = scan_log(source)
-        with progress(source, "counting"):
-            numbers = collect_stats(source, index, tokenizer)
+    with read_log(log, dialect=dialect, reading=_reading("reading")) as replay:
+        numbers = replay.stats(tokenizer, _reading("counting"))
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -16,9 +16,9 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from condense_cli.dialects.base import Replay
 from condense_cli.intervals import format_runs
 from condense_cli.model import Event, View
-from condense_cli.scan import LogIndex
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -54,18 +54,22 @@ def heading(event: Event) -> str:
     return sanitize(" ".join(parts))
 
 
-def header_line(view: View, index: LogIndex, title: str) -> str:
-    """One line that says what the view holds."""
+def header_line(view: View, replay: Replay, title: str) -> str:
+    """One line that says what the view holds, and which dialect the log is in."""
     parts = [
         f"{len(view)} events in view",
-        f"{index.forgotten_events} forgotten",
-        f"{len(index.condensations)} condensations",
+        f"{replay.forgotten_events} forgotten",
+        f"{len(replay.condensations)} condensations",
     ]
-    if index.summary is not None:
-        parts.append(f"summary at {min(index.summary_offset or 0, len(view) - 1)}")
+    summaries = [i for i, event in enumerate(view) if event.is_summary]
+    if len(summaries) == 1:
+        parts.append(f"summary at {summaries[0]}")
+    elif summaries:
+        parts.append(f"{len(summaries)} summaries")
     if view.unhandled_request:
         parts.append("condensation request pending")
-    return f"{sanitize(title)}: " + ", ".join(parts)
+    generation = f", {replay.generation}" if replay.generation else ""
+    return f"{sanitize(title)} ({replay.dialect}{generation}): " + ", ".join(parts)
 
 
 def _event_body(event: Event, full: bool) -> str:
@@ -117,21 +121,22 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def view_json(view: View, index: LogIndex) -> bytes:
-    """`{"events": [...], "summary", "unhandled_condensation_request", "forgotten"}`.
+def view_json(view: View, replay: Replay) -> bytes:
+    """`{"dialect", "events": [...], "summary", "unhandled_condensation_request", "forgotten"}`.
 
     Kept events are spliced in as the bytes of their log lines.
     """
     summary = view.summary or next((e for e in view if e.is_summary), None)
     events = b",".join(event.to_json() for event in view)
+    head = orjson.dumps({"dialect": replay.dialect})
     tail = orjson.dumps(
         {
             "summary": summary.text if summary is not None else None,
             "unhandled_condensation_request": view.unhandled_request,
-            "forgotten": index.forgotten_events,
+            "forgotten": replay.forgotten_events,
         }
     )
-    return b'{"events":[' + events + b"]," + tail[1:]
+    return head[:-1] + b',"events":[' + events + b"]," + tail[1:]
 
 
 def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:

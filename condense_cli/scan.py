@@ -31,6 +31,7 @@ from condense_cli.dialects.openhands_v0 import (
 from condense_cli.errors import LogError
 from condense_cli.intervals import IntervalSet
 from condense_cli.log import BOM, LogSource, line_body
+from condense_cli.model import CondensationRecord, Problem
 
 # Lines that are not kept by their id, in `LogIndex.special` by position.
 HIDDEN = -1  # an event the agent never sees
@@ -41,27 +42,6 @@ CONDENSATION = -4  # a condensation or condensation request: never shown
 # Types the fast path leaves to the full validator.
 SPECIAL_ACTIONS = HIDDEN_ACTIONS | {"condensation", "condensation_request"}
 SPECIAL_OBSERVATIONS = HIDDEN_OBSERVATIONS | {"condense"}
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One finding of `check`: an error makes the log invalid, a warning does not."""
-
-    line: int | None
-    message: str
-    severity: str = "error"
-
-
-@dataclass(slots=True)
-class CondensationRecord:
-    """What one condensation did, for `stats` and `check`."""
-
-    id: int
-    line: int
-    ranges: list[tuple[int, int]]
-    forgotten_events: int  # events of the view it newly forgot
-    summary_chars: int | None
-    view_size: int  # view size right after it
 
 
 @dataclass

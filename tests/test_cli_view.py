@@ -28,7 +28,14 @@ def test_jsonl_prints_kept_lines_byte_for_byte_and_the_summary(cli) -> None:
 def test_json_object_shape(cli) -> None:
     result = cli("view", SAMPLES / "pending_request.jsonl", "--format", "json")
     data = orjson.loads(result.stdout_bytes)
-    assert set(data) == {"events", "summary", "unhandled_condensation_request", "forgotten"}
+    assert list(data) == [
+        "dialect",
+        "events",
+        "summary",
+        "unhandled_condensation_request",
+        "forgotten",
+    ]
+    assert data["dialect"] == "openhands-v0"
     assert [e["id"] for e in data["events"]] == [0, 1, 2, 3, 8, 9, 11, 12, 13, 14]
     assert data["summary"] is None
     assert data["unhandled_condensation_request"] is True
@@ -51,7 +58,7 @@ def test_text_piped_is_plain(cli) -> None:
     assert result.exit_code == 0
     assert "\x1b" not in out
     assert out.splitlines()[0] == (
-        f"{CODING}: 7 events in view, 14 forgotten, 2 condensations, summary at 2"
+        f"{CODING} (openhands-v0): 7 events in view, 14 forgotten, 2 condensations, summary at 2"
     )
     assert "=== summary ===" in out
     assert "#17 agent action:run" in out

@@ -147,7 +147,7 @@ def test_unexpected_errors_are_one_line_with_a_debug_hint(cli, make_log, monkeyp
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cli_module, "scan_log", broken)
+    monkeypatch.setattr(cli_module, "read_log", broken)
     log = make_log([msg(0)])
     result = cli("view", log)
     assert result.exit_code == 1

@@ -1,1 +1,173 @@
-"""Log formats ("dialects"): each reads, replays and appends to one kind of agent log."""
+"""Log formats ("dialects"): the registry, and detection from the input.
+
+Adding a dialect is one module with a `Dialect` subclass and one entry in
+`DIALECTS`. Detection asks each dialect, in order, whether it claims the input:
+a folder by its layout, a file by its first JSON object. OpenHands V0 comes last
+and takes what is left, so its own line-numbered errors report a broken log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
+from condense_cli.dialects.openhands_v0 import OpenHandsV0
+from condense_cli.errors import ConfigError, LogError
+from condense_cli.log import BOM, STDIN, LogSource
+
+DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (OpenHandsV0,)}
+
+SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
+
+
+def dialect_named(name: str) -> Dialect:
+    """The dialect called `name`, or a configuration error listing the choices."""
+    cls = DIALECTS.get(name)
+    if cls is None:
+        raise ConfigError(f"--dialect {name!r} is not a dialect; choose one of: {choices()}")
+    return cls()
+
+
+def choices() -> str:
+    return ", ".join(DIALECTS)
+
+
+@contextlib.contextmanager
+def read_log(
+    path: str,
+    *,
+    dialect: str | None = None,
+    upto: str | None = None,
+    collect: bool = False,
+    reading: Reading = quiet_reading,
+) -> Iterator[Replay]:
+    """Open, detect, validate and replay the log at `path` (`-` for standard input)."""
+    if path != STDIN and Path(path).is_dir():
+        chosen = dialect_named(dialect) if dialect else detect_folder(path)
+        with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:
+            yield replay
+        return
+    with LogSource.open(path) as source:
+        chosen = dialect_named(dialect) if dialect else detect_file(source)
+        with chosen.reading(path, source, upto=upto, collect=collect, reading=reading) as replay:
+            yield replay
+
+
+@contextlib.contextmanager
+def append_to_log(
+    path: str,
+    *,
+    dialect: str | None = None,
+    lock_timeout: float = 10.0,
+    reading: Reading = quiet_reading,
+) -> Iterator[Replay]:
+    """Lock the log at `path` and replay it; the replay may then append one record."""
+    if path == STDIN:
+        raise LogError(path, "standard input cannot be appended to; name the log file")
+    if dialect:
+        chosen = dialect_named(dialect)
+    elif Path(path).is_dir():
+        chosen = detect_folder(path)
+    else:
+        with LogSource.open(path) as source:
+            chosen = detect_file(source)
+    with chosen.appending(path, lock_timeout, reading) as replay:
+        yield replay
+
+
+def detect_folder(path: str) -> Dialect:
+    """The dialect whose layout the folder has, or a clear error."""
+    for cls in DIALECTS.values():
+        if cls.claims_folder(Path(path)):
+            return cls()
+    raise LogError(path, "is a directory, not a log file")
+
+
+def detect_file(source: LogSource) -> Dialect:
+    """The dialect that claims the file's first JSON object.
+
+    Inputs that are no log at all but look like a known export get one message
+    saying what they look like and what to do, instead of one error per line.
+    """
+    first = _first_value(source)
+    if isinstance(first, dict):
+        for cls in DIALECTS.values():
+            if cls is not OpenHandsV0 and cls.claims(first):
+                return cls()
+    unreadable = _what_it_looks_like(first)
+    if unreadable is not None:
+        what, hint = unreadable
+        raise LogError(
+            source.path, f"this is not a log condense reads: it looks like {what}", 1, hint=hint
+        )
+    return OpenHandsV0()
+
+
+def _first_value(source: LogSource) -> Any:
+    """The JSON value on the first non-blank line, `"["` for an opening bracket
+    alone, or None when it cannot be read (the dialect then reports why)."""
+    file = source.file
+    file.seek(0)
+    try:
+        for number, raw in enumerate(iter(lambda: file.readline(SNIFF_BYTES), b""), start=1):
+            body = raw.removeprefix(BOM) if number == 1 else raw
+            body = body.strip()
+            if not body:
+                continue
+            if body == b"[":
+                return "["
+            try:
+                return orjson.loads(body)
+            except orjson.JSONDecodeError:
+                return None
+        return None
+    finally:
+        file.seek(0)
+
+
+def _what_it_looks_like(first: Any) -> tuple[str, str] | None:
+    """(what, what to do) for a known kind of input that is not a log, else None."""
+    if first == "[" or (isinstance(first, list) and first and isinstance(first[0], dict)):
+        if isinstance(first, list) and _is_legacy_pair(first):
+            return (
+                "a legacy OpenHands history: [action, observation] pairs without event ids",
+                "condense needs one event per line with ids, as OpenHands' event stream "
+                "writes them; there is no faithful way to number these events",
+            )
+        return (
+            "a JSON array of events (an OpenHands trajectory export), not one event per line",
+            "convert it to one event per line first: jq -c '.[]' FILE > FILE.jsonl",
+        )
+    if isinstance(first, dict) and isinstance(first.get("history"), list):
+        return (
+            "an OpenHands evaluation or resolver output (one run per line, its events "
+            'under "history")',
+            "extract one run's events first: head -1 FILE | jq -c '.history[]' > run.jsonl",
+        )
+    if isinstance(first, dict) and not any(claims(first) for claims in _all_claims()):
+        keys = ", ".join(list(first)[:6]) or "none"
+        return (
+            f"another kind of log (its first object has the keys: {keys})",
+            f"condense reads these dialects: {choices()}; name one with --dialect if "
+            "detection is wrong",
+        )
+    return None
+
+
+def _is_legacy_pair(value: list[Any]) -> bool:
+    return (
+        len(value) == 2
+        and all(isinstance(v, dict) for v in value)
+        and "action" in value[0]
+        and "observation" in value[1]
+        and "id" not in value[0]
+    )
+
+
+def _all_claims() -> Iterator[Any]:
+    return (cls.claims for cls in DIALECTS.values())

@@ -6,15 +6,23 @@ re-serialises an event it did not create.
 
 from __future__ import annotations
 
+import contextlib
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
+from condense_cli.errors import ConfigError
 from condense_cli.intervals import describe_ids, runs
-from condense_cli.model import Condensation, Event, View
+from condense_cli.log import LockedLog, LogSource, locked_log
+from condense_cli.model import Condensation, CondensationRecord, Event, View
+
+if TYPE_CHECKING:
+    from condense_cli.scan import LogIndex
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -368,3 +376,113 @@ def request_event(event_id: int) -> dict[str, Any]:
         "action": "condensation_request",
         "args": {},
     }
+
+
+# --- the dialect ---------------------------------------------------------------------
+
+
+class V0Replay(Replay):
+    """A V0 log scanned into a `LogIndex`; its view is read back from the source."""
+
+    dialect = "openhands-v0"
+
+    def __init__(self, source: LogSource, index: LogIndex, locked: LockedLog | None = None) -> None:
+        self.source = source
+        self.index = index
+        self.locked = locked
+        self.path = source.path
+        self.problems = index.problems
+
+    @property
+    def forgotten_events(self) -> int:
+        return self.index.forgotten_events
+
+    @property
+    def condensations(self) -> list[CondensationRecord]:
+        return self.index.condensations
+
+    def view(self) -> View:
+        from condense_cli.view import build_view
+
+        return build_view(self.source, self.index)
+
+    def view_lines(self) -> Iterator[bytes]:
+        from condense_cli.view import iter_view_bytes
+
+        return iter_view_bytes(self.source, self.index)
+
+    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+        from condense_cli.stats import collect_stats
+
+        with reading(self.source):
+            numbers = collect_stats(self.source, self.index, tokenizer)
+        return {"dialect": self.dialect, **numbers}
+
+    def _next_id(self) -> int:
+        return self.index.max_id + 1
+
+    def condensation_record(self, view: View, condensation: Condensation) -> Record:
+        event_id = self._next_id()
+        return Record(orjson.dumps(condensation_event(event_id, condensation, view)), str(event_id))
+
+    def request_record(self) -> Record:
+        event_id = self._next_id()
+        return Record(orjson.dumps(request_event(event_id)), str(event_id))
+
+    def append(self, record: Record) -> None:
+        if self.locked is None:
+            raise ValueError("this log was opened read-only")
+        self.locked.append_line(record.body, self.index.size)
+
+
+class OpenHandsV0(Dialect):
+    """OpenHands V0: one `event_to_dict` event per line, integer ids."""
+
+    name = "openhands-v0"
+    label = "OpenHands V0 event log"
+
+    @classmethod
+    def claims(cls, first: dict[str, Any]) -> bool:
+        return "action" in first or "observation" in first or type(first.get("id")) is int
+
+    @contextlib.contextmanager
+    def reading(
+        self,
+        path: str,
+        source: LogSource | None,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        reading: Reading = quiet_reading,
+    ) -> Iterator[Replay]:
+        from condense_cli.scan import scan_log
+
+        assert source is not None, "a V0 log is a file"
+        limit = parse_upto(upto)
+        with reading(source):
+            index = scan_log(source, upto=limit, collect=collect)
+        yield V0Replay(source, index)
+
+    @contextlib.contextmanager
+    def appending(
+        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
+    ) -> Iterator[Replay]:
+        from condense_cli.scan import scan_log
+
+        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
+            with reading(source):
+                index = scan_log(source)
+            yield V0Replay(source, index, locked)
+
+
+def parse_upto(upto: str | None) -> int | None:
+    """`--upto` for a V0 log: an event id."""
+    if upto is None:
+        return None
+    try:
+        value = int(upto)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"--upto {upto!r}: a V0 log is replayed up to an event id (0 or more)")
+    return value

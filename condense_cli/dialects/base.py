@@ -1,0 +1,128 @@
+"""The seam between log formats and the rest of `condense`.
+
+A dialect reads one format: it recognises it, validates and replays it (its own
+inner loop, for speed), and writes the records `run` and `request` append. Every
+command talks to a dialect only through `Dialect` and the `Replay` it returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from condense_cli.log import LogSource
+from condense_cli.model import Condensation, CondensationRecord, Problem, View
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record to append: its bytes (no newline) and its id, for messages."""
+
+    body: bytes
+    id: str
+
+
+# Wraps the reading of a big log, e.g. in a progress bar (the CLI's `progress`).
+Reading = Callable[[LogSource], AbstractContextManager[None]]
+
+
+def quiet_reading(source: LogSource) -> AbstractContextManager[None]:
+    """Read without showing anything."""
+    return contextlib.nullcontext()
+
+
+class Replay(ABC):
+    """A log read, validated and replayed by its dialect."""
+
+    dialect: ClassVar[str]
+    path: str
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def generation(self) -> str | None:
+        """Which writer of the format the replay followed, when that matters."""
+        return None
+
+    @property
+    @abstractmethod
+    def forgotten_events(self) -> int:
+        """Events the agent saw that condensations have forgotten."""
+
+    @property
+    @abstractmethod
+    def condensations(self) -> list[CondensationRecord]:
+        """What each condensation in the log did, in order."""
+
+    @abstractmethod
+    def view(self) -> View:
+        """The replayed view, every event parsed."""
+
+    @abstractmethod
+    def view_lines(self) -> Iterator[bytes]:
+        """The view as JSON lines (newline included): kept records byte-for-byte."""
+
+    @abstractmethod
+    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+        """The numbers of `condense stats` (tokens when `tokenizer` is given)."""
+
+    # --- appending (only on a replay opened by `Dialect.appending`) -------------------
+
+    def condensation_record(self, view: View, condensation: Condensation) -> Record:
+        """The record that appends `condensation` to this log."""
+        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+
+    def request_record(self) -> Record:
+        """The record that appends a condensation request to this log."""
+        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+
+    def append(self, record: Record) -> None:
+        """Append `record`: locked, whole and fsynced, or not at all."""
+        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+
+
+class Dialect(ABC):
+    """One log format: detection, replay, and the records it appends."""
+
+    name: ClassVar[str]  # e.g. "openhands-v0"
+    label: ClassVar[str]  # e.g. "OpenHands V0 event log"
+
+    @classmethod
+    @abstractmethod
+    def claims(cls, first: dict[str, Any]) -> bool:
+        """Whether a file whose first JSON object is `first` is in this dialect."""
+
+    @classmethod
+    def claims_folder(cls, path: Path) -> bool:
+        """Whether the folder `path` holds a log in this dialect."""
+        return False
+
+    @abstractmethod
+    def reading(
+        self,
+        path: str,
+        source: LogSource | None,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        reading: Reading = quiet_reading,
+    ) -> AbstractContextManager[Replay]:
+        """Read and replay a log (an open `source` for files, None for a folder).
+
+        `collect` lists every problem in `Replay.problems` instead of raising
+        at the first; `upto` replays only up to that event (an id or a position).
+        """
+
+    @abstractmethod
+    def appending(
+        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
+    ) -> AbstractContextManager[Replay]:
+        """Lock the log, read and replay it; the replay can then `append` once."""
