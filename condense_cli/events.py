@@ -105,13 +105,22 @@ def check_id(value: Any, what: str) -> int:
 
 
 def is_seen_by_agent(data: dict[str, Any]) -> bool:
-    """False for the events OpenHands' controller leaves out of the agent's history."""
-    if data.get("hidden") is True:
-        return False
+    """False for the events OpenHands' controller leaves out of the agent's history.
+
+    OpenHands keeps an event's `hidden` flag among its fields, so it is
+    serialised inside `args` (actions) or `extras` (observations); a top-level
+    `"hidden"` key is not OpenHands' and is ignored, as OpenHands ignores it.
+    """
     action = data.get("action")
     if action is not None:
-        return action not in HIDDEN_ACTIONS
-    return data.get("observation") not in HIDDEN_OBSERVATIONS
+        if action in HIDDEN_ACTIONS:
+            return False
+        fields = data.get("args")
+    else:
+        if data.get("observation") in HIDDEN_OBSERVATIONS:
+            return False
+        fields = data.get("extras")
+    return type(fields) is not dict or fields.get("hidden") is not True
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,7 @@ class _Scanner:
             if type(data) is dict and not cut:
                 event_id = data.get("id")
                 if type(event_id) is int and prev_id < event_id <= upto:
+                    # `hidden` sits in args (actions) or extras (observations)
                     kind = data.get("action")
                     if kind is not None:
                         ordinary = (
@@ -177,6 +178,7 @@ class _Scanner:
                             and kind not in SPECIAL_ACTIONS
                             and "observation" not in data
                         )
+                        fields = data.get("args")
                     else:
                         kind = data.get("observation")
                         ordinary = (
@@ -184,7 +186,8 @@ class _Scanner:
                             and kind not in SPECIAL_OBSERVATIONS
                             and "action" not in data
                         )
-                    if ordinary and data.get("hidden") is not True:
+                        fields = data.get("extras")
+                    if ordinary and (type(fields) is not dict or fields.get("hidden") is not True):
                         prev_id, prev_line = event_id, number
                         append_id(event_id)
                         append_offset(start)

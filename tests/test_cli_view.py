@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.conftest import SAMPLES, condensation, lines_of, msg
+from tests.conftest import SAMPLES, condensation, hidden_setup_run, lines_of, msg
 
 CODING = SAMPLES / "coding_session.jsonl"
 
@@ -157,6 +157,17 @@ def test_check_warns_about_a_summary_left_in_place(cli, make_log) -> None:
         f"{log}:5: warning: condensation 4 has no summary, so the summary from line 3 "
         "stays in the view (as in OpenHands)\n"
     )
+
+
+def test_check_validates_hidden_events_too(cli, make_log) -> None:
+    action, observation = hidden_setup_run(1)
+    log = make_log([msg(0), action, {**observation, "id": 1}, msg(3)])
+    result = cli("check", log)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{log}:3: duplicate id 1: ids must increase down the file (line 2 has id 1)\n"
+    )
+    assert cli("check", make_log([msg(0), action, observation, msg(3)])).exit_code == 0
 
 
 def test_check_subprocess_on_samples(proc) -> None:

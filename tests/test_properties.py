@@ -81,9 +81,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 }
             )
         elif kind == "hidden":
-            events.append(
-                {"id": eid, "observation": "agent_state_changed", "content": "", "extras": {}}
-            )
+            events.append(draw(st.sampled_from(hidden_events(eid))))
         elif kind == "request":
             events.append(
                 {"id": eid, "source": "agent", "action": "condensation_request", "args": {}}
@@ -111,6 +109,20 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 args |= {"summary": None, "summary_offset": None}
             events.append({"id": eid, "source": "agent", "action": "condensation", "args": args})
     return events or [{"id": 0, "source": "user", "action": "message", "args": {"content": "x"}}]
+
+
+def hidden_events(eid: int) -> list[dict[str, Any]]:
+    """Events of the kinds the agent never sees, and look-alikes that it does see."""
+    return [
+        {"id": eid, "observation": "agent_state_changed", "content": "", "extras": {}},
+        {"id": eid, "action": "change_agent_state", "args": {"agent_state": "running"}},
+        # OpenHands' own form: `hidden` inside args / extras
+        {"id": eid, "action": "run", "args": {"command": "setup", "hidden": True}},
+        {"id": eid, "observation": "run", "content": "", "extras": {"hidden": True}},
+        {"id": eid, "action": "run", "args": {"command": "c", "hidden": False}},
+        # a top-level key is not OpenHands': the event is seen
+        {"id": eid, "action": "message", "args": {"content": "h"}, "hidden": True},
+    ]
 
 
 def write(events: list[dict[str, Any]], folder: str) -> Path:

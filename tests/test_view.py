@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from condense_cli.view import load_view
-from tests.conftest import SAMPLES, condensation, msg, request, run_action, run_obs
+from tests.conftest import (
+    SAMPLES,
+    condensation,
+    hidden_setup_run,
+    msg,
+    request,
+    run_action,
+    run_obs,
+)
 
 
 def view_ids(path: Path, upto: int | None = None) -> list[int | str]:
@@ -128,17 +136,42 @@ def test_events_the_agent_never_sees_are_left_out(make_log) -> None:
         {"id": 2, "observation": "agent_state_changed", "content": "", "extras": {}},
         {"id": 3, "observation": "null", "content": "", "cause": 0, "extras": {}},
         {"id": 4, "action": "null", "args": {}},
-        {**msg(5), "hidden": True},
-        msg(6),
+        *hidden_setup_run(5),
+        msg(7),
     ]
     _, index = load_view(str(make_log(events)))
-    assert view_ids(make_log(events)) == [0, 6]
-    assert index.events == 7
+    assert view_ids(make_log(events)) == [0, 7]
+    assert index.events == 8
+
+
+def test_hidden_inside_args_and_extras_hides_the_event(make_log) -> None:
+    action, observation = hidden_setup_run(1)
+    assert view_ids(make_log([msg(0), action, msg(2)])) == [0, 2]
+    assert view_ids(make_log([msg(0), observation, msg(3)])) == [0, 3]
+
+
+def test_hidden_false_and_hidden_in_the_other_object_keep_the_event(make_log) -> None:
+    events = [
+        msg(0),
+        {**run_action(1), "args": {"command": "ls", "hidden": False}},
+        {**run_obs(2, 1), "extras": {"hidden": False}},
+        {**run_action(3), "extras": {"hidden": True}},  # actions keep fields in args
+        {**run_obs(4, 3), "args": {"hidden": True}},  # observations keep them in extras
+    ]
+    assert view_ids(make_log(events)) == [0, 1, 2, 3, 4]
+
+
+def test_top_level_hidden_is_ignored_as_openhands_ignores_it(make_log) -> None:
+    events = [msg(0), {**msg(1), "hidden": True}, {**run_obs(2, 1), "hidden": True}]
+    assert view_ids(make_log(events)) == [0, 1, 2]
 
 
 def test_hidden_condensation_is_not_applied(make_log) -> None:
-    events = [msg(0), msg(1), {**condensation(2, ids=[1]), "hidden": True}]
-    assert view_ids(make_log(events)) == [0, 1]
+    hidden = condensation(2, ids=[1])
+    hidden["args"]["hidden"] = True
+    assert view_ids(make_log([msg(0), msg(1), hidden])) == [0, 1]
+    top_level = {**condensation(2, ids=[1]), "hidden": True}
+    assert view_ids(make_log([msg(0), msg(1), top_level])) == [0]
 
 
 def test_kept_pairs_keep_their_original_bytes(make_log) -> None:
