@@ -90,16 +90,16 @@ def validate_event(data: dict[str, Any]) -> int | None:
     return check_id(data["id"], '"id"')
 
 
-def check_id(value: Any, what: str) -> int:
-    """An event id: a non-negative integer that fits in 64 bits."""
+def check_id(value: Any, what: str, negative: bool = False) -> int:
+    """An event id: an integer that fits in 64 bits, non-negative unless `negative`."""
     if isinstance(value, float) and value.is_integer() and abs(value) > MAX_ID:
         # orjson reads integers beyond 64 bits as floats
         raise LineProblem(f"{what} does not fit in 64 bits")
     if isinstance(value, bool) or not isinstance(value, int):
         raise LineProblem(f"{what} must be an integer, not {json_type(value)}")
-    if value < 0:
+    if value < 0 and not negative:
         raise LineProblem(f"{what} must not be negative ({value})")
-    if value > MAX_ID:
+    if not -MAX_ID - 1 <= value <= MAX_ID:
         raise LineProblem(f"{what} does not fit in 64 bits")
     return value
 
@@ -134,12 +134,17 @@ class CondensationArgs:
     summary_offset: int | None
 
     def ranges(self) -> list[tuple[int, int]]:
-        """The forgotten ids as sorted, merged inclusive ranges."""
+        """The forgotten ids as sorted, merged inclusive ranges.
+
+        Negative ids match no event (event ids are never negative), so they are
+        left out: `[-1, 5]` forgets 5, and the range `-1..5` forgets `0..5`.
+        """
         if self.forgotten_ids is None:
             assert self.start_id is not None and self.end_id is not None
-            return [(self.start_id, self.end_id)]
+            start = max(self.start_id, 0)
+            return [(start, self.end_id)] if start <= self.end_id else []
         runs: list[tuple[int, int]] = []
-        for fid in sorted(set(self.forgotten_ids)):
+        for fid in sorted({i for i in self.forgotten_ids if i >= 0}):
             if runs and runs[-1][1] + 1 == fid:
                 runs[-1] = (runs[-1][0], fid)
             else:
@@ -152,6 +157,19 @@ class CondensationArgs:
         if self.forgotten_ids is None:
             return self.end_id
         return max(self.forgotten_ids, default=None)
+
+    @property
+    def negative_ids(self) -> str | None:
+        """The negative ids it names, described for a warning; None when there are none."""
+        if self.forgotten_ids is None:
+            assert self.start_id is not None and self.end_id is not None
+            if self.start_id >= 0:
+                return None
+            return f"its range {self.start_id}..{self.end_id} starts below 0"
+        negative = sorted({i for i in self.forgotten_ids if i < 0})
+        if not negative:
+            return None
+        return "forgotten_event_ids holds " + ", ".join(map(str, negative))
 
     @property
     def has_summary(self) -> bool:
@@ -183,13 +201,14 @@ def parse_condensation(data: dict[str, Any]) -> CondensationArgs:
     if ids is not None:
         if not isinstance(ids, list):
             raise LineProblem(f"forgotten_event_ids must be an array, not {json_type(ids)}")
-        forgotten = tuple(check_id(v, "an id in forgotten_event_ids") for v in ids)
+        # OpenHands writes -1 (its summary placeholder's id) among real ids
+        forgotten = tuple(check_id(v, "an id in forgotten_event_ids", True) for v in ids)
     else:
         if start is None or end is None:
             missing = "forgotten_events_end_id" if end is None else "forgotten_events_start_id"
             raise LineProblem(f"condensation range has no {missing}")
-        start = check_id(start, "forgotten_events_start_id")
-        end = check_id(end, "forgotten_events_end_id")
+        start = check_id(start, "forgotten_events_start_id", True)
+        end = check_id(end, "forgotten_events_end_id", True)
         if start > end:
             raise LineProblem(f"forgotten range starts after it ends ({start} > {end})")
     summary = args.get("summary")

@@ -327,6 +327,14 @@ class _Scanner:
         index.forgotten.add(event_id, event_id)
         index.kept_events -= newly_forgotten
         index.unhandled_request = False
+        negative = args.negative_ids
+        if negative is not None:
+            self.problem(
+                number,
+                f"condensation {event_id}: {negative}; ids below 0 match no event and forget "
+                "nothing (OpenHands writes -1, the id of its summary placeholder)",
+                "warning",
+            )
         beyond = args.max_forgotten
         if beyond is not None and beyond > event_id:
             self.problem(

@@ -189,3 +189,27 @@ def test_every_command_has_help_and_documentation(command: str, cli) -> None:
     assert result.exit_code == 0
     assert result.stdout.startswith(f"Usage: condense {command} ")
     assert f"`condense {command} " in (ROOT / "README.md").read_text()
+
+
+def test_negative_ids_are_a_warning_never_an_error(cli, proc, make_log) -> None:
+    log = make_log(
+        [
+            msg(0),
+            msg(1),
+            msg(2),
+            condensation(3, ids=[-1, 1]),
+            condensation(4, start=-1, end=0),
+        ]
+    )
+    result = cli("check", log)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"{log}:4: warning: condensation 3: forgotten_event_ids holds -1; ids below 0 match "
+        "no event and forget nothing (OpenHands writes -1, the id of its summary placeholder)\n"
+        f"{log}:5: warning: condensation 4: its range -1..0 starts below 0; ids below 0 match "
+        "no event and forget nothing (OpenHands writes -1, the id of its summary placeholder)\n"
+    )
+    assert cli("check", "--strict", log).exit_code == 1
+    done = proc("view", log, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [e["id"] for e in orjson.loads(done.stdout)["events"]] == [2]

@@ -25,7 +25,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @st.composite
 def logs(draw: Any) -> list[dict[str, Any]]:
-    """Valid logs: increasing sparse ids, pairs, hidden events, condensations, requests."""
+    """Valid logs: increasing sparse ids, pairs, hidden events, condensations (with -1
+    among their ids, as OpenHands writes), requests."""
     events: list[dict[str, Any]] = []
     next_id = draw(st.integers(0, 3))
     last_action: int | None = None
@@ -87,7 +88,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 {"id": eid, "source": "agent", "action": "condensation_request", "args": {}}
             )
         elif kind == "condensation" and events:
-            earlier = [e["id"] for e in events]
+            earlier = [e["id"] for e in events] + [-1]  # OpenHands writes -1 too
             if draw(st.booleans()):
                 ids = sorted(draw(st.sets(st.sampled_from(earlier), max_size=6)))
                 args: dict[str, Any] = {
@@ -97,7 +98,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 }
             else:
                 start = draw(st.sampled_from(earlier))
-                end = draw(st.integers(start, eid + 4))  # may reach past itself (allowed)
+                end = draw(st.integers(max(start, 0), eid + 4))  # may pass itself (allowed)
                 args = {
                     "forgotten_event_ids": None,
                     "forgotten_events_start_id": start,

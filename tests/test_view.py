@@ -192,3 +192,31 @@ def test_upto_ignores_later_condensations(make_log, upto: int) -> None:
     log = make_log([msg(0), msg(1), msg(2), condensation(3, ids=[1]), msg(4)])
     expected = {0: [0], 1: [0, 1], 3: [0, 2]}[upto]
     assert view_ids(log, upto) == expected
+
+
+# --- negative ids (OpenHands writes -1, its summary placeholder's id) ---------------
+
+
+def test_minus_one_in_a_forgotten_list_forgets_nothing_else(make_log) -> None:
+    events = [
+        msg(0),
+        msg(1),
+        condensation(2, ids=[1], summary="s1", offset=1),
+        msg(3),
+        msg(4),
+        condensation(5, ids=[-1, 3], summary="s2", offset=1),
+    ]
+    assert view_ids(make_log(events)) == [0, "S", 4]
+
+
+def test_a_range_from_minus_one_forgets_the_real_ids_it_covers(make_log) -> None:
+    events = [msg(0), msg(1), msg(2), condensation(3, start=-1, end=1), msg(4)]
+    assert view_ids(make_log(events)) == [2, 4]
+
+
+def test_a_wholly_negative_range_forgets_nothing(make_log) -> None:
+    events = [msg(0), msg(1), condensation(2, start=-5, end=-1), request(3)]
+    view, index = load_view(str(make_log(events)))
+    assert [e.id for e in view] == [0, 1]
+    assert view.unhandled_request
+    assert index.kept_events == 2
