@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 
 from condense_cli.condensers.base import Condensation, Condenser, apply_condensation
+from condense_cli.errors import LogError
+from condense_cli.events import MAX_ID
 from condense_cli.log import STDIN, LogSource, locked_log
 from condense_cli.scan import LogIndex, scan_log
 from condense_cli.view import View, build_view
@@ -74,6 +76,18 @@ def request_event(event_id: int) -> dict[str, Any]:
     }
 
 
+def next_event_id(index: LogIndex) -> int:
+    """The id of a new event: one more than the largest, if that fits in 64 bits."""
+    if index.max_id >= MAX_ID:
+        raise LogError(
+            index.path,
+            f"its largest id is {index.max_id} (2**63-1), so a new event would need an id "
+            "that does not fit in 64 bits; nothing was appended",
+            hint="start a new log: no event can be appended to this one",
+        )
+    return index.max_id + 1
+
+
 def describe_ids(ids: tuple[int, ...] | list[int], limit: int = 6) -> str:
     """`ids 2..61` or `ids 2, 4, 7..9` for a report line."""
     runs: list[tuple[int, int]] = []
@@ -123,7 +137,7 @@ def _decide(
         result = condenser.condense(view)
     if not isinstance(result, Condensation):
         return RunOutcome(index, view, result)
-    event = condensation_event(index.max_id + 1, result, view)
+    event = condensation_event(next_event_id(index), result, view)
     return RunOutcome(index, view, result, apply_condensation(view, result), orjson.dumps(event))
 
 
@@ -133,6 +147,6 @@ def append_request(path: str, lock_timeout: float = 10.0, feedback: Feedback | N
     with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
         with feedback.reading(source):
             index = scan_log(source)
-        event_id = index.max_id + 1
+        event_id = next_event_id(index)
         locked.append_line(orjson.dumps(request_event(event_id)), index.size)
         return event_id

@@ -11,9 +11,9 @@ import pytest
 
 from condense_cli.condensers.base import Condensation, apply_condensation
 from condense_cli.config import LLMTables, build_condenser
-from condense_cli.events import is_seen_by_agent
 from condense_cli.view import load_view
-from tests.conftest import SAMPLES, corpus_logs, msg, run_action, run_obs
+from tests.conftest import SAMPLES, corpus_logs, msg, request, run_action, run_obs
+from tests.reference import seen_by_agent
 
 
 @pytest.fixture(autouse=True)
@@ -185,6 +185,32 @@ def test_invalid_log_is_refused_by_run(cli, make_log) -> None:
     assert log.read_bytes() == content
 
 
+TOP_ID = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("last", "args"),
+    [
+        (msg(TOP_ID), ["request"]),
+        (msg(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=2", "-s", "keep_first=0"]),
+        (request(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=4"]),
+        (msg(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=4", "--dry-run", "--force"]),
+    ],
+)
+def test_no_id_is_left_after_2_63_minus_1(last, args: list[str], proc, make_log) -> None:
+    log = make_log([msg(0), msg(1), msg(2), last])
+    before = log.read_bytes()
+    done = proc(args[0], log, *args[1:])
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    assert done.stderr.decode().splitlines() == [
+        f"Error: {log}: its largest id is {TOP_ID} (2**63-1), so a new event would need an id "
+        "that does not fit in 64 bits; nothing was appended",
+        "Hint: start a new log: no event can be appended to this one",
+    ]
+    assert log.read_bytes() == before
+
+
 def test_stdin_is_read_only(proc) -> None:
     data = (SAMPLES / "coding_session.jsonl").read_bytes()
     done = proc("run", "-", "-t", "amortized", "-s", "max_size=4", input=data)
@@ -201,7 +227,7 @@ def test_stdin_is_read_only(proc) -> None:
 
 def agent_view(path: Path) -> list[dict[str, Any]]:
     events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    return [e for e in events if is_seen_by_agent(e)]
+    return [e for e in events if seen_by_agent(e)]
 
 
 def answers(obs: dict[str, Any], action: dict[str, Any]) -> bool:
