@@ -202,6 +202,75 @@ def test_appending_a_condensation_replays_to_the_intended_view(
             assert scan_log(source, collect=True).errors == []
 
 
+FORGETTING = st.sampled_from(
+    [
+        {"type": "amortized_forgetting", "max_size": 2, "keep_first": 0},
+        {"type": "amortized_forgetting", "max_size": 4, "keep_first": 1},
+        {"type": "amortized_forgetting", "max_size": 6, "keep_first": 0},
+        {"type": "amortized_forgetting", "max_size": 10, "keep_first": 2},
+        {"type": "conversation_window"},
+        {
+            "type": "pipeline",
+            "condensers": [{"type": "browser_output"}, {"type": "amortized", "max_size": 4}],
+        },
+        {
+            "type": "pipeline",
+            "condensers": [
+                {"type": "observation_masking", "attention_window": 1},
+                {"type": "conversation_window"},
+            ],
+        },
+    ]
+)
+
+
+def split_by_summary(view: Any) -> set[tuple[int, int]]:
+    """The (action, observation) pairs of the view with a summary between them."""
+    position = {e.id: i for i, e in enumerate(view) if e.id is not None}
+    summaries = [i for i, e in enumerate(view) if e.is_summary]
+    split = set()
+    for event in view:
+        if event.is_action or event.id is None:
+            continue
+        partners = [
+            a.id
+            for a in view
+            if a.is_action
+            and a.id is not None
+            and (
+                a.id == event.cause
+                or (event.tool_call_id is not None and a.tool_call_id == event.tool_call_id)
+            )
+        ]
+        for action in partners:
+            low, high = sorted((position[action], position[event.id]))
+            if any(low < s < high for s in summaries):
+                split.add((action, event.id))
+    return split
+
+
+@SETTINGS
+@given(logs(), FORGETTING)
+def test_forgetting_never_wedges_a_summary_nor_empties_the_view(
+    events: list[dict[str, Any]], table: dict[str, Any]
+) -> None:
+    condenser = build_condenser(table, LLMTables({}))
+    with tempfile.TemporaryDirectory() as folder:
+        path = write(events, folder)
+        before, _ = load_view(str(path))
+        outcome = run_condenser(str(path), condenser, force=True)
+        after, _ = load_view(str(path))
+        if not isinstance(outcome.result, Condensation):
+            assert as_ids(after) == as_ids(before)
+            return
+        assert any(not e.is_summary for e in after)
+        assert split_by_summary(after) <= split_by_summary(before)
+        # the summary keeps its place: every event before it is kept
+        assert [i for i, e in enumerate(after) if e.is_summary] == [
+            i for i, e in enumerate(before) if e.is_summary
+        ]
+
+
 @SETTINGS
 @given(
     logs(),
