@@ -10,7 +10,7 @@ import orjson
 from condense_cli.dialects.openhands_v0 import V0Event, is_seen_by_agent
 from condense_cli.log import LogSource, line_body
 from condense_cli.model import Event
-from condense_cli.scan import LogIndex
+from condense_cli.replay import LogIndex
 from condense_cli.tokens import BATCH, Tokenizer
 
 NOT_SHOWN = frozenset({"condensation", "condensation_request"})

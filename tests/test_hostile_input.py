@@ -9,9 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from condense_cli.dialects.openhands_v0 import scan_log, view_lines
 from condense_cli.log import LogSource
-from condense_cli.scan import scan_log
-from condense_cli.view import iter_view_bytes
 from tests.conftest import CONDENSE, lines_of, msg
 
 GOOD = lines_of([msg(0)])
@@ -102,7 +101,7 @@ def test_a_log_that_grows_while_read_is_read_as_it_was(make_log) -> None:
             writer.write(lines_of([msg(2)]) + b'{"id": 3, "act')
         index = scan_log(source)
         assert index.clean
-        assert b"".join(iter_view_bytes(source, index)) == original
+        assert b"".join(view_lines(source, index)) == original
     assert index.events == 2
     assert list(index.line_ids) == [0, 1]
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from condense_cli.condensers.summarizing import STATE_FIELDS
-from condense_cli.view import load_view
+from condense_cli.dialects.openhands_v0 import load_view
 from tests.conftest import CONDENSE, SAMPLES, condensation, lines_of, msg, run_action, run_obs
 from tests.fake_llm import FakeLLM
 

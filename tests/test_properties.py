@@ -11,12 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from condense_cli.config import LLMTables, build_condenser
+from condense_cli.dialects.openhands_v0 import load_view, scan_log, view_lines
 from condense_cli.errors import LogError
 from condense_cli.log import LogSource
 from condense_cli.model import Condensation, apply_condensation
 from condense_cli.runner import run_condenser
-from condense_cli.scan import scan_log
-from condense_cli.view import iter_view_bytes, load_view
 from tests.conftest import lines_of
 from tests.reference import reference_view
 
@@ -150,7 +149,7 @@ def test_replay_matches_the_reference(events: list[dict[str, Any]]) -> None:
         assert as_ids(again) == as_ids(view)  # deterministic
         by_id = {e["id"]: orjson.dumps(e) for e in events}
         with LogSource.open(str(path)) as source:
-            lines = b"".join(iter_view_bytes(source, scan_log(source))).splitlines()
+            lines = b"".join(view_lines(source, scan_log(source))).splitlines()
         assert [by_id[i] for i in expected if not isinstance(i, tuple)] == [
             line for line in lines if b'"observation":"condense"' not in line or b'"id"' in line
         ]
@@ -328,5 +327,5 @@ def test_crlf_blank_lines_and_bom_do_not_change_the_view(
         outputs = []
         for path in (clean_path, messy_path):
             with LogSource.open(str(path)) as source:
-                outputs.append(b"".join(iter_view_bytes(source, scan_log(source))))
+                outputs.append(b"".join(view_lines(source, scan_log(source))))
         assert outputs[0] == outputs[1]

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from condense_cli.config import LLMTables, build_condenser
+from condense_cli.dialects.openhands_v0 import load_view
 from condense_cli.model import Condensation, apply_condensation
-from condense_cli.view import load_view
 from tests.conftest import (
     SAMPLES,
     condensation,
@@ -77,7 +77,7 @@ def test_run_appends_a_condensation_that_replays_to_the_intended_view(
     assert result.exit_code == 0, result.output
     assert log.read_bytes().startswith(before_bytes)
     appended = last_event(log)
-    assert appended["id"] == index.max_id + 1
+    assert appended["id"] == index.max_key + 1
     assert {**appended, "timestamp": None} == {**planned, "timestamp": None}
     args_ = appended["args"]
     forgotten = args_["forgotten_event_ids"] or list(

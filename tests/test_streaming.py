@@ -12,9 +12,9 @@ import orjson
 import pytest
 from rich.console import Console
 
+from condense_cli.dialects.openhands_v0 import scan_log
 from condense_cli.log import LogSource
 from condense_cli.progress import progress
-from condense_cli.scan import scan_log
 from tests.conftest import CONDENSE, ROOT
 from tests.reference import reference_view
 

@@ -7,22 +7,36 @@ re-serialises an event it did not create.
 from __future__ import annotations
 
 import contextlib
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import describe_ids, runs
-from condense_cli.log import LockedLog, LogSource, locked_log
-from condense_cli.model import Condensation, CondensationRecord, Event, View
-
-if TYPE_CHECKING:
-    from condense_cli.scan import LogIndex
+from condense_cli.log import BOM, LockedLog, LogSource, line_body, locked_log
+from condense_cli.model import (
+    Condensation,
+    CondensationRecord,
+    Event,
+    View,
+    summary_position,
+)
+from condense_cli.replay import (
+    CONDENSATION,
+    HIDDEN,
+    INVALID,
+    SUMMARY_LINE,
+    KeyedScan,
+    LogIndex,
+    iter_kept_lines,
+    iter_view_bytes,
+)
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -406,6 +420,223 @@ def request_event(event_id: int) -> dict[str, Any]:
     }
 
 
+# --- pass one: the V0 scan loop -------------------------------------------------------
+
+# Types the fast path leaves to the full validator.
+SPECIAL_ACTIONS = HIDDEN_ACTIONS | {"condensation", "condensation_request"}
+SPECIAL_OBSERVATIONS = HIDDEN_OBSERVATIONS | {"condense"}
+
+
+def scan_log(source: LogSource, *, upto: int | None = None, collect: bool = False) -> LogIndex:
+    """Validate and replay `source`; raise LogError at the first defect unless `collect`."""
+    scanner = V0Scan(source.path, MAX_ID if upto is None else upto, collect)
+    scanner.run(source)
+    return scanner.finish(source.size)
+
+
+class V0Scan(KeyedScan):
+    """Pass one over a V0 log: ordinary events take a short fast path; condensations,
+    requests, hidden events and anything suspect go through the full validator."""
+
+    def run(self, source: LogSource) -> None:
+        """Read every line; ordinary events take the fast path, the rest `slow_line`.
+
+        The fast path only records each event's id and offset: counts are
+        worked out from those arrays when a condensation needs them.
+        """
+        index = self.index
+        append_id = index.line_ids.append
+        append_offset = index.line_offsets.append
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        upto = self.upto
+        prev_id, prev_line = self.prev_id, self.prev_line
+        report, step = source.on_progress, source.PROGRESS_STEP
+        next_report = step if report is not None else sys.maxsize
+        size = source.size
+        watch = min(size + 1, next_report)  # the next offset that needs a look
+        number = offset = replay_end = 0
+        cut = False
+        raw = b""
+        file = source.file
+        file.seek(0)
+        for raw in file:
+            number += 1
+            start = offset
+            offset += len(raw)
+            if offset >= watch:
+                if offset > size:
+                    clipped = source.clip(raw, start)
+                    if clipped is None:
+                        offset = start
+                        break
+                    raw, offset, size = clipped, start + len(clipped), source.size
+                if offset >= next_report:
+                    report(offset)  # type: ignore[misc]
+                    next_report += step
+                watch = min(size + 1, next_report)
+            try:
+                data = loads(raw)
+            except decode_error:
+                data = None
+            if type(data) is dict and not cut:
+                event_id = data.get("id")
+                if type(event_id) is int and prev_id < event_id <= upto:
+                    # `hidden` sits in args (actions) or extras (observations)
+                    kind = data.get("action")
+                    if kind is not None:
+                        ordinary = (
+                            type(kind) is str
+                            and kind not in SPECIAL_ACTIONS
+                            and "observation" not in data
+                        )
+                        fields = data.get("args")
+                    else:
+                        kind = data.get("observation")
+                        ordinary = (
+                            type(kind) is str
+                            and kind not in SPECIAL_OBSERVATIONS
+                            and "action" not in data
+                        )
+                        fields = data.get("extras")
+                    if ordinary and (type(fields) is not dict or fields.get("hidden") is not True):
+                        prev_id, prev_line = event_id, number
+                        append_id(event_id)
+                        append_offset(start)
+                        replay_end = offset
+                        continue
+            # The full validator: hand it the state, then take it back.
+            self.prev_id, self.prev_line = prev_id, prev_line
+            index.replay_end = max(index.replay_end, replay_end)
+            self.slow_line(number, raw, start, offset, data if type(data) is dict else None)
+            prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
+        self.prev_id, self.prev_line = prev_id, prev_line
+        index.replay_end = max(index.replay_end, replay_end)
+        if not source.ends_with_newline(offset):
+            index.clean = False  # the last line needs its newline written by us
+
+    def slow_line(
+        self, number: int, raw: bytes, start: int, end: int, data: dict[str, Any] | None
+    ) -> None:
+        """Blank lines, byte-order marks, line endings, then the full validator."""
+        body = line_body(raw, first=number == 1)
+        if number == 1 and raw.startswith(BOM):
+            self.index.clean = False
+        if not body or body.isspace():
+            self.index.clean = False
+            return
+        if self.feed(number, body, raw.endswith(b"\n"), data):
+            self.index.line_offsets.append(start)
+            self.index.replay_end = end
+
+    def feed(
+        self, number: int, body: bytes, terminated: bool, data: dict[str, Any] | None = None
+    ) -> bool:
+        """Validate and replay one line (already parsed, or not); True when it
+        was added to `line_ids`."""
+        index = self.index
+        try:
+            if data is None:
+                data = decode_line(body)
+            event_id = validate_event(data)
+            if event_id is not None and event_id <= self.prev_id:
+                word = "duplicate" if event_id == self.prev_id else "decreasing"
+                raise LineProblem(
+                    f"{word} id {event_id}: ids must increase down the file "
+                    f"(line {self.prev_line} has id {self.prev_id})"
+                )
+            condensation = (
+                parse_condensation(data)
+                if data.get("action") == "condensation" and is_seen_by_agent(data)
+                else None
+            )
+        except LineProblem as exc:
+            message = str(exc)
+            if not terminated:
+                message = (
+                    f"the last line is incomplete ({message}); "
+                    "a writer probably stopped in the middle of it"
+                )
+            self.problem(number, message)
+            if not self.cut:
+                self.mark(INVALID)
+                return True
+            return False
+        if event_id is not None:
+            self.prev_id, self.prev_line = event_id, number
+        if self.cut or (event_id is not None and event_id > self.upto):
+            self.cut = True
+            self.other_events += 1
+            return False
+        if event_id is None:
+            self.mark(SUMMARY_LINE)
+            self.other_events += 1
+            index.summary_lines += 1
+            return True
+        if not is_seen_by_agent(data):
+            self.mark(HIDDEN, event_id)
+            self.other_events += 1
+            return True
+        if condensation is not None:
+            self.mark(CONDENSATION, event_id)
+            self.other_events += 1
+            self._condensation(number, event_id, condensation)
+        elif data.get("action") == "condensation_request":
+            self.request(event_id)
+        else:
+            index.line_ids.append(event_id)  # a visible event the fast path left to us
+        return True
+
+    def _condensation(self, number: int, event_id: int, args: CondensationArgs) -> None:
+        """Warn about what OpenHands allows, then apply the condensation."""
+        negative = args.negative_ids
+        if negative is not None:
+            self.problem(
+                number,
+                f"condensation {event_id}: {negative}; ids below 0 match no event and forget "
+                "nothing (OpenHands writes -1, the id of its summary placeholder)",
+                "warning",
+            )
+        beyond = args.max_forgotten
+        if beyond is not None and beyond > event_id:
+            self.problem(
+                number,
+                f"condensation {event_id} forgets ids after its own (up to {beyond}); "
+                "events appended later with those ids will be hidden (OpenHands allows this)",
+                "warning",
+            )
+        summary = args.summary if args.has_summary else None
+        self.forget(number, event_id, args.ranges(), summary, args.summary_offset)
+
+
+# --- pass two: the view ---------------------------------------------------------------
+
+
+def view_lines(source: LogSource, index: LogIndex) -> Iterator[bytes]:
+    """The view as JSON lines: kept lines byte-for-byte, the summary as a new line."""
+    summary = summary_event(index.summary).to_json() if index.summary is not None else None
+    return iter_view_bytes(source, index, summary)
+
+
+def build_view(source: LogSource, index: LogIndex) -> View:
+    """The replayed view with every kept event parsed."""
+    events: list[Event] = [
+        V0Event(orjson.loads(body), event_id, body)
+        for body, event_id in iter_kept_lines(source, index)
+    ]
+    summary = None
+    if index.summary is not None:
+        summary = summary_event(index.summary)
+        events.insert(summary_position(index.summary_offset, len(events)), summary)
+    return View(events, index.unhandled_request, summary, index.summary_offset, None, summary_event)
+
+
+def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:
+    """Scan and replay the V0 log at `path` (or `-`) in one call."""
+    with LogSource.open(path) as source:
+        index = scan_log(source, upto=upto)
+        return build_view(source, index), index
+
+
 # --- the dialect ---------------------------------------------------------------------
 
 
@@ -430,14 +661,10 @@ class V0Replay(Replay):
         return self.index.condensations
 
     def view(self) -> View:
-        from condense_cli.view import build_view
-
         return build_view(self.source, self.index)
 
     def view_lines(self) -> Iterator[bytes]:
-        from condense_cli.view import iter_view_bytes
-
-        return iter_view_bytes(self.source, self.index)
+        return view_lines(self.source, self.index)
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
         from condense_cli.stats import collect_stats
@@ -448,14 +675,14 @@ class V0Replay(Replay):
 
     def _next_id(self) -> int:
         """One more than the largest id, if that still fits in 64 bits."""
-        if self.index.max_id >= MAX_ID:
+        if self.index.max_key >= MAX_ID:
             raise LogError(
                 self.path,
-                f"its largest id is {self.index.max_id} (2**63-1), so a new event would need "
+                f"its largest id is {self.index.max_key} (2**63-1), so a new event would need "
                 "an id that does not fit in 64 bits; nothing was appended",
                 hint="start a new log: no event can be appended to this one",
             )
-        return self.index.max_id + 1
+        return self.index.max_key + 1
 
     def condensation_record(self, view: View, condensation: Condensation) -> Record:
         event_id = self._next_id()
@@ -491,8 +718,6 @@ class OpenHandsV0(Dialect):
         collect: bool = False,
         reading: Reading = quiet_reading,
     ) -> Iterator[Replay]:
-        from condense_cli.scan import scan_log
-
         assert source is not None, "a V0 log is a file"
         limit = parse_upto(upto)
         with reading(source):
@@ -503,8 +728,6 @@ class OpenHandsV0(Dialect):
     def appending(
         self, path: str, lock_timeout: float, reading: Reading = quiet_reading
     ) -> Iterator[Replay]:
-        from condense_cli.scan import scan_log
-
         with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
             with reading(source):
                 index = scan_log(source)
