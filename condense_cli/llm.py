@@ -26,6 +26,11 @@ TRANSIENT = (
     "Timeout",
     "APIError",
 )
+# Credentials the provider refused, or none given at all: a configuration error,
+# never retried. litellm reports a missing OpenAI key as an InternalServerError,
+# so a missing key is also recognised by the message the provider's client gives.
+AUTHENTICATION = ("AuthenticationError", "PermissionDeniedError")
+MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key")
 MESSAGE_LIMIT = 300
 T = TypeVar("T")
 
@@ -71,7 +76,7 @@ def call_options(settings: LLMSettings) -> dict[str, Any]:
         "caching": False,
         "drop_params": settings.drop_params,
     }
-    api_key = settings.resolved_api_key()
+    api_key = settings.resolved_api_key() or None  # `api_key = ""` gives no key
     optional = {
         "api_key": api_key,
         "base_url": settings.base_url,
@@ -105,6 +110,8 @@ def complete(
             return _answer(litellm, response, settings.model)
         except Exception as exc:
             name = type(exc).__name__
+            if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
+                raise _credentials_error(litellm, settings, name, str(exc)) from None
             transient = name in TRANSIENT or isinstance(exc, TimeoutError)
             if not transient or attempt == attempts:
                 raise CondenserError(
@@ -114,6 +121,22 @@ def complete(
                 ) from None
             sleep(min(settings.retry_max_wait, settings.retry_min_wait * 2 ** (attempt - 1)))
     raise AssertionError("unreachable")
+
+
+def _credentials_error(litellm: Any, settings: LLMSettings, name: str, text: str) -> ConfigError:
+    """A refused or missing API key: say what to set."""
+    try:
+        wanted = litellm.validate_environment(model=settings.model).get("missing_keys") or []
+    except Exception:
+        wanted = []
+    given = settings.api_key or settings.api_key_env
+    export = f", or export {' / '.join(wanted)}" if wanted and not given else ""
+    problem = "the API key was refused" if given else "no API key is set"
+    return ConfigError(
+        f"{problem} for model {settings.model} ({name}): {_short(text, settings)}",
+        hint=f"set api_key, or api_key_env naming the variable that holds the key, in the "
+        f"[llm] table the condenser uses{export}",
+    )
 
 
 def ask(
@@ -194,8 +217,6 @@ def _short(message: str, settings: LLMSettings) -> str:
 
 
 def _hint(name: str) -> str:
-    if name == "AuthenticationError":
-        return "check api_key / api_key_env in the [llm] table"
     if name in ("NotFoundError", "BadRequestError"):
         return "check model and base_url in the [llm] table"
     return "nothing was appended; run the command again later"
