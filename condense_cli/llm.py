@@ -87,11 +87,19 @@ def call_options(settings: LLMSettings) -> dict[str, Any]:
         "seed": settings.seed,
         "extra_headers": settings.extra_headers or None,
         "custom_llm_provider": settings.custom_llm_provider,
+        "top_k": settings.top_k,
+        "reasoning_effort": settings.reasoning_effort,
+        "safety_settings": settings.safety_settings,
+        "aws_access_key_id": settings.aws_access_key_id,
+        "aws_secret_access_key": settings.aws_secret_access_key,
+        "aws_region_name": settings.aws_region_name,
+        "input_cost_per_token": settings.input_cost_per_token,
+        "output_cost_per_token": settings.output_cost_per_token,
     }
     if settings.base_url and "/" not in settings.model and not settings.custom_llm_provider:
         optional["custom_llm_provider"] = "openai"  # an OpenAI-compatible server
     options.update({k: v for k, v in optional.items() if v is not None})
-    return options
+    return {**(settings.completion_kwargs or {}), **options}  # ours win
 
 
 def complete(
@@ -209,7 +217,13 @@ def require_response_schema(settings: LLMSettings) -> None:
 
 def _short(message: str, settings: LLMSettings) -> str:
     """A bounded error message with any API key masked."""
-    for secret in (settings.api_key, os.environ.get(settings.api_key_env or "") or None):
+    secrets = (
+        settings.api_key,
+        os.environ.get(settings.api_key_env or "") or None,
+        settings.aws_access_key_id,
+        settings.aws_secret_access_key,
+    )
+    for secret in secrets:
         if secret:
             message = message.replace(secret, "***")
     message = " ".join(message.split())
