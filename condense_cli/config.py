@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 from condense_cli.errors import ConfigError
+from condense_cli.openhands_config import drop_ignored_llm_keys
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 ENV_VAR = "CONDENSE_CONFIG"
 DEFAULT_FILE = "config.toml"
 SECRET = "***"
+SECRET_FIELDS = frozenset({"api_key", "aws_access_key_id", "aws_secret_access_key"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,17 @@ class LLMSettings:
     seed: int | None = None
     drop_params: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
+    # Keys of OpenHands' LLMConfig that litellm takes, passed on as they are
+    # (the others are dropped with a note: condense_cli/openhands_config.py).
+    top_k: float | None = None
+    reasoning_effort: str | None = None
+    safety_settings: list[dict[str, str]] | None = None
+    aws_access_key_id: str | None = None
+    aws_secret_access_key: str | None = None
+    aws_region_name: str | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    completion_kwargs: dict[str, Any] | None = None
 
     def validate(self) -> None:
         if self.timeout <= 0:
@@ -124,7 +137,7 @@ def settings_table(settings: Any) -> dict[str, Any]:
         value = getattr(settings, f.name)
         if value is None or value == {}:
             continue
-        table[f.name] = SECRET if f.name == "api_key" else value
+        table[f.name] = SECRET if f.name in SECRET_FIELDS else value
     return table
 
 
@@ -146,6 +159,9 @@ def load_settings(
         _apply_type(settings, type_override)
     for item in sets or []:
         _apply_set(settings, item)
+    note = drop_ignored_llm_keys(settings.llm, settings.condenser)
+    if note is not None:
+        settings.notes.append(note)
     return settings
 
 

@@ -26,6 +26,11 @@ TRANSIENT = (
     "Timeout",
     "APIError",
 )
+# Credentials the provider refused, or none given at all: a configuration error,
+# never retried. litellm reports a missing OpenAI key as an InternalServerError,
+# so a missing key is also recognised by the message the provider's client gives.
+AUTHENTICATION = ("AuthenticationError", "PermissionDeniedError")
+MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key")
 MESSAGE_LIMIT = 300
 T = TypeVar("T")
 
@@ -71,7 +76,7 @@ def call_options(settings: LLMSettings) -> dict[str, Any]:
         "caching": False,
         "drop_params": settings.drop_params,
     }
-    api_key = settings.resolved_api_key()
+    api_key = settings.resolved_api_key() or None  # `api_key = ""` gives no key
     optional = {
         "api_key": api_key,
         "base_url": settings.base_url,
@@ -82,11 +87,19 @@ def call_options(settings: LLMSettings) -> dict[str, Any]:
         "seed": settings.seed,
         "extra_headers": settings.extra_headers or None,
         "custom_llm_provider": settings.custom_llm_provider,
+        "top_k": settings.top_k,
+        "reasoning_effort": settings.reasoning_effort,
+        "safety_settings": settings.safety_settings,
+        "aws_access_key_id": settings.aws_access_key_id,
+        "aws_secret_access_key": settings.aws_secret_access_key,
+        "aws_region_name": settings.aws_region_name,
+        "input_cost_per_token": settings.input_cost_per_token,
+        "output_cost_per_token": settings.output_cost_per_token,
     }
     if settings.base_url and "/" not in settings.model and not settings.custom_llm_provider:
         optional["custom_llm_provider"] = "openai"  # an OpenAI-compatible server
     options.update({k: v for k, v in optional.items() if v is not None})
-    return options
+    return {**(settings.completion_kwargs or {}), **options}  # ours win
 
 
 def complete(
@@ -105,6 +118,8 @@ def complete(
             return _answer(litellm, response, settings.model)
         except Exception as exc:
             name = type(exc).__name__
+            if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
+                raise _credentials_error(litellm, settings, name, str(exc)) from None
             transient = name in TRANSIENT or isinstance(exc, TimeoutError)
             if not transient or attempt == attempts:
                 raise CondenserError(
@@ -114,6 +129,22 @@ def complete(
                 ) from None
             sleep(min(settings.retry_max_wait, settings.retry_min_wait * 2 ** (attempt - 1)))
     raise AssertionError("unreachable")
+
+
+def _credentials_error(litellm: Any, settings: LLMSettings, name: str, text: str) -> ConfigError:
+    """A refused or missing API key: say what to set."""
+    try:
+        wanted = litellm.validate_environment(model=settings.model).get("missing_keys") or []
+    except Exception:
+        wanted = []
+    given = settings.api_key or settings.api_key_env
+    export = f", or export {' / '.join(wanted)}" if wanted and not given else ""
+    problem = "the API key was refused" if given else "no API key is set"
+    return ConfigError(
+        f"{problem} for model {settings.model} ({name}): {_short(text, settings)}",
+        hint=f"set api_key, or api_key_env naming the variable that holds the key, in the "
+        f"[llm] table the condenser uses{export}",
+    )
 
 
 def ask(
@@ -186,7 +217,13 @@ def require_response_schema(settings: LLMSettings) -> None:
 
 def _short(message: str, settings: LLMSettings) -> str:
     """A bounded error message with any API key masked."""
-    for secret in (settings.api_key, os.environ.get(settings.api_key_env or "") or None):
+    secrets = (
+        settings.api_key,
+        os.environ.get(settings.api_key_env or "") or None,
+        settings.aws_access_key_id,
+        settings.aws_secret_access_key,
+    )
+    for secret in secrets:
         if secret:
             message = message.replace(secret, "***")
     message = " ".join(message.split())
@@ -194,8 +231,6 @@ def _short(message: str, settings: LLMSettings) -> str:
 
 
 def _hint(name: str) -> str:
-    if name == "AuthenticationError":
-        return "check api_key / api_key_env in the [llm] table"
     if name in ("NotFoundError", "BadRequestError"):
         return "check model and base_url in the [llm] table"
     return "nothing was appended; run the command again later"

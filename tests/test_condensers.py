@@ -349,6 +349,14 @@ def test_pipeline_stops_at_the_first_condensation(make_log) -> None:
             "[condenser] attention_window must be at least 1",
         ),
         ({"type": "recent", "max_events": 0}, "[condenser] max_events must be at least 1 (got 0)"),
+        (  # SPEC 9: OpenHands would show the head plus the whole view, events twice
+            {"type": "recent", "keep_first": 5, "max_events": 5},
+            "[condenser] keep_first (5) must be less than max_events (5)",
+        ),
+        (
+            {"type": "recent_events", "keep_first": 9, "max_events": 3},
+            "[condenser] keep_first (9) must be less than max_events (3)",
+        ),
         ({"type": "pipeline"}, "[condenser] condensers must list at least one condenser table"),
         (
             {"type": "pipeline", "condensers": [{"type": "amortized", "max_size": 0}]},

@@ -358,7 +358,6 @@ FAILURES = {
     "server error": (lambda f: f.status(500).status(500), "InternalServerError", 2),
     "rate limited": (lambda f: f.status(429).status(429), "RateLimitError", 2),
     "too slow": (lambda f: f.slow(4).slow(4), "Timeout", 2),
-    "bad key": (lambda f: f.status(401, f"invalid key {API_KEY}"), "AuthenticationError", 1),
     "empty answer": (lambda f: f.text("").text("   "), None, 2),
 }
 
@@ -382,6 +381,52 @@ def test_failures_exit_3_and_leave_the_log_alone(case: str, cli, config, fake, m
         )
     assert API_KEY not in result.stderr
     assert len(fake.requests) == calls
+    assert log.read_bytes() == before
+
+
+# --- credentials: exit 2 at once, never retried ---------------------------------------------
+
+
+def test_a_refused_key_is_a_configuration_error_without_retries(
+    cli, config, fake, make_log
+) -> None:
+    fake.status(401, f"Incorrect API key provided: {API_KEY}").text("never asked for")
+    log = make_log(session(20))
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 2
+    assert len(fake.requests) == 1  # no retry, no backoff
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "Error: the API key was refused for model openai/test-model (AuthenticationError): "
+    )
+    assert "Incorrect API key provided: ***" in lines[0]
+    assert lines[1] == (
+        "Hint: set api_key, or api_key_env naming the variable that holds the key, in the "
+        "[llm] table the condenser uses"
+    )
+    assert API_KEY not in result.stderr
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize("key_line", ["", 'api_key = ""\n'])
+def test_a_missing_key_is_a_configuration_error_before_any_request(
+    key_line: str, proc, config, fake, make_log, monkeypatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config.write_text(config.read_text().replace(f'api_key = "{API_KEY}"\n', key_line))
+    fake.text("never asked for")
+    log = make_log(session(20))
+    before = log.read_bytes()
+    done = proc("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert lines[0].startswith("Error: no API key is set for model openai/test-model (")
+    assert lines[1] == (
+        "Hint: set api_key, or api_key_env naming the variable that holds the key, in the "
+        "[llm] table the condenser uses, or export OPENAI_API_KEY"
+    )
+    assert fake.requests == []
     assert log.read_bytes() == before
 
 

@@ -122,6 +122,48 @@ def test_nothing_to_condense_exits_0_and_appends_nothing(cli, tmp_path: Path) ->
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (
+            ["-t", "amortized", "-s", "max_size=10"],
+            "amortized_forgetting: nothing to forget: the view has 3 events, and the condenser "
+            "keeps the first 1 and the last 4",
+        ),
+        (
+            ["-t", "conversation_window"],
+            "conversation_window: nothing to forget: the view has no user message to keep",
+        ),
+        (
+            ["-t", "amortized", "-s", "max_size=2", "-s", "keep_first=0"],
+            "amortized_forgetting: nothing to forget: the view has 2 events, and the condenser "
+            "keeps the first 0 and the last 1",
+        ),
+    ],
+)
+def test_nothing_to_forget_leaves_the_request_pending(
+    args: list[str], reason: str, proc, make_log
+) -> None:
+    # SPEC 9: OpenHands may append an empty condensation, marking the request handled
+    events = [run_action(1, "c1"), run_obs(2, 1, "c1"), request(3)]
+    if "keep_first=0" not in args:
+        events.insert(0, {"id": 0, "source": "agent", "action": "system", "args": {}})
+    log = make_log(events)
+    before = log.read_bytes()
+    done = proc("run", log, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode() == f"{reason}; nothing appended\n"
+    assert log.read_bytes() == before
+    assert load_view(str(log))[0].unhandled_request
+
+
+def test_recent_events_keeping_the_whole_window_is_a_configuration_error(proc, make_log) -> None:
+    log = make_log([msg(0), msg(1)])
+    done = proc("run", log, "-t", "recent", "-s", "keep_first=3", "-s", "max_events=3")
+    assert done.returncode == 2
+    assert done.stderr == b"Error: [condenser] keep_first (3) must be less than max_events (3)\n"
+
+
 def test_conversation_window_without_user_message_says_why(cli, make_log) -> None:
     log = make_log(
         [{"id": 0, "source": "agent", "action": "system", "args": {}}, msg(1, source="agent")]
