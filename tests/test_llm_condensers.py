@@ -109,6 +109,17 @@ def test_llm_appends_range_summary_and_offset(cli, config, fake, make_log) -> No
     assert fake.paths == ["/v1/chat/completions"]
 
 
+def test_llm_summary_never_splits_a_head_action_from_its_observation(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))  # head: system, user, action 2; its observation 3 follows
+    fake.text("S")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20", "-s", "keep_first=3")
+    assert result.exit_code == 0, result.stderr
+    assert last(log)["args"]["summary_offset"] == 4
+    assert view_ids(log) == [0, 1, 2, 3, "S", *range(36, 42)]
+
+
 def test_llm_second_condensation_rolls_the_first_summary(cli, config, fake, make_log) -> None:
     log = make_log(session(20))
     fake.text("FIRST SUMMARY")

@@ -98,7 +98,7 @@ class LLMSummarizingCondenser(ModelCondenser):
             previous = events[keep_first]  # a summary line kept from a piped view
         forgotten = [e for e in events if e.key in forget]
         summary, usage = self.summarize(previous, forgotten)
-        return Condensation(tuple(sorted(forget)), summary, keep_first, usage)
+        return Condensation(tuple(sorted(forget)), summary, summary_offset(view, forget), usage)
 
     def _tail_length(self, events: list[Event]) -> int:
         """Newest events to keep: by `max_size`, and by `max_tokens` when it is set."""
@@ -235,3 +235,19 @@ def render_state(fields: dict[str, Any]) -> str:
     if not sections:
         raise ValueError("every create_state_summary field was empty")
     return "\n\n".join(sections)
+
+
+def summary_offset(view: View, forget: set[int]) -> int:
+    """Where a new summary goes: after the events kept before the first forgotten one.
+
+    That is `keep_first`, unless the head ends with an action whose observation the
+    pair rule kept: then the summary follows the observation instead of splitting
+    the pair. A summary this one replaces does not count.
+    """
+    offset = 0
+    for event in view:
+        if event.key is not None and event.key in forget:
+            break
+        if not (event.is_summary and event.key is None):
+            offset += 1
+    return offset
