@@ -285,7 +285,6 @@ def run(
     dialect: DialectOpt = None,
 ) -> None:
     """Run the configured condenser and append its condensation."""
-    from condense_cli.intervals import describe_ids
     from condense_cli.model import Condensation
     from condense_cli.runner import Feedback, run_condenser
 
@@ -319,7 +318,7 @@ def run(
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
     report = (
         f"{condenser.name}: forgot {len(result.forgotten)} events "
-        f"({describe_ids(result.forgotten)}), {sizes}"
+        f"({_describe_forgotten(outcome.before, result.forgotten)}), {sizes}"
     )
     if result.summary is not None:
         report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
@@ -397,6 +396,29 @@ def stats(
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
         print_stats(numbers, Console(highlight=False))
+
+
+def _describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
+    """The forgotten events by the ids the log shows: `ids 2..61` (runs of keys when
+    ids are keys, as in V0; else runs of neighbouring events, first..last id)."""
+    from condense_cli.intervals import describe_ids
+
+    events = [e for e in view if e.key is not None]
+    if all(e.id == e.key for e in events):
+        return describe_ids(forgotten)
+    gone = set(forgotten)
+    runs: list[list[object]] = []
+    previous = False
+    for event in events:
+        if event.key in gone:
+            if previous:
+                runs[-1][1] = event.id
+            else:
+                runs.append([event.id, event.id])
+        previous = event.key in gone
+    shown = [f"{a}..{b}" if a != b else str(a) for a, b in runs[:6]]
+    more = f", … ({len(runs) - 6} more runs)" if len(runs) > 6 else ""
+    return "ids " + ", ".join(shown) + more
 
 
 def _usage_text(usage: dict[str, Any]) -> str:

@@ -45,12 +45,13 @@ def preview(text: str, full: bool = False) -> str:
     return cut
 
 
-def heading(event: Event) -> str:
-    """`#12 agent run` style label of an event."""
+def heading(event: Event, ids: dict[int, object] | None = None) -> str:
+    """`#12 agent run` style label of an event; `ids` maps keys to the ids shown."""
     label = f"#{event.id}" if event.id is not None else "#-"
     parts = [label, event.source or "-", f"{event.kind}:{event.type}"]
     if event.cause is not None:
-        parts.append(f"(answers #{event.cause})")
+        cause = ids.get(event.cause, event.cause) if ids else event.cause
+        parts.append(f"(answers #{cause})")
     return sanitize(" ".join(parts))
 
 
@@ -83,13 +84,14 @@ def _event_body(event: Event, full: bool) -> str:
 def write_plain(view: View, out: IO[str], header: str, full: bool = False) -> None:
     """The view as plain text: no colour, no box drawing, easy to grep."""
     out.write(header + "\n")
+    ids = shown_ids(view)
     for event in view:
         if event.is_summary:
             out.write("\n=== summary ===\n")
             out.write(_indent(preview(event.text, full)) + "\n")
             out.write("=== end of summary ===\n")
             continue
-        out.write("\n" + heading(event) + "\n")
+        out.write("\n" + heading(event, ids) + "\n")
         body = _event_body(event, full)
         if body:
             out.write(_indent(body) + "\n")
@@ -98,6 +100,7 @@ def write_plain(view: View, out: IO[str], header: str, full: bool = False) -> No
 def print_rich(view: View, console: Console, header: str, full: bool = False) -> None:
     """The view as coloured blocks for a terminal."""
     console.rule(Text(header, style="bold"))
+    ids = shown_ids(view)
     for event in view:
         if event.is_summary:
             console.print(
@@ -110,11 +113,16 @@ def print_rich(view: View, console: Console, header: str, full: bool = False) ->
             )
             continue
         style = "cyan" if event.is_action else "green"
-        block = [Text(heading(event), style=f"bold {style}")]
+        block = [Text(heading(event, ids), style=f"bold {style}")]
         body = _event_body(event, full)
         if body:
             block.append(Text(_indent(body), style="default"))
         console.print(Group(*block))
+
+
+def shown_ids(view: View) -> dict[int, object]:
+    """Each event's key -> the id it is shown with (they differ where keys are positions)."""
+    return {e.key: e.id for e in view if e.key is not None}
 
 
 def _indent(text: str) -> str:
@@ -190,18 +198,27 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
     console.print(kinds)
     if numbers["condensations"]:
         table = Table(title="condensations", title_justify="left")
-        for column in ("id", "line", "forgot", "ids", "summary chars", "view after"):
-            table.add_column(column, justify="right" if column != "ids" else "left")
+        says = any(c.get("log_says") for c in numbers["condensations"])
+        columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
+        for column in columns + (("the log says",) if says else ()):
+            table.add_column(
+                column, justify="right" if column in columns[:3] + columns[4:] else "left"
+            )
         for c in numbers["condensations"][-20:]:
             ids = format_runs(c["forgotten_ranges"], 4)
-            table.add_row(
+            row = [
                 str(c["id"]),
                 str(c["line"]),
                 f"{c['forgotten_events']:,}",
                 ids,
                 "-" if c["summary_chars"] is None else f"{c['summary_chars']:,}",
                 f"{c['view_size_after']:,}",
-            )
+            ]
+            if says:
+                row.append(
+                    sanitize(", ".join(f"{k} {v}" for k, v in c.get("log_says", {}).items()))
+                )
+            table.add_row(*row)
         if len(numbers["condensations"]) > 20:
             table.caption = f"the last 20 of {len(numbers['condensations']):,}"
         console.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,30 @@ def collect_stats(
         "requests": index.requests,
         "unhandled_request": index.unhandled_request,
         "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
+        "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
+        "tokens": (
+            {
+                "log": full.tokens,
+                "view": view.tokens,
+                "ratio": _ratio(view.tokens, full.tokens),
+                "tokenizer": tokenizer.name,
+            }
+            if tokenizer is not None
+            else None
+        ),
+    }
+
+
+def text_numbers(
+    log_texts: Iterable[str], view_texts: Iterable[str], tokenizer: Tokenizer | None
+) -> dict[str, Any]:
+    """`chars` and `tokens` of `stats` for a dialect that lists the texts itself."""
+    full, view = _Tally(), _Tally()
+    for tally, texts in ((full, log_texts), (view, view_texts)):
+        for text in texts:
+            tally.add(text, tokenizer)
+        tally.flush(tokenizer)
+    return {
         "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
         "tokens": (
             {

@@ -1,0 +1,262 @@
+"""The Codex dialect on hand-made rollouts whose view is known, and on the corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.conftest import ROOT
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "codex"
+TS = "2026-05-04T14:42:33.476Z"
+
+
+def line(kind: str, payload: Any) -> dict[str, Any]:
+    return {"timestamp": TS, "type": kind, "payload": payload}
+
+
+def item(payload: dict[str, Any]) -> dict[str, Any]:
+    return line("response_item", payload)
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def said(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
+
+
+def call(cid: str, cmd: str = "ls") -> dict[str, Any]:
+    return {"type": "function_call", "name": "exec_command", "arguments": cmd, "call_id": cid}
+
+
+def output(cid: str, text: str = "out") -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": cid, "output": text}
+
+
+META = line("session_meta", {"id": "s1", "timestamp": TS, "cwd": "/w"})
+CONTEXT = user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")
+PLAIN = [
+    META,
+    item(CONTEXT),
+    line("turn_context", {"cwd": "/w"}),
+    item(user("fix the bug")),
+    line("event_msg", {"type": "user_message", "message": "fix the bug"}),
+    item(call("c1")),
+    item(output("c1", "a.py")),
+    item(said("done")),
+]
+
+
+def rollout(make_log, lines: list[dict[str, Any]]) -> Path:
+    return make_log(lines, name="rollout.jsonl")
+
+
+def items_of(cli, path: Path, *args: str) -> list[dict[str, Any]]:
+    result = cli("view", path, "-f", "json", *args)
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout_bytes)
+    assert data["dialect"] == "codex"
+    return data["events"]
+
+
+def test_the_view_is_the_response_items_in_order(cli, make_log) -> None:
+    path = rollout(make_log, PLAIN)
+    assert items_of(cli, path) == [
+        CONTEXT,
+        user("fix the bug"),
+        call("c1"),
+        output("c1", "a.py"),
+        said("done"),
+    ]
+
+
+def test_text_view_names_lines_and_pairs(cli, make_log) -> None:
+    path = rollout(make_log, PLAIN)
+    assert cli("view", path).stdout == (
+        f"{path} (codex): 5 events in view, 0 forgotten, 0 condensations\n"
+        "\n#2 user action:message\n    <environment_context>\n      <cwd>/w</cwd>\n"
+        "    </environment_context>\n"
+        "\n#4 user action:message\n    fix the bug\n"
+        "\n#6 agent action:function_call\n    exec_command(ls)\n"
+        "\n#7 environment observation:function_call_output (answers #6)\n    a.py\n"
+        "\n#8 agent action:message\n    done\n"
+    )
+
+
+def test_a_replacement_history_replaces_everything_before_it(cli, make_log) -> None:
+    summary = {
+        **user("SUMMARY"),
+        "internal_chat_message_metadata_passthrough": {
+            "content_item_kinds": ["compaction.summary"]
+        },
+    }
+    lines = [
+        *PLAIN,
+        line(
+            "compacted",
+            {"message": "SUMMARY", "replacement_history": [user("fix the bug"), summary]},
+        ),
+        item(user("next")),
+    ]
+    path = rollout(make_log, lines)
+    assert items_of(cli, path) == [user("fix the bug"), summary, user("next")]
+    text = cli("view", path).stdout
+    assert (
+        text.splitlines()[0]
+        == f"{path} (codex): 3 events in view, 3 forgotten, 1 condensations, summary at 1"
+    )
+    assert "#9.1 user action:message" in text and "=== summary ===\n    SUMMARY\n" in text
+
+
+def test_a_legacy_compaction_keeps_the_user_messages_and_the_summary(cli, make_log) -> None:
+    # Codex 0.169.0 resumed FundWise with such a line and sent exactly this (see the notes)
+    lines = [*PLAIN, line("compacted", {"message": "SUMMARY"}), item(user("next"))]
+    events = items_of(cli, rollout(make_log, lines))
+    assert [e["content"][0]["text"] for e in events] == ["fix the bug", "SUMMARY", "next"]
+
+
+def test_a_rollback_drops_the_newest_user_turns(cli, make_log) -> None:
+    lines = [
+        *PLAIN,
+        item(user("second")),
+        item(said("ok")),
+        line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
+    ]
+    assert items_of(cli, rollout(make_log, lines))[-1] == said("done")
+
+
+def test_upto_a_line_or_an_item_id(cli, make_log) -> None:
+    lines = [*PLAIN, item({**said("later"), "id": "msg_9"}), item(said("after"))]
+    path = rollout(make_log, lines)
+    assert items_of(cli, path, "--upto", "6")[-1] == call("c1")
+    assert items_of(cli, path, "--upto", "msg_9")[-1]["id"] == "msg_9"
+    result = cli("view", path, "--upto", "msg_nope")
+    assert result.exit_code == 2
+    assert "has no item with this id" in result.stderr
+
+
+def test_jsonl_view_keeps_the_lines_and_round_trips(proc, make_log) -> None:
+    path = rollout(
+        make_log,
+        [
+            *PLAIN,
+            line("compacted", {"message": "", "replacement_history": [user("fix the bug")]}),
+            item(said("x")),
+        ],
+    )
+    first = proc("view", path, "-f", "jsonl")
+    assert first.returncode == 0, first.stderr
+    raw = path.read_bytes().splitlines()
+    assert first.stdout.splitlines() == raw[-2:]  # the compacted line and the item, as stored
+    again = proc("view", "-", "-f", "jsonl", input=first.stdout)
+    assert again.stdout == first.stdout
+
+
+def test_check_reports_broken_pairs_bad_lines_and_unknown_types(cli, make_log) -> None:
+    lines = [
+        *PLAIN,
+        item(output("ghost")),
+        item(call("c2")),
+        item({"type": "mystery"}),
+        line("odd", {}),
+    ]
+    path = make_log(
+        b"".join(orjson.dumps(d) + b"\n" for d in lines) + b"[1]\n", name="rollout.jsonl"
+    )
+    result = cli("check", path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{path}:11: warning: unknown response item type 'mystery'; Codex does not send it",
+        f"{path}:12: warning: unknown line type 'odd'; Codex skips it",
+        f"{path}:13: expected a JSON object, got an array",
+        f"{path}:9: function_call_output for call 'ghost' has no call before it in the view; "
+        "the model would see an answer to nothing",
+        f"{path}:10: warning: function_call 'c2' has no output in the view; Codex answers it "
+        '"aborted" when the session is resumed',
+    ]
+    view = cli("view", path)
+    assert view.exit_code == 1
+    assert view.stderr == f"Error: {path}:13: expected a JSON object, got an array\n"
+
+
+def test_run_appends_a_compaction_the_view_then_shows(cli, make_log) -> None:
+    lines = [META] + [item(user(f"u{i}")) if i % 2 == 0 else item(said(f"a{i}")) for i in range(12)]
+    path = rollout(make_log, lines)
+    size = path.stat().st_size
+    result = cli("run", path, "-t", "amortized", "-s", "max_size=6")
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr
+        == f"amortized_forgetting: forgot 9 events (ids 3..11), view 12 -> 3; appended to {path}\n"
+    )
+    appended = path.read_bytes()[size:].splitlines()
+    compacted, event = (orjson.loads(x) for x in appended)
+    assert compacted["type"] == "compacted" and event["payload"] == {"type": "context_compacted"}
+    assert compacted["payload"]["replacement_history"] == [user("u0"), user("u10"), said("a11")]
+    assert items_of(cli, path) == [user("u0"), user("u10"), said("a11")]
+
+
+def test_request_is_pending_until_the_next_compaction(cli, make_log) -> None:
+    lines = [META] + [item(user(f"u{i}")) for i in range(4)]
+    path = rollout(make_log, lines)
+    assert cli("request", path).exit_code == 0
+    assert orjson.loads(path.read_bytes().splitlines()[-1])["type"] == "condensation_request"
+    assert orjson.loads(cli("view", path, "-f", "json").stdout_bytes)[
+        "unhandled_condensation_request"
+    ]
+    assert cli("run", path, "-t", "amortized", "-s", "max_size=4").exit_code == 0
+    data = orjson.loads(cli("view", path, "-f", "json").stdout_bytes)
+    assert data["unhandled_condensation_request"] is False
+    assert data["events"] == [user("u0"), user("u3")]
+
+
+def test_masking_keeps_keys_and_masks_outputs(cli, make_log) -> None:
+    path = rollout(make_log, PLAIN)
+    result = cli("run", path, "-t", "observation_masking", "-s", "attention_window=1", "-f", "json")
+    assert result.exit_code == 0, result.output
+    events = orjson.loads(result.stdout_bytes)["events"]
+    assert events[3] == output("c1", "<MASKED>")
+
+
+def test_stats_count_items_and_say_what_the_log_says(cli, make_log) -> None:
+    lines = [
+        *PLAIN,
+        line(
+            "event_msg",
+            {"type": "token_count", "info": {"last_token_usage": {"total_tokens": 900}}},
+        ),
+        line(
+            "compacted",
+            {"message": "S", "replacement_history": [user("fix the bug")], "window_number": 1},
+        ),
+    ]
+    result = cli("stats", rollout(make_log, lines), "-f", "json", "--no-tokens")
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout_bytes)
+    assert (data["dialect"], data["events"], data["visible_events"]) == ("codex", 10, 5)
+    assert data["view"] == {"events": 1, "forgotten_events": 4}
+    assert data["condensations"][0]["log_says"] == {
+        "items": 1,
+        "window_number": 1,
+        "tokens_before": 900,
+    }
+    assert data["by_type"]["response_item:message"]["events"] == 3
+
+
+@pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
+def test_corpus_rollouts_view_check_and_stat(name: str, cli) -> None:
+    path = CORPUS / name
+    lines = [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    expected = [d["payload"] for d in lines if d["type"] == "response_item"]
+    assert items_of(cli, path) == expected
+    assert cli("check", path).exit_code == 0
+    assert cli("stats", path, "--no-tokens").exit_code == 0
