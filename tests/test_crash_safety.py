@@ -13,15 +13,15 @@ import orjson
 
 from condense_cli.log import LogSource
 from condense_cli.scan import scan_log
-from tests.conftest import CONDENSE, CORPUS
+from tests.conftest import CONDENSE
 
 ROUNDS = 40
 TIME_LIMIT = 90.0
 
 
-def test_killing_writers_at_random_moments(tmp_path: Path) -> None:
+def test_killing_writers_at_random_moments(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "ponylang-ponyc-4593.jsonl", log)
+    shutil.copyfile(corpus / "ponylang-ponyc-4593.jsonl", log)
     rng = random.Random(20261121)
     started = time.monotonic()
     killed = completed = 0

@@ -211,7 +211,7 @@ def answers(obs: dict[str, Any], action: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_corpus_amortized_max_size_20(log: Path, cli, tmp_path: Path) -> None:
+def test_corpus_amortized_max_size_20(log: Path, corpus: Path, cli, tmp_path: Path) -> None:
     work = copy(log, tmp_path)
     events = agent_view(work)
     result = cli("run", work, "-t", "amortized", "-s", "max_size=20")
@@ -231,7 +231,9 @@ def test_corpus_amortized_max_size_20(log: Path, cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_corpus_conversation_window_after_request(log: Path, cli, tmp_path: Path) -> None:
+def test_corpus_conversation_window_after_request(
+    log: Path, corpus: Path, cli, tmp_path: Path
+) -> None:
     work = copy(log, tmp_path)
     events = agent_view(work)
     assert cli("request", work).exit_code == 0
@@ -264,7 +266,9 @@ def test_corpus_conversation_window_after_request(log: Path, cli, tmp_path: Path
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_corpus_pipeline_browser_output_then_amortized(log: Path, cli, tmp_path: Path) -> None:
+def test_corpus_pipeline_browser_output_then_amortized(
+    log: Path, corpus: Path, cli, tmp_path: Path
+) -> None:
     work = copy(log, tmp_path)
     stages = 'condensers=[{type="browser_output"},{type="amortized",max_size=20}]'
     piped = cli("run", work, "-t", "pipeline", "-s", stages, "--dry-run", "-f", "jsonl")
@@ -278,7 +282,7 @@ def test_corpus_pipeline_browser_output_then_amortized(log: Path, cli, tmp_path:
     assert piped.stdout_bytes
 
 
-def test_pair_rule_holds_on_every_corpus_condensation(tmp_path: Path) -> None:
+def test_pair_rule_holds_on_every_corpus_condensation(tmp_path: Path, corpus: Path) -> None:
     for log in corpus_logs():
         view, _ = load_view(str(log))
         for size in (4, 7, 10, 20):
