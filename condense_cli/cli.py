@@ -20,6 +20,7 @@ from condense_cli import __version__
 from condense_cli.errors import CondenseError
 from condense_cli.log import STDIN, LogSource
 from condense_cli.progress import progress
+from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
 from condense_cli.view import View, build_view, iter_view_bytes
@@ -98,9 +99,9 @@ def _stderr() -> Console:
 
 def _fail(message: str, hint: str | None, code: int) -> typer.Exit:
     err = _stderr()
-    err.print(f"Error: {message}", markup=False)
+    err.print(f"Error: {mask(message)}", markup=False)
     if hint:
-        err.print(f"Hint: {hint}", markup=False)
+        err.print(f"Hint: {mask(hint)}", markup=False)
     return typer.Exit(code)
 
 
@@ -120,7 +121,7 @@ def guarded(command: F) -> F:
             raise
         except Exception as exc:
             if _state["debug"]:
-                traceback.print_exc()
+                sys.stderr.write(mask(traceback.format_exc()))
             raise _fail(
                 f"unexpected {type(exc).__name__}: {exc}",
                 "this is a bug in condense; rerun with --debug for the traceback and report it",
@@ -404,7 +405,7 @@ def _with_source(path: Any, build: Callable[[], Any]) -> Any:
 
 def _print_notes(notes: list[str]) -> None:
     for note in notes:
-        _stderr().print(f"Note: {note}", markup=False)
+        _stderr().print(f"Note: {mask(note)}", markup=False)
 
 
 def main() -> None:

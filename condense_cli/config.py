@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 from condense_cli.errors import ConfigError
+from condense_cli.redact import mask_table, remember
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
 
 ENV_VAR = "CONDENSE_CONFIG"
 DEFAULT_FILE = "config.toml"
-SECRET = "***"
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,18 @@ class LLMSettings:
         if self.api_key_env is None:
             return self.api_key
         value = os.environ.get(self.api_key_env)
+        remember([value])
         if not value:
             raise ConfigError(
                 f"api_key_env names ${self.api_key_env}, which is not set",
                 hint=f"export {self.api_key_env}=... or set api_key in the [llm] table",
             )
         return value
+
+
+LLM_TABLE_KEYS = frozenset(
+    f.name for f in fields(LLMSettings) if get_origin(get_type_hints(LLMSettings)[f.name]) is dict
+)
 
 
 @dataclass
@@ -80,8 +86,8 @@ class LLMTables:
     """Resolves `llm_config` references to validated LLMSettings."""
 
     def __init__(self, table: dict[str, Any]) -> None:
-        self.defaults = {k: v for k, v in table.items() if not isinstance(v, dict)}
-        self.named = {k: v for k, v in table.items() if isinstance(v, dict)}
+        self.defaults = {k: v for k, v in table.items() if not _is_named_model(k, v)}
+        self.named = {k: v for k, v in table.items() if _is_named_model(k, v)}
         self.default = parse_table(LLMSettings, self.defaults, "llm")
         for name, named in self.named.items():
             parse_table(LLMSettings, self._merged(named), f"llm.{name}")
@@ -117,14 +123,19 @@ class LLMTables:
         return out
 
 
+def _is_named_model(key: str, value: Any) -> bool:
+    """A table inside [llm] is a named model, unless it is a table-valued setting."""
+    return isinstance(value, dict) and key not in LLM_TABLE_KEYS
+
+
 def settings_table(settings: Any) -> dict[str, Any]:
-    """A config dataclass as a TOML table: no nulls, API keys masked."""
+    """A config dataclass as a TOML table, without nulls (secrets still in clear)."""
     table: dict[str, Any] = {}
     for f in fields(settings):
         value = getattr(settings, f.name)
         if value is None or value == {}:
             continue
-        table[f.name] = SECRET if f.name == "api_key" else value
+        table[f.name] = value
     return table
 
 
@@ -146,6 +157,7 @@ def load_settings(
         _apply_type(settings, type_override)
     for item in sets or []:
         _apply_set(settings, item)
+    mask_table({"condenser": settings.condenser, "llm": settings.llm})  # remember its secrets
     return settings
 
 
@@ -176,7 +188,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     """The configuration in force, defaults filled in and secrets masked."""
     llms = LLMTables(settings.llm)
     condenser = build_condenser(settings.condenser, llms)
-    return {"condenser": condenser.describe(), "llm": llms.describe()}
+    return mask_table({"condenser": condenser.describe(), "llm": llms.describe()})
 
 
 def find_config_file(explicit: str | None) -> Path | None:
@@ -279,6 +291,9 @@ def _matches(value: Any, hint: Any) -> bool:
         return True
     if hint is type(None):
         return value is None
+    if origin is dict:
+        value_hint = get_args(hint)[1]
+        return isinstance(value, dict) and all(_matches(v, value_hint) for v in value.values())
     if origin is not None:
         return isinstance(value, origin)
     if hint is float:
@@ -298,7 +313,8 @@ def _describe(hint: Any) -> str:
     if (origin or hint) is list:
         return "an array of tables"
     if (origin or hint) is dict:
-        return "a table"
+        args = get_args(hint)
+        return f"a table of {_describe(args[1]).split(' ', 1)[1]}s" if args else "a table"
     return str(hint)
 
 

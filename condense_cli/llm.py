@@ -185,10 +185,11 @@ def require_response_schema(settings: LLMSettings) -> None:
 
 
 def _short(message: str, settings: LLMSettings) -> str:
-    """A bounded error message with any API key masked."""
-    for secret in (settings.api_key, os.environ.get(settings.api_key_env or "") or None):
-        if secret:
-            message = message.replace(secret, "***")
+    """A bounded error message with every secret of `settings` masked."""
+    from condense_cli.redact import mask
+
+    key_from_env = os.environ.get(settings.api_key_env or "")
+    message = mask(message, [settings.api_key, key_from_env, *settings.extra_headers.values()])
     message = " ".join(message.split())
     return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
 
