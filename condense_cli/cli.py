@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from condense_cli import __version__
 from condense_cli.errors import CondenseError
@@ -23,6 +23,7 @@ from condense_cli.progress import progress
 from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
+from condense_cli.text import sanitize
 from condense_cli.view import View, build_view, iter_view_bytes
 
 app = typer.Typer(
@@ -97,11 +98,15 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _say(message: str) -> None:
+    """One line for people on stderr: secrets masked, names and values made safe."""
+    _stderr().print(sanitize(mask(message), one_line=True), markup=False)
+
+
 def _fail(message: str, hint: str | None, code: int) -> typer.Exit:
-    err = _stderr()
-    err.print(f"Error: {mask(message)}", markup=False)
+    _say(f"Error: {message}")
     if hint:
-        err.print(f"Hint: {mask(hint)}", markup=False)
+        _say(f"Hint: {hint}")
     return typer.Exit(code)
 
 
@@ -121,7 +126,7 @@ def guarded(command: F) -> F:
             raise
         except Exception as exc:
             if _state["debug"]:
-                sys.stderr.write(mask(traceback.format_exc()))
+                sys.stderr.write(sanitize(mask(traceback.format_exc())))
             raise _fail(
                 f"unexpected {type(exc).__name__}: {exc}",
                 "this is a bug in condense; rerun with --debug for the traceback and report it",
@@ -225,23 +230,22 @@ def check(
                 index = scan_log(source, collect=True)
                 name = source.path
         except CondenseError as exc:
-            typer.echo(exc.message)
+            typer.echo(sanitize(mask(exc.message), one_line=True))
             failed += 1
             problems += 1
             continue
         for problem in index.problems:
             where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
-            typer.echo(f"{where}: {prefix}{problem.message}")
+            typer.echo(sanitize(f"{where}: {prefix}{problem.message}", one_line=True))
         problems += len(index.problems)
         bad = index.errors or (strict and index.problems)
         failed += 1 if bad else 0
-    err = _stderr()
     if failed:
-        err.print(f"{failed} of {len(logs)} logs failed the check ({problems} problems)")
+        _say(f"{failed} of {len(logs)} logs failed the check ({problems} problems)")
         raise typer.Exit(1)
     note = f" ({problems} warnings)" if problems else ""
-    err.print(f"{len(logs)} logs ok{note}")
+    _say(f"{len(logs)} logs ok{note}")
 
 
 @app.command()
@@ -269,9 +273,9 @@ def run(
     condenser = _load_condenser(config, type, set)
     err = _stderr()
     if log == STDIN and not dry_run:
-        err.print("standard input cannot be appended to: printing the condensation instead")
+        _say("standard input cannot be appended to: printing the condensation instead")
         dry_run = True
-    label = f"{condenser.name}: condensing {escape(log)} …"
+    label = Text(sanitize(f"{condenser.name}: condensing {log} …", one_line=True))
     feedback = Feedback(
         reading=lambda source: progress(source, "reading"),
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
@@ -284,7 +288,7 @@ def run(
         _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
         changed = sum(1 for a, b in zip(outcome.before, result, strict=False) if a is not b)
         note = result.note or f"rewrote {changed} of {len(result)} events for this step"
-        err.print(f"{condenser.name}: {note}; nothing appended", markup=False, highlight=False)
+        _say(f"{condenser.name}: {note}; nothing appended")
         return
     assert outcome.after is not None and outcome.line is not None
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
@@ -297,12 +301,12 @@ def run(
     if result.usage:
         report += ", " + _usage_text(result.usage)
     if outcome.appended:
-        err.print(f"{report}; appended to {log}", markup=False, highlight=False)
+        _say(f"{report}; appended to {log}")
         return
     sys.stdout.flush()
     sys.stdout.buffer.write(outcome.line + b"\n")
     sys.stdout.buffer.flush()
-    err.print(f"{report} (dry run: nothing appended)", markup=False, highlight=False)
+    _say(f"{report} (dry run: nothing appended)")
 
 
 @app.command()
@@ -313,7 +317,7 @@ def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
 
     feedback = Feedback(reading=lambda source: progress(source, "reading"))
     event_id = append_request(log, lock_timeout, feedback)
-    _stderr().print(f"appended condensation request {event_id} to {log}", markup=False)
+    _say(f"appended condensation request {event_id} to {log}")
 
 
 @app.command("config")
@@ -405,7 +409,7 @@ def _with_source(path: Any, build: Callable[[], Any]) -> Any:
 
 def _print_notes(notes: list[str]) -> None:
     for note in notes:
-        _stderr().print(f"Note: {mask(note)}", markup=False)
+        _say(f"Note: {note}")
 
 
 def main() -> None:

@@ -1,13 +1,12 @@
 """Output: rich blocks for people on a terminal, plain text when piped, exact JSON for scripts.
 
 Event text is untrusted (command output, web pages): it is always rendered as
-`rich.text.Text` (never parsed as markup) with control characters made visible,
-so it cannot move the cursor, clear the screen or set the clipboard.
+`rich.text.Text` (never parsed as markup) and passed through `text.sanitize`, so it
+cannot move the cursor, clear the screen, set the clipboard or reorder what is shown.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -18,17 +17,13 @@ from rich.text import Text
 
 from condense_cli.events import Event
 from condense_cli.scan import LogIndex
+from condense_cli.text import sanitize
 from condense_cli.view import View
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def sanitize(text: str) -> str:
-    """Make control characters visible (`\\x1b`), keeping newlines and tabs."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+__all__ = ["sanitize"]  # the one rule for untrusted text, re-exported for callers of render
 
 
 def preview(text: str, full: bool = False) -> str:
@@ -51,7 +46,7 @@ def heading(event: Event) -> str:
     parts = [label, event.source or "-", f"{event.kind}:{event.type}"]
     if event.cause is not None:
         parts.append(f"(answers #{event.cause})")
-    return sanitize(" ".join(parts))
+    return sanitize(" ".join(parts), one_line=True)
 
 
 def header_line(view: View, index: LogIndex, title: str) -> str:
@@ -65,7 +60,7 @@ def header_line(view: View, index: LogIndex, title: str) -> str:
         parts.append(f"summary at {min(index.summary_offset or 0, len(view) - 1)}")
     if view.unhandled_request:
         parts.append("condensation request pending")
-    return f"{sanitize(title)}: " + ", ".join(parts)
+    return f"{sanitize(title, one_line=True)}: " + ", ".join(parts)
 
 
 def _event_body(event: Event, full: bool) -> str:
@@ -146,7 +141,9 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
     from rich.table import Table
 
     chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
-    summary = Table(title=sanitize(numbers["log"]), show_header=True, title_justify="left")
+    summary = Table(
+        title=sanitize(numbers["log"], one_line=True), show_header=True, title_justify="left"
+    )
     summary.add_column("")
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
@@ -181,7 +178,9 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
     for name, slot in numbers["by_type"].items():
-        kinds.add_row(Text(sanitize(name)), f"{slot['events']:,}", f"{slot['bytes']:,}")
+        kinds.add_row(
+            Text(sanitize(name, one_line=True)), f"{slot['events']:,}", f"{slot['bytes']:,}"
+        )
     console.print(kinds)
     if numbers["condensations"]:
         table = Table(title="condensations", title_justify="left")
