@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
+import io
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -17,8 +20,9 @@ from rich.console import Console
 from rich.text import Text
 
 from condense_cli import __version__
-from condense_cli.errors import CondenseError
-from condense_cli.log import STDIN, LogSource
+from condense_cli.entry import INTERRUPTED, quit_now
+from condense_cli.errors import CondenseError, OutputError
+from condense_cli.log import STDIN, LogSource, is_stream
 from condense_cli.progress import progress
 from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
@@ -111,18 +115,30 @@ def _fail(message: str, hint: str | None, code: int) -> typer.Exit:
 
 
 def guarded(command: F) -> F:
-    """Turn core errors into one message and an exit code; never a traceback."""
+    """Turn core errors into one message and an exit code; never a traceback.
+
+    A closed pipe on stdout (`condense check | head`) never changes a verdict.
+    Every command but `check` writes to stdout only once its verdict is settled
+    (errors are raised before any output), so a closed pipe ends it with that
+    verdict: 0. `check` writes as it goes, so it carries on silently and exits 1
+    if a log failed (see `_emit`). Ctrl-C exits 130 without a traceback.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except OutputError as exc:
+            _silence_stdout()
+            raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except CondenseError as exc:
             raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except BrokenPipeError:
             _silence_stdout()
             raise typer.Exit(0) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            raise typer.Exit(INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:
             if _state["debug"]:
@@ -137,12 +153,61 @@ def guarded(command: F) -> F:
 
 
 def _silence_stdout() -> None:
-    """After a closed pipe, point stdout at /dev/null so the exit flush is quiet."""
+    """After a closed pipe or a failed write, point stdout at /dev/null: later
+    writes and the exit flush then go nowhere, quietly."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
+
+
+def _emit(line: str) -> None:
+    """Print one line of `check` output; after a closed pipe, keep checking silently."""
+    try:
+        typer.echo(line)
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+class _Stdout(io.RawIOBase):
+    """Descriptor 1 for the process's stdout: a failed write (a full device, a
+    closed stdout) becomes an OutputError that says so; a closed pipe stays a
+    BrokenPipeError, which `guarded` handles."""
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 1
+
+    def isatty(self) -> bool:
+        return os.isatty(1)
+
+    def write(self, data: Any) -> int:
+        try:
+            return os.write(1, data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.EBADF:
+                raise OutputError(
+                    "cannot write to standard output: it is closed",
+                    hint="send the output somewhere, e.g. > file or | less",
+                ) from None
+            raise OutputError(
+                f"cannot write to standard output: {exc.strerror or exc}",
+                hint="free some space, or send the output elsewhere",
+            ) from None
+
+
+class _Console(Console):
+    """A rich console on stdout whose closed pipe is a BrokenPipeError, as anywhere else
+    (rich itself would exit 1, turning `condense stats | head` into a failure)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "standard output closed")
 
 
 def _version(value: bool) -> None:
@@ -203,7 +268,7 @@ def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, 
         return
     header = header_line(current, index, title)
     if sys.stdout.isatty():
-        print_rich(current, Console(highlight=False), header, full)
+        print_rich(current, _Console(highlight=False), header, full)
     else:
         write_plain(current, sys.stdout, header, full)
 
@@ -230,14 +295,14 @@ def check(
                 index = scan_log(source, collect=True)
                 name = source.path
         except CondenseError as exc:
-            typer.echo(sanitize(mask(exc.message), one_line=True))
+            _emit(sanitize(mask(exc.message), one_line=True))
             failed += 1
             problems += 1
             continue
         for problem in index.problems:
             where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
-            typer.echo(sanitize(f"{where}: {prefix}{problem.message}", one_line=True))
+            _emit(sanitize(f"{where}: {prefix}{problem.message}", one_line=True))
         problems += len(index.problems)
         bad = index.errors or (strict and index.problems)
         failed += 1 if bad else 0
@@ -272,8 +337,9 @@ def run(
 
     condenser = _load_condenser(config, type, set)
     err = _stderr()
-    if log == STDIN and not dry_run:
-        _say("standard input cannot be appended to: printing the condensation instead")
+    if is_stream(log) and not dry_run:
+        what = "standard input" if log == STDIN else f"{log} is not a regular file: it"
+        _say(f"{what} cannot be appended to: printing the condensation instead")
         dry_run = True
     label = Text(sanitize(f"{condenser.name}: condensing {log} …", one_line=True))
     feedback = Feedback(
@@ -374,7 +440,7 @@ def stats(
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
-        print_stats(numbers, Console(highlight=False))
+        print_stats(numbers, _Console(highlight=False))
 
 
 def _usage_text(usage: dict[str, Any]) -> str:
@@ -412,6 +478,40 @@ def _print_notes(notes: list[str]) -> None:
         _say(f"Note: {note}")
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="condense")
+def run_app() -> None:
+    """Run the typer app as the process (see `entry.main`) and exit.
+
+    Output is flushed here, before the interpreter's own flush at exit, so that a
+    full device or a closed stdout is reported (also for --help) rather than
+    ending as a traceback or "Exception ignored". The process then ends at once:
+    a Ctrl-C during the interpreter's finalisation would kill it by the signal.
+    """
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_Stdout()),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=os.isatty(1),
+    )
+    code: Any = 0
+    try:
+        app(prog_name="condense")
+    except SystemExit as exc:
+        code = exc.code
+    except KeyboardInterrupt:
+        code = INTERRUPTED
+    except OutputError as exc:  # while click printed help or usage
+        _silence_stdout()
+        code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
+    signal.signal(signal.SIGINT, quit_now)  # a late Ctrl-C: exit 130 now, not in finalisation
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except OutputError as exc:
+        _silence_stdout()
+        code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
+    if not isinstance(code, int):
+        code = 0 if code is None else 1
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)

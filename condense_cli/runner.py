@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from condense_cli.condensers.base import Condensation, Condenser, apply_condensation
-from condense_cli.log import STDIN, LogSource, locked_log
+from condense_cli.log import LogSource, is_stream, locked_log
 from condense_cli.scan import LogIndex, scan_log
 from condense_cli.view import View, build_view
 
@@ -98,7 +98,7 @@ def run_condenser(
 ) -> RunOutcome:
     """Build the view, run the condenser, and append its condensation unless `dry_run`."""
     feedback = feedback or Feedback()
-    if dry_run or path == STDIN:
+    if dry_run or is_stream(path):
         with LogSource.open(path) as source:
             with feedback.reading(source):
                 index = scan_log(source)
