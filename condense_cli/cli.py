@@ -6,6 +6,7 @@ import contextlib
 import errno
 import functools
 import io
+import math
 import os
 import signal
 import sys
@@ -40,6 +41,7 @@ app = typer.Typer(
 )
 
 _state = {"debug": False}
+MESSAGE_CHARS = 1000
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -82,6 +84,14 @@ SetOpt = Annotated[
         help="Override a key; VALUE is parsed as TOML. Repeatable.",
     ),
 ]
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
 LockOpt = Annotated[
     float,
     typer.Option(
@@ -89,6 +99,7 @@ LockOpt = Annotated[
         metavar="SECONDS",
         envvar="CONDENSE_LOCK_TIMEOUT",
         min=0,
+        callback=_finite,
         help="Seconds to wait for the log's lock before giving up (exit 4).",
     ),
 ]
@@ -103,8 +114,14 @@ def _stderr() -> Console:
 
 
 def _say(message: str) -> None:
-    """One line for people on stderr: secrets masked, names and values made safe."""
-    _stderr().print(sanitize(mask(message), one_line=True), markup=False)
+    """One line for people on stderr: secrets masked, names and values made safe,
+    and never more than MESSAGE_CHARS (values are quoted short where they are named;
+    this is the net under that)."""
+    line = sanitize(mask(message), one_line=True)
+    if len(line) > MESSAGE_CHARS:
+        half = MESSAGE_CHARS // 2
+        line = f"{line[:half]} … {line[-half:]}"
+    _stderr().print(line, markup=False)
 
 
 def _fail(message: str, hint: str | None, code: int) -> typer.Exit:
@@ -391,7 +408,8 @@ def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
 def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
     """Print the effective configuration as TOML.
 
-    Defaults are filled in and API keys are printed as "***".
+    Defaults are filled in and secrets are printed as "***". The output reads back
+    unchanged with --config.
     """
     import tomli_w
 
@@ -401,7 +419,7 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     _print_notes(settings.notes)
     table = _with_source(settings.path, lambda: effective_config(settings))
     if settings.path is not None:
-        typer.echo(f"# from {settings.path}")
+        _say(f"configuration read from {settings.path}")
     typer.echo(tomli_w.dumps(table), nl=False)
 
 

@@ -40,8 +40,12 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
-def quote(value: object, limit: int = QUOTE_CHARS) -> str:
-    """A short, printable quotation of a value for a message (never the whole of it)."""
-    text = repr(value) if isinstance(value, str) else str(value)
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text`, printable and cut to `limit` characters (`…` marks the cut)."""
     text = sanitize(text, one_line=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quote(value: object, limit: int = QUOTE_CHARS) -> str:
+    """A short, printable quotation of a value for a message (never the whole of it)."""
+    return clip(repr(value) if isinstance(value, str) else str(value), limit)

@@ -102,11 +102,6 @@ class ModelCondenser(RollingCondenser):
     def from_config(cls, config: Any, llms: Any) -> Condenser:
         return cls(config, llms.resolve(config.llm_config, "condenser"))
 
-    def describe(self) -> dict[str, Any]:
-        table = super().describe()
-        table.setdefault("llm_config", "llm")  # the [llm] table
-        return table
-
 
 def size_trigger(view: View, max_size: int) -> str | None:
     """The usual trigger: a view longer than `max_size`, or a pending request."""
