@@ -19,6 +19,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperCommand, TyperOption
 
 from condense_cli import __version__
 from condense_cli.entry import INTERRUPTED, quit_now
@@ -28,7 +29,7 @@ from condense_cli.progress import progress
 from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
-from condense_cli.text import sanitize
+from condense_cli.text import plural, sanitize
 from condense_cli.view import View, build_view, iter_view_bytes
 
 app = typer.Typer(
@@ -43,6 +44,35 @@ app = typer.Typer(
 _state = {"debug": False}
 MESSAGE_CHARS = 1000
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _set_debug(ctx: Any, param: Any, value: bool) -> bool:
+    if value:
+        _state["debug"] = True
+    return value
+
+
+class _Command(TyperCommand):
+    """A command whose usage line reads `condense view [OPTIONS] LOG` (typer writes
+    `{LOG}`), and which takes --debug after its name as well as before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            TyperOption(
+                param_decls=["--debug"],
+                is_flag=True,
+                default=False,
+                expose_value=False,
+                is_eager=True,
+                callback=_set_debug,
+                help="Show the traceback of unexpected errors.",
+            )
+        )
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
 class ViewFormat(StrEnum):
@@ -244,10 +274,10 @@ def main_options(
     ] = False,
 ) -> None:
     """Replay, check and condense the event logs of AI coding agents."""
-    _state["debug"] = debug
+    _state["debug"] = debug  # the command's own --debug, parsed after this, may set it too
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def view(
     log: LogArg,
@@ -290,7 +320,7 @@ def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, 
         write_plain(current, sys.stdout, header, full)
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def check(
     logs: Annotated[
@@ -324,13 +354,14 @@ def check(
         bad = index.errors or (strict and index.problems)
         failed += 1 if bad else 0
     if failed:
-        _say(f"{failed} of {len(logs)} logs failed the check ({problems} problems)")
+        counted = plural(problems, "problem")
+        _say(f"{failed} of {plural(len(logs), 'log')} failed the check ({counted})")
         raise typer.Exit(1)
-    note = f" ({problems} warnings)" if problems else ""
-    _say(f"{len(logs)} logs ok{note}")
+    note = f" ({plural(problems, 'warning')})" if problems else ""
+    _say(f"{plural(len(logs), 'log')} ok{note}")
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def run(
     log: LogArg,
@@ -350,7 +381,7 @@ def run(
 ) -> None:
     """Run the configured condenser and append its condensation."""
     from condense_cli.condensers.base import Condensation
-    from condense_cli.runner import Feedback, describe_ids, run_condenser
+    from condense_cli.runner import Feedback, describe_ids, describe_rewrite, run_condenser
 
     condenser = _load_condenser(config, type, set)
     err = _stderr()
@@ -368,15 +399,21 @@ def run(
     )
     result = outcome.result
     if not isinstance(result, Condensation):
-        _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
-        changed = sum(1 for a, b in zip(outcome.before, result, strict=False) if a is not b)
-        note = result.note or f"rewrote {changed} of {len(result)} events for this step"
-        _say(f"{condenser.name}: {note}; nothing appended")
+        # A condenser that declined (a note, the view untouched) prints nothing on
+        # stdout, so `run --dry-run | jq` sees a condensation line or nothing; one
+        # that rewrote the view for this step (masking, recent_events) prints it.
+        rewrite = describe_rewrite(outcome.before, result)
+        if result.note is None or rewrite is not None:
+            _print_view(result, outcome.index, format, f"{log} ({condenser.name})", False)
+        did = f"{rewrite} for this step" if rewrite else None
+        if result.note is None and rewrite is None:
+            did = "left the view unchanged"
+        _say(f"{condenser.name}: {'; '.join(filter(None, [result.note, did]))}; nothing appended")
         return
     assert outcome.after is not None and outcome.line is not None
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
     report = (
-        f"{condenser.name}: forgot {len(result.forgotten_ids)} events "
+        f"{condenser.name}: forgot {plural(len(result.forgotten_ids), 'event')} "
         f"({describe_ids(result.forgotten_ids)}), {sizes}"
     )
     if result.summary is not None:
@@ -392,7 +429,7 @@ def run(
     _say(f"{report} (dry run: nothing appended)")
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
     """Append a condensation_request event to the log."""
@@ -403,7 +440,7 @@ def request(log: LogArg, lock_timeout: LockOpt = 10.0) -> None:
     _say(f"appended condensation request {event_id} to {log}")
 
 
-@app.command("config")
+@app.command("config", cls=_Command)
 @guarded
 def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
     """Print the effective configuration as TOML.
@@ -423,7 +460,7 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     typer.echo(tomli_w.dumps(table), nl=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def stats(
     log: LogArg,

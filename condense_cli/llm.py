@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from condense_cli.errors import CondenserError, ConfigError
+from condense_cli.text import plural
 
 if TYPE_CHECKING:
     from condense_cli.config import LLMSettings
@@ -108,7 +109,7 @@ def complete(
             transient = name in TRANSIENT or isinstance(exc, TimeoutError)
             if not transient or attempt == attempts:
                 raise CondenserError(
-                    f"the model call failed ({name}) after {attempt} attempt(s): "
+                    f"the model call failed ({name}) after {plural(attempt, 'attempt')}: "
                     f"{_short(str(exc), settings)}",
                     hint=_hint(name),
                 ) from None
@@ -133,7 +134,7 @@ def ask(
         except ValueError as exc:
             problem = str(exc)
     raise CondenserError(
-        f"the model gave no usable {what} after {tries} tries: {problem}",
+        f"the model gave no usable {what} after {plural(tries, 'try', 'tries')}: {problem}",
         hint="nothing was appended; try again or use another model",
     )
 

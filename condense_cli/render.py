@@ -17,7 +17,7 @@ from rich.text import Text
 
 from condense_cli.events import Event
 from condense_cli.scan import LogIndex
-from condense_cli.text import sanitize
+from condense_cli.text import plural, sanitize
 from condense_cli.view import View
 
 PREVIEW_LINES = 6
@@ -52,9 +52,9 @@ def heading(event: Event) -> str:
 def header_line(view: View, index: LogIndex, title: str) -> str:
     """One line that says what the view holds."""
     parts = [
-        f"{len(view)} events in view",
-        f"{index.forgotten_events} forgotten",
-        f"{len(index.condensations)} condensations",
+        f"{plural(len(view), 'event')} in view",
+        f"{index.forgotten_events:,} forgotten",
+        plural(len(index.condensations), "condensation"),
     ]
     if index.summary is not None:
         parts.append(f"summary at {min(index.summary_offset or 0, len(view) - 1)}")
@@ -137,13 +137,31 @@ def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
 
 
 def print_stats(numbers: dict[str, Any], console: Console) -> None:
-    """`condense stats` as rich tables."""
+    """`condense stats` as tables: boxes and colour on a terminal; otherwise plain
+    aligned columns, no box drawing, no trailing blanks (SPEC section 5)."""
+    if console.is_terminal:
+        for part in _stats_parts(numbers, plain=False):
+            console.print(part, soft_wrap=isinstance(part, Text))
+        return
+    with console.capture() as captured:
+        for part in _stats_parts(numbers, plain=True):
+            console.print(part, soft_wrap=isinstance(part, Text))
+            console.print()
+    lines = [line.rstrip() for line in captured.get().splitlines()]
+    console.file.write("\n".join(lines).rstrip("\n") + "\n")
+
+
+def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
+    from functools import partial
+
     from rich.table import Table
 
+    if plain:
+        Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
+    parts: list[Any] = []
     chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
-    summary = Table(
-        title=sanitize(numbers["log"], one_line=True), show_header=True, title_justify="left"
-    )
+    title = sanitize(numbers["log"], one_line=True)
+    summary = Table(title=None if plain else title, show_header=True, title_justify="left")
     summary.add_column("")
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
@@ -163,17 +181,17 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
             f"{tokens['view']:,}",
             _percent(tokens["view"], tokens["log"]),
         )
-    console.print(summary)
+    parts.append(Group(Text(title), summary) if plain else summary)
     facts = [
-        f"{numbers['events']:,} events and {numbers['bytes']:,} bytes in the log",
-        f"{view['forgotten_events']:,} events forgotten",
-        f"{len(numbers['condensations']):,} condensations",
-        f"{numbers['requests']:,} requests"
+        f"{plural(numbers['events'], 'event')} and {plural(numbers['bytes'], 'byte')} in the log",
+        f"{plural(view['forgotten_events'], 'event')} forgotten",
+        plural(len(numbers["condensations"]), "condensation"),
+        plural(numbers["requests"], "request")
         + (" (one pending)" if numbers["unhandled_request"] else ""),
     ]
     if tokens is not None:
         facts.append(f"tokens by {tokens['tokenizer']}")
-    console.print(Text("; ".join(facts)), soft_wrap=True)
+    parts.append(Text("; ".join(facts)))
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
@@ -181,7 +199,7 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
         kinds.add_row(
             Text(sanitize(name, one_line=True)), f"{slot['events']:,}", f"{slot['bytes']:,}"
         )
-    console.print(kinds)
+    parts.append(kinds)
     if numbers["condensations"]:
         table = Table(title="condensations", title_justify="left")
         for column in ("id", "line", "forgot", "ids", "summary chars", "view after"):
@@ -198,7 +216,8 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
             )
         if len(numbers["condensations"]) > 20:
             table.caption = f"the last 20 of {len(numbers['condensations']):,}"
-        console.print(table)
+        parts.append(table)
+    return parts
 
 
 def _percent(part: int, whole: int) -> str:

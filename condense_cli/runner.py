@@ -17,6 +17,7 @@ import orjson
 from condense_cli.condensers.base import Condensation, Condenser, apply_condensation
 from condense_cli.log import LogSource, is_stream, locked_log
 from condense_cli.scan import LogIndex, scan_log
+from condense_cli.text import plural
 from condense_cli.view import View, build_view
 
 
@@ -49,7 +50,7 @@ def condensation_event(event_id: int, condensation: Condensation, view: View) ->
     """The condensation event to append, in OpenHands' serialisation."""
     args = condensation.args(view)
     count = len(condensation.forgotten_ids)
-    message = f"Forgot {count} events ({describe_ids(condensation.forgotten_ids)})"
+    message = f"Forgot {plural(count, 'event')} ({describe_ids(condensation.forgotten_ids)})"
     if condensation.summary is not None:
         message += " and summarised them"
     return {
@@ -85,6 +86,18 @@ def describe_ids(ids: tuple[int, ...] | list[int], limit: int = 6) -> str:
     parts = [f"{a}..{b}" if b > a else str(a) for a, b in runs[:limit]]
     more = f", … ({len(runs) - limit} more runs)" if len(runs) > limit else ""
     return "ids " + ", ".join(parts) + more
+
+
+def describe_rewrite(before: View, after: View) -> str | None:
+    """What a view result did for this step (`rewrote 3 of 14 events`, `dropped 9 of
+    14 events`, or both), or None when it left every event as it was."""
+    originals = {id(event) for event in before}
+    rewritten = sum(1 for event in after if id(event) not in originals)
+    dropped = max(0, len(before) - len(after))
+    done = [f"{verb} {n:,}" for verb, n in (("rewrote", rewritten), ("dropped", dropped)) if n]
+    if not done:
+        return None
+    return f"{' and '.join(done)} of {plural(len(before), 'event')}"
 
 
 def run_condenser(

@@ -31,6 +31,7 @@ from condense_cli.events import (
 )
 from condense_cli.intervals import IntervalSet
 from condense_cli.log import BOM, LogSource, line_body
+from condense_cli.text import plural
 
 # Lines that are not kept by their id, in `LogIndex.special` by position.
 HIDDEN = -1  # an event the agent never sees
@@ -338,7 +339,7 @@ class _Scanner:
                 self.problem(
                     number,
                     f"summary_offset {args.summary_offset} is past the end of the view it "
-                    f"produces ({index.kept_events + index.summary_lines} events); "
+                    f"produces ({plural(index.kept_events + index.summary_lines, 'event')}); "
                     "the summary is shown at the end",
                     "warning",
                 )

@@ -63,7 +63,7 @@ def test_a_failed_check_stays_failed_when_its_reader_goes(tmp_path: Path) -> Non
     bad = failing_log(tmp_path)
     done = run_into_closed_pipe("check", str(bad))
     assert done.returncode == 1
-    assert done.stderr == b"1 of 1 logs failed the check (3000 problems)\n"
+    assert done.stderr == b"1 of 1 log failed the check (3,000 problems)\n"
     piped = shell(f"{CONDENSE} check {bad} | head -1")
     assert piped.returncode == 1
     assert piped.stdout.startswith(f"{bad}:1: invalid JSON".encode())

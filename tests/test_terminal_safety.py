@@ -118,7 +118,7 @@ def test_names_are_escaped_in_every_message(cli, tmp_path) -> None:
     assert run.stderr.startswith("amortized_forgetting: nothing to forget")
     for result in (cli("view", log), cli("stats", log, "--no-tokens"), request, run):
         assert "\x1b" not in result.output and "\u202e" not in result.output, result.output
-    assert cli("view", log).stdout.startswith(f"{shown}: 1 events in view")
+    assert cli("view", log).stdout.startswith(f"{shown}: 1 event in view")
     torn = tmp_path / f"t{TITLE}\n.jsonl"
     torn.write_bytes(b'{"id": 0}\n')
     check = cli("check", torn)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from condense_cli.errors import ConfigError
+from condense_cli.text import plural
 from condense_cli.view import View
 
 if TYPE_CHECKING:
@@ -107,7 +108,10 @@ def size_trigger(view: View, max_size: int) -> str | None:
     """The usual trigger: a view longer than `max_size`, or a pending request."""
     if view.unhandled_request or len(view) > max_size:
         return None
-    return f"the view has {len(view)} events, within max_size {max_size}, and no request is pending"
+    return (
+        f"the view has {plural(len(view), 'event')}, within max_size {max_size}, "
+        "and no request is pending"
+    )
 
 
 def pair_groups(view: View) -> dict[int, int]:

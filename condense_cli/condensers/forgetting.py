@@ -16,6 +16,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.events import Event
+from condense_cli.text import plural
 from condense_cli.view import View
 
 
@@ -43,7 +44,7 @@ class RecentEventsCondenser(Condenser):
     def condense(self, view: View) -> Result:
         keep_first, max_events = self.config.keep_first, self.config.max_events
         if len(view) <= max_events:
-            return view.with_note(f"the view has {len(view)} events, within max_events")
+            return view.with_note(f"the view has {plural(len(view), 'event')}, within max_events")
         events = list(view)
         return view.with_events(
             events[:keep_first] + events[len(events) - (max_events - keep_first) :]
@@ -82,8 +83,8 @@ def forget_middle(view: View, keep_first: int, keep_last: int) -> Result:
     forget = close_over_pairs(view, forget_ids(view, middle), forget_ids(view, head))
     if not forget:
         return view.with_note(
-            f"nothing to forget: the view has {len(view)} events, and the condenser keeps "
-            f"the first {keep_first} and the last {keep_last}"
+            f"nothing to forget: the view has {plural(len(view), 'event')}, "
+            f"and the condenser keeps the first {keep_first} and the last {keep_last}"
         )
     return Condensation(tuple(sorted(forget)))
 
@@ -119,7 +120,7 @@ class ConversationWindowCondenser(RollingCondenser):
         forget = forget_ids(view, events) - keep
         forget = close_over_pairs(view, forget, essential_ids)
         if not forget:
-            return view.with_note(f"nothing to forget in a view of {len(view)} events")
+            return view.with_note(f"nothing to forget in a view of {plural(len(view), 'event')}")
         return Condensation(tuple(sorted(forget)))
 
 
