@@ -30,7 +30,7 @@ from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.scan import LogIndex, scan_log
 from condense_cli.text import plural, sanitize
-from condense_cli.view import View, build_view, iter_view_bytes
+from condense_cli.view import Gap, View, build_view, forgotten_gaps, iter_view_bytes
 
 app = typer.Typer(
     name="condense",
@@ -288,8 +288,18 @@ def view(
     full: Annotated[
         bool, typer.Option("--full", help="Show whole event texts, not previews.")
     ] = False,
+    no_pager: Annotated[
+        bool,
+        typer.Option(
+            "--no-pager", help="On a terminal, print long text output instead of paging it."
+        ),
+    ] = False,
 ) -> None:
-    """Replay every condensation and print what the model sees."""
+    """Replay every condensation and print what the model sees.
+
+    On a terminal, text that does not fit on the screen is paged through $PAGER
+    (default: less -R), unless --no-pager.
+    """
     with LogSource.open(log) as source:
         with progress(source, "reading"):
             index = scan_log(source, upto=upto)
@@ -299,12 +309,23 @@ def view(
             sys.stdout.buffer.flush()
             return
         current = build_view(source, index)
+        gaps = forgotten_gaps(index)
     title = source.path if upto is None else f"{source.path} (up to id {upto})"
-    _print_view(current, index, format, title, full)
+    _print_view(current, index, format, title, full, gaps=gaps, page=not no_pager)
 
 
-def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, full: bool) -> None:
-    """Print a view in the chosen format: rich on a terminal, plain when piped."""
+def _print_view(
+    current: View,
+    index: LogIndex,
+    format: ViewFormat,
+    title: str,
+    full: bool,
+    *,
+    gaps: list[Gap] | None = None,
+    page: bool = False,
+) -> None:
+    """Print a view in the chosen format: rich on a terminal (paged when `page` and
+    longer than the screen), plain when piped."""
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if format is ViewFormat.json:
@@ -314,10 +335,24 @@ def _print_view(current: View, index: LogIndex, format: ViewFormat, title: str, 
         sys.stdout.buffer.flush()
         return
     header = header_line(current, index, title)
-    if sys.stdout.isatty():
-        print_rich(current, _Console(highlight=False), header, full)
-    else:
-        write_plain(current, sys.stdout, header, full)
+    if not sys.stdout.isatty():
+        write_plain(current, sys.stdout, header, full, gaps)
+        return
+    console = _Console(highlight=False)
+    if not page:
+        print_rich(current, console, header, full, gaps)
+        return
+    from condense_cli.pager import show
+
+    rendered = Console(
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system=console.color_system,
+        width=console.width,
+        highlight=False,
+    )
+    print_rich(current, rendered, header, full, gaps)
+    show(rendered.file.getvalue(), console.height)
 
 
 @app.command(cls=_Command)

@@ -12,13 +12,14 @@ from typing import IO, Any
 
 import orjson
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
 from condense_cli.events import Event
 from condense_cli.scan import LogIndex
 from condense_cli.text import plural, sanitize
-from condense_cli.view import View
+from condense_cli.view import Gap, View
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -71,40 +72,91 @@ def _event_body(event: Event, full: bool) -> str:
     return body
 
 
-def write_plain(view: View, out: IO[str], header: str, full: bool = False) -> None:
+SOURCE_STYLES = {"user": "magenta", "agent": "cyan", "environment": "green"}
+MARKER_STYLE = "dim italic"
+
+
+def gap_line(gap: Gap) -> str:
+    """`⋯ 14 events forgotten (ids 2..15) by condensation 17 ⋯`."""
+    ids = (
+        f"id {gap.first_id}"
+        if gap.first_id == gap.last_id
+        else f"ids {gap.first_id}..{gap.last_id}"
+    )
+    by = f" by condensation {gap.by}" if gap.by is not None else ""
+    return f"⋯ {plural(gap.count, 'event')} forgotten ({ids}){by} ⋯"
+
+
+def _with_gaps(view: View, gaps: list[Gap]) -> Iterable[Event | Gap]:
+    """The view's events with each forgotten stretch where it was: before the next
+    kept event, and before a summary that took its place."""
+    pending = iter(gaps)
+    gap = next(pending, None)
+    kept = 0
+    for event in view:
+        while gap is not None and gap.after <= kept:
+            yield gap
+            gap = next(pending, None)
+        yield event
+        if event is not view.summary:
+            kept += 1
+    while gap is not None:
+        yield gap
+        gap = next(pending, None)
+
+
+def write_plain(
+    view: View, out: IO[str], header: str, full: bool = False, gaps: list[Gap] | None = None
+) -> None:
     """The view as plain text: no colour, no box drawing, easy to grep."""
     out.write(header + "\n")
-    for event in view:
-        if event.is_summary:
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            out.write(f"\n{gap_line(item)}\n")
+            continue
+        if item.is_summary:
             out.write("\n=== summary ===\n")
-            out.write(_indent(preview(event.text, full)) + "\n")
+            out.write(_indent(preview(item.text, full)) + "\n")
             out.write("=== end of summary ===\n")
             continue
-        out.write("\n" + heading(event) + "\n")
-        body = _event_body(event, full)
+        out.write("\n" + heading(item) + "\n")
+        body = _event_body(item, full)
         if body:
             out.write(_indent(body) + "\n")
 
 
-def print_rich(view: View, console: Console, header: str, full: bool = False) -> None:
-    """The view as coloured blocks for a terminal."""
-    console.rule(Text(header, style="bold"))
-    for event in view:
-        if event.is_summary:
+def print_rich(
+    view: View,
+    console: Console,
+    header: str,
+    full: bool = False,
+    gaps: list[Gap] | None = None,
+) -> None:
+    """The view as coloured blocks for a terminal: the header wrapped, not cut;
+    user, agent and environment in their own colours; bodies indented, wrapped
+    lines included; a marker where events were forgotten."""
+    console.print(Text(header, style="bold"))
+    console.rule(style="dim")
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            console.print(Text(gap_line(item), style=MARKER_STYLE), justify="center")
+            continue
+        if item.is_summary:
             console.print(
                 Panel(
-                    Text(preview(event.text, full)),
+                    Text(preview(item.text, full)),
                     title="summary",
                     title_align="left",
                     border_style="yellow",
                 )
             )
             continue
-        style = "cyan" if event.is_action else "green"
-        block = [Text(heading(event), style=f"bold {style}")]
-        body = _event_body(event, full)
+        colour = SOURCE_STYLES.get(item.source, "white")
+        style = f"bold {colour}" if item.is_action else colour
+        block: list[Any] = [Text(heading(item), style=style)]
+        body = _event_body(item, full)
         if body:
-            block.append(Text(_indent(body), style="default"))
+            block.append(Padding(Text(body, style="default"), (0, 0, 0, 4)))
         console.print(Group(*block))
 
 

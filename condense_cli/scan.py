@@ -63,6 +63,9 @@ class CondensationRecord:
     forgotten_events: int  # events of the view it newly forgot
     summary_chars: int | None
     view_size: int  # view size right after it
+    # The id ranges this condensation forgot first (no earlier one had): where
+    # `condense view` says "forgotten by condensation N". Slow path only.
+    first_forgotten: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -319,8 +322,10 @@ class _Scanner:
         self._count_arrivals()
         ranges = args.ranges()
         newly_forgotten = 0
+        first_forgotten = []
         for start, end in ranges:
             for lo, hi in index.forgotten.add(start, end):
+                first_forgotten.append((lo, hi))
                 newly_forgotten += self._count_visible(lo, hi)
         index.forgotten.add(event_id, event_id)
         index.kept_events -= newly_forgotten
@@ -361,6 +366,7 @@ class _Scanner:
                 forgotten_events=newly_forgotten,
                 summary_chars=len(args.summary) if args.has_summary and args.summary else None,
                 view_size=index.view_size,
+                first_forgotten=first_forgotten,
             )
         )
 
