@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from types import FrameType
 
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a Ctrl-C
@@ -23,8 +24,10 @@ def quit_now(signum: int, frame: FrameType | None) -> None:
 
 
 def _reopen_closed_streams() -> None:
-    """Put /dev/null (read-only for stdout and stderr, so writes fail) on closed fds 0-2."""
-    for fd, flags in ((0, os.O_RDONLY), (1, os.O_RDONLY), (2, os.O_RDONLY)):
+    """Put /dev/null on closed descriptors 0-2: stdin reads as empty, stderr swallows
+    messages (the exit code still tells), and stdout is opened read-only, so that
+    every write fails and is reported (on stderr, when there is one)."""
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_RDONLY), (2, os.O_WRONLY)):
         try:
             os.fstat(fd)
         except OSError:
@@ -32,6 +35,11 @@ def _reopen_closed_streams() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+    # Python leaves sys.stdin / sys.stderr as None for descriptors closed at start-up.
+    if sys.stdin is None:
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115
 
 
 def main() -> None:

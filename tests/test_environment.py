@@ -108,6 +108,20 @@ def test_a_closed_stdout_is_reported_and_the_log_untouched(tmp_path: Path) -> No
     assert added.count(b"\n") == 1
 
 
+def test_closed_stdin_and_stderr_are_no_bug(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(session())
+    empty = shell(f"{CONDENSE} view - <&-")
+    assert empty.returncode == 1
+    assert empty.stderr.decode().splitlines()[0] == (
+        "Error: <stdin>: the log is empty: it holds no events"
+    )
+    quiet = shell(f"{CONDENSE} view {log} 2>&-")
+    assert quiet.returncode == 0
+    assert quiet.stdout.startswith(f"{log}: 41 events in view".encode())
+    assert shell(f"{CONDENSE} view {tmp_path / 'missing'} 2>&-").returncode == 1
+
+
 def test_stdout_on_a_full_device_is_reported(tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     log.write_bytes(session())
