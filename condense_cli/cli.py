@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import io
 import math
@@ -25,6 +24,7 @@ from condense_cli import __version__
 from condense_cli.entry import INTERRUPTED, quit_now
 from condense_cli.errors import CondenseError, OutputError
 from condense_cli.log import STDIN, LogSource, is_stream
+from condense_cli.output import StdoutConsole, install_stdout, silence_stdout
 from condense_cli.progress import progress
 from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
@@ -176,12 +176,12 @@ def guarded(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except OutputError as exc:
-            _silence_stdout()
+            silence_stdout()
             raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except CondenseError as exc:
             raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
             raise typer.Exit(0) from None
         except KeyboardInterrupt:
             raise typer.Exit(INTERRUPTED) from None
@@ -199,62 +199,12 @@ def guarded(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _silence_stdout() -> None:
-    """After a closed pipe or a failed write, point stdout at /dev/null: later
-    writes and the exit flush then go nowhere, quietly."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def _emit(line: str) -> None:
     """Print one line of `check` output; after a closed pipe, keep checking silently."""
     try:
         typer.echo(line)
     except BrokenPipeError:
-        _silence_stdout()
-
-
-class _Stdout(io.RawIOBase):
-    """Descriptor 1 for the process's stdout: a failed write (a full device, a
-    closed stdout) becomes an OutputError that says so; a closed pipe stays a
-    BrokenPipeError, which `guarded` handles."""
-
-    def writable(self) -> bool:
-        return True
-
-    def fileno(self) -> int:
-        return 1
-
-    def isatty(self) -> bool:
-        return os.isatty(1)
-
-    def write(self, data: Any) -> int:
-        try:
-            return os.write(1, data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            if exc.errno == errno.EBADF:
-                raise OutputError(
-                    "cannot write to standard output: it is closed",
-                    hint="send the output somewhere, e.g. > file or | less",
-                ) from None
-            raise OutputError(
-                f"cannot write to standard output: {exc.strerror or exc}",
-                hint="free some space, or send the output elsewhere",
-            ) from None
-
-
-class _Console(Console):
-    """A rich console on stdout whose closed pipe is a BrokenPipeError, as anywhere else
-    (rich itself would exit 1, turning `condense stats | head` into a failure)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, "standard output closed")
+        silence_stdout()
 
 
 def _version(value: bool) -> None:
@@ -338,7 +288,7 @@ def _print_view(
     if not sys.stdout.isatty():
         write_plain(current, sys.stdout, header, full, gaps)
         return
-    console = _Console(highlight=False)
+    console = StdoutConsole(highlight=False)
     if not page:
         print_rich(current, console, header, full, gaps)
         return
@@ -530,7 +480,7 @@ def stats(
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
-        print_stats(numbers, _Console(highlight=False))
+        print_stats(numbers, StdoutConsole(highlight=False))
 
 
 def _usage_text(usage: dict[str, Any]) -> str:
@@ -576,12 +526,7 @@ def run_app() -> None:
     ending as a traceback or "Exception ignored". The process then ends at once:
     a Ctrl-C during the interpreter's finalisation would kill it by the signal.
     """
-    sys.stdout = io.TextIOWrapper(
-        io.BufferedWriter(_Stdout()),
-        encoding="utf-8",
-        errors="backslashreplace",
-        line_buffering=os.isatty(1),
-    )
+    install_stdout()
     code: Any = 0
     try:
         app(prog_name="condense")
@@ -590,15 +535,15 @@ def run_app() -> None:
     except KeyboardInterrupt:
         code = INTERRUPTED
     except OutputError as exc:  # while click printed help or usage
-        _silence_stdout()
+        silence_stdout()
         code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
     signal.signal(signal.SIGINT, quit_now)  # a late Ctrl-C: exit 130 now, not in finalisation
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
     except OutputError as exc:
-        _silence_stdout()
+        silence_stdout()
         code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
     if not isinstance(code, int):
         code = 0 if code is None else 1
