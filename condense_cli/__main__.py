@@ -1,5 +1,5 @@
 """Allow ``python -m condense_cli``."""
 
-from condense_cli.cli import main
+from condense_cli.entry import main
 
 main()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
+import math
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -14,16 +17,22 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+from typer.core import TyperCommand, TyperOption
 
 from condense_cli import __version__
 from condense_cli.dialects import read_log
 from condense_cli.dialects.base import Reading, Replay
-from condense_cli.errors import CondenseError
-from condense_cli.log import STDIN
+from condense_cli.entry import INTERRUPTED, quit_now
+from condense_cli.errors import CondenseError, OutputError
+from condense_cli.log import STDIN, is_stream
 from condense_cli.model import View
+from condense_cli.output import StdoutConsole, install_stdout, silence_stdout
 from condense_cli.progress import progress
+from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
+from condense_cli.replay import Gap
+from condense_cli.text import plural, sanitize
 
 app = typer.Typer(
     name="condense",
@@ -35,7 +44,37 @@ app = typer.Typer(
 )
 
 _state = {"debug": False}
+MESSAGE_CHARS = 1000
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _set_debug(ctx: Any, param: Any, value: bool) -> bool:
+    if value:
+        _state["debug"] = True
+    return value
+
+
+class _Command(TyperCommand):
+    """A command whose usage line reads `condense view [OPTIONS] LOG` (typer writes
+    `{LOG}`), and which takes --debug after its name as well as before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            TyperOption(
+                param_decls=["--debug"],
+                is_flag=True,
+                default=False,
+                expose_value=False,
+                is_eager=True,
+                callback=_set_debug,
+                help="Show the traceback of unexpected errors.",
+            )
+        )
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
 class ViewFormat(StrEnum):
@@ -77,6 +116,14 @@ SetOpt = Annotated[
         help="Override a key; VALUE is parsed as TOML. Repeatable.",
     ),
 ]
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
 LockOpt = Annotated[
     float,
     typer.Option(
@@ -84,6 +131,7 @@ LockOpt = Annotated[
         metavar="SECONDS",
         envvar="CONDENSE_LOCK_TIMEOUT",
         min=0,
+        callback=_finite,
         help="Seconds to wait for the log's lock before giving up (exit 4).",
     ),
 ]
@@ -110,31 +158,53 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _say(message: str) -> None:
+    """One line for people on stderr: secrets masked, names and values made safe,
+    and never more than MESSAGE_CHARS (values are quoted short where they are named;
+    this is the net under that)."""
+    line = sanitize(mask(message), one_line=True)
+    if len(line) > MESSAGE_CHARS:
+        half = MESSAGE_CHARS // 2
+        line = f"{line[:half]} … {line[-half:]}"
+    _stderr().print(line, markup=False)
+
+
 def _fail(message: str, hint: str | None, code: int) -> typer.Exit:
-    err = _stderr()
-    err.print(f"Error: {message}", markup=False)
+    _say(f"Error: {message}")
     if hint:
-        err.print(f"Hint: {hint}", markup=False)
+        _say(f"Hint: {hint}")
     return typer.Exit(code)
 
 
 def guarded(command: F) -> F:
-    """Turn core errors into one message and an exit code; never a traceback."""
+    """Turn core errors into one message and an exit code; never a traceback.
+
+    A closed pipe on stdout (`condense check | head`) never changes a verdict.
+    Every command but `check` writes to stdout only once its verdict is settled
+    (errors are raised before any output), so a closed pipe ends it with that
+    verdict: 0. `check` writes as it goes, so it carries on silently and exits 1
+    if a log failed (see `_emit`). Ctrl-C exits 130 without a traceback.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except OutputError as exc:
+            silence_stdout()
+            raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except CondenseError as exc:
             raise _fail(exc.message, exc.hint, exc.exit_code) from None
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
             raise typer.Exit(0) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            raise typer.Exit(INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:
             if _state["debug"]:
-                traceback.print_exc()
+                sys.stderr.write(sanitize(mask(traceback.format_exc())))
             raise _fail(
                 f"unexpected {type(exc).__name__}: {exc}",
                 "this is a bug in condense; rerun with --debug for the traceback and report it",
@@ -144,13 +214,12 @@ def guarded(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _silence_stdout() -> None:
-    """After a closed pipe, point stdout at /dev/null so the exit flush is quiet."""
+def _emit(line: str) -> None:
+    """Print one line of `check` output; after a closed pipe, keep checking silently."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+        typer.echo(line)
+    except BrokenPipeError:
+        silence_stdout()
 
 
 def _version(value: bool) -> None:
@@ -170,10 +239,10 @@ def main_options(
     ] = False,
 ) -> None:
     """Replay, check and condense the event logs of AI coding agents."""
-    _state["debug"] = debug
+    _state["debug"] = debug  # the command's own --debug, parsed after this, may set it too
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def view(
     log: LogArg,
@@ -184,9 +253,19 @@ def view(
     full: Annotated[
         bool, typer.Option("--full", help="Show whole event texts, not previews.")
     ] = False,
+    no_pager: Annotated[
+        bool,
+        typer.Option(
+            "--no-pager", help="On a terminal, print long text output instead of paging it."
+        ),
+    ] = False,
     dialect: DialectOpt = None,
 ) -> None:
-    """Replay every condensation and print what the model sees."""
+    """Replay every condensation and print what the model sees.
+
+    On a terminal, text that does not fit on the screen is paged through $PAGER
+    (default: less -R), unless --no-pager.
+    """
     with read_log(log, dialect=dialect, upto=upto, reading=_reading("reading")) as replay:
         if format is ViewFormat.jsonl:
             sys.stdout.flush()
@@ -194,8 +273,9 @@ def view(
             sys.stdout.buffer.flush()
             return
         current = replay.view()
+        gaps = replay.gaps()
     title = replay.path if upto is None else f"{replay.path} (up to {upto})"
-    _print_view(current, replay, format, title, full)
+    _print_view(current, replay, format, title, full, gaps=gaps, page=not no_pager)
 
 
 def _reading(description: str) -> Reading:
@@ -203,8 +283,18 @@ def _reading(description: str) -> Reading:
     return lambda source: progress(source, description)
 
 
-def _print_view(current: View, replay: Replay, format: ViewFormat, title: str, full: bool) -> None:
-    """Print a view in the chosen format: rich on a terminal, plain when piped."""
+def _print_view(
+    current: View,
+    replay: Replay,
+    format: ViewFormat,
+    title: str,
+    full: bool,
+    *,
+    gaps: list[Gap] | None = None,
+    page: bool = False,
+) -> None:
+    """Print a view in the chosen format: rich on a terminal (paged when `page` and
+    longer than the screen), plain when piped."""
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if format is ViewFormat.json:
@@ -214,13 +304,27 @@ def _print_view(current: View, replay: Replay, format: ViewFormat, title: str, f
         sys.stdout.buffer.flush()
         return
     header = header_line(current, replay, title)
-    if sys.stdout.isatty():
-        print_rich(current, Console(highlight=False), header, full)
-    else:
-        write_plain(current, sys.stdout, header, full)
+    if not sys.stdout.isatty():
+        write_plain(current, sys.stdout, header, full, gaps)
+        return
+    console = StdoutConsole(highlight=False)
+    if not page:
+        print_rich(current, console, header, full, gaps)
+        return
+    from condense_cli.pager import show
+
+    rendered = Console(
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system=console.color_system,
+        width=console.width,
+        highlight=False,
+    )
+    print_rich(current, rendered, header, full, gaps)
+    show(rendered.file.getvalue(), console.height)
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def check(
     logs: Annotated[
@@ -246,26 +350,26 @@ def check(
                 name = replay.path
                 dialects.add(replay.dialect)
         except CondenseError as exc:
-            typer.echo(exc.message)
+            _emit(sanitize(mask(exc.message), one_line=True))
             failed += 1
             problems += 1
             continue
         for problem in replay.problems:
             where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
-            typer.echo(f"{where}: {prefix}{problem.message}")
+            _emit(sanitize(f"{where}: {prefix}{problem.message}", one_line=True))
         problems += len(replay.problems)
         bad = replay.errors or (strict and replay.problems)
         failed += 1 if bad else 0
-    err = _stderr()
     if failed:
-        err.print(f"{failed} of {len(logs)} logs failed the check ({problems} problems)")
+        counted = plural(problems, "problem")
+        _say(f"{failed} of {plural(len(logs), 'log')} failed the check ({counted})")
         raise typer.Exit(1)
-    notes = [", ".join(sorted(dialects))] + ([f"{problems} warnings"] if problems else [])
-    err.print(f"{len(logs)} logs ok ({'; '.join(notes)})")
+    notes = [", ".join(sorted(dialects))] + ([plural(problems, "warning")] if problems else [])
+    _say(f"{plural(len(logs), 'log')} ok ({'; '.join(notes)})")
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def run(
     log: LogArg,
@@ -286,14 +390,15 @@ def run(
 ) -> None:
     """Run the configured condenser and append its condensation."""
     from condense_cli.model import Condensation
-    from condense_cli.runner import Feedback, run_condenser
+    from condense_cli.runner import Feedback, describe_rewrite, run_condenser
 
     condenser = _load_condenser(config, type, set)
     err = _stderr()
-    if log == STDIN and not dry_run:
-        err.print("standard input cannot be appended to: printing the condensation instead")
+    if is_stream(log) and not dry_run:
+        what = "standard input" if log == STDIN else f"{log} is not a regular file: it"
+        _say(f"{what} cannot be appended to: printing the condensation instead")
         dry_run = True
-    label = f"{condenser.name}: condensing {escape(log)} …"
+    label = Text(sanitize(f"{condenser.name}: condensing {log} …", one_line=True))
     feedback = Feedback(
         reading=_reading("reading"),
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
@@ -309,15 +414,21 @@ def run(
     )
     result = outcome.result
     if not isinstance(result, Condensation):
-        _print_view(result, outcome.replay, format, f"{log} ({condenser.name})", False)
-        changed = sum(1 for a, b in zip(outcome.before, result, strict=False) if a is not b)
-        note = result.note or f"rewrote {changed} of {len(result)} events for this step"
-        err.print(f"{condenser.name}: {note}; nothing appended", markup=False, highlight=False)
+        # A condenser that declined (a note, the view untouched) prints nothing on
+        # stdout, so `run --dry-run | jq` sees a condensation line or nothing; one
+        # that rewrote the view for this step (masking, recent_events) prints it.
+        rewrite = describe_rewrite(outcome.before, result)
+        if result.note is None or rewrite is not None:
+            _print_view(result, outcome.replay, format, f"{log} after {condenser.name}", False)
+        did = f"{rewrite} for this step" if rewrite else None
+        if result.note is None and rewrite is None:
+            did = "left the view unchanged"
+        _say(f"{condenser.name}: {'; '.join(filter(None, [result.note, did]))}; nothing appended")
         return
     assert outcome.after is not None and outcome.record is not None
     sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
     report = (
-        f"{condenser.name}: forgot {len(result.forgotten)} events "
+        f"{condenser.name}: forgot {plural(len(result.forgotten), 'event')} "
         f"({_describe_forgotten(outcome.before, result.forgotten)}), {sizes}"
     )
     if result.summary is not None:
@@ -325,15 +436,15 @@ def run(
     if result.usage:
         report += ", " + _usage_text(result.usage)
     if outcome.appended:
-        err.print(f"{report}; appended to {log}", markup=False, highlight=False)
+        _say(f"{report}; appended to {log}")
         return
     sys.stdout.flush()
     sys.stdout.buffer.write(outcome.record.body + b"\n")
     sys.stdout.buffer.flush()
-    err.print(f"{report} (dry run: nothing appended)", markup=False, highlight=False)
+    _say(f"{report} (dry run: nothing appended)")
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def request(log: LogArg, lock_timeout: LockOpt = 10.0, dialect: DialectOpt = None) -> None:
     """Append a condensation_request event to the log."""
@@ -341,15 +452,16 @@ def request(log: LogArg, lock_timeout: LockOpt = 10.0, dialect: DialectOpt = Non
 
     feedback = Feedback(reading=_reading("reading"))
     event_id = append_request(log, lock_timeout, feedback, dialect)
-    _stderr().print(f"appended condensation request {event_id} to {log}", markup=False)
+    _say(f"appended condensation request {event_id} to {log}")
 
 
-@app.command("config")
+@app.command("config", cls=_Command)
 @guarded
 def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
     """Print the effective configuration as TOML.
 
-    Defaults are filled in and API keys are printed as "***".
+    Defaults are filled in and secrets are printed as "***". The output reads back
+    unchanged with --config.
     """
     import tomli_w
 
@@ -359,11 +471,11 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     _print_notes(settings.notes)
     table = _with_source(settings.path, lambda: effective_config(settings))
     if settings.path is not None:
-        typer.echo(f"# from {settings.path}")
+        _say(f"configuration read from {settings.path}")
     typer.echo(tomli_w.dumps(table), nl=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 @guarded
 def stats(
     log: LogArg,
@@ -395,7 +507,7 @@ def stats(
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
-        print_stats(numbers, Console(highlight=False))
+        print_stats(numbers, StdoutConsole(highlight=False))
 
 
 def _describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
@@ -453,9 +565,38 @@ def _with_source(path: Any, build: Callable[[], Any]) -> Any:
 
 def _print_notes(notes: list[str]) -> None:
     for note in notes:
-        _stderr().print(f"Note: {note}", markup=False)
+        _say(f"Note: {note}")
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="condense")
+def run_app() -> None:
+    """Run the typer app as the process (see `entry.main`) and exit.
+
+    Output is flushed here, before the interpreter's own flush at exit, so that a
+    full device or a closed stdout is reported (also for --help) rather than
+    ending as a traceback or "Exception ignored". The process then ends at once:
+    a Ctrl-C during the interpreter's finalisation would kill it by the signal.
+    """
+    install_stdout()
+    code: Any = 0
+    try:
+        app(prog_name="condense")
+    except SystemExit as exc:
+        code = exc.code
+    except KeyboardInterrupt:
+        code = INTERRUPTED
+    except OutputError as exc:  # while click printed help or usage
+        silence_stdout()
+        code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
+    signal.signal(signal.SIGINT, quit_now)  # a late Ctrl-C: exit 130 now, not in finalisation
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except OutputError as exc:
+        silence_stdout()
+        code = _fail(exc.message, exc.hint, exc.exit_code).exit_code
+    if not isinstance(code, int):
+        code = 0 if code is None else 1
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)

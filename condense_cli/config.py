@@ -7,6 +7,7 @@ overrides. Every mistake is a ConfigError naming the key and the choices.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 import types
@@ -16,14 +17,15 @@ from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hin
 
 from condense_cli.errors import ConfigError
 from condense_cli.openhands_config import drop_ignored_llm_keys
+from condense_cli.redact import mask_table, remember
+from condense_cli.text import clip, quote
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
 
 ENV_VAR = "CONDENSE_CONFIG"
+MAX_DEPTH = 32  # tables and arrays inside each other; a pipeline level takes two
 DEFAULT_FILE = "config.toml"
-SECRET = "***"
-SECRET_FIELDS = frozenset({"api_key", "aws_access_key_id", "aws_secret_access_key"})
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,18 @@ class LLMSettings:
         if self.api_key_env is None:
             return self.api_key
         value = os.environ.get(self.api_key_env)
+        remember([value])
         if not value:
             raise ConfigError(
                 f"api_key_env names ${self.api_key_env}, which is not set",
                 hint=f"export {self.api_key_env}=... or set api_key in the [llm] table",
             )
         return value
+
+
+LLM_TABLE_KEYS = frozenset(
+    f.name for f in fields(LLMSettings) if get_origin(get_type_hints(LLMSettings)[f.name]) is dict
+)
 
 
 @dataclass
@@ -93,11 +101,11 @@ class LLMTables:
     """Resolves `llm_config` references to validated LLMSettings."""
 
     def __init__(self, table: dict[str, Any]) -> None:
-        self.defaults = {k: v for k, v in table.items() if not isinstance(v, dict)}
-        self.named = {k: v for k, v in table.items() if isinstance(v, dict)}
+        self.defaults = {k: v for k, v in table.items() if not _is_named_model(k, v)}
+        self.named = {k: v for k, v in table.items() if _is_named_model(k, v)}
         self.default = parse_table(LLMSettings, self.defaults, "llm")
         for name, named in self.named.items():
-            parse_table(LLMSettings, self._merged(named), f"llm.{name}")
+            parse_table(LLMSettings, self._merged(named), f"llm.{clip(name)}")
 
     def _merged(self, own: dict[str, Any]) -> dict[str, Any]:
         """A named table over the [llm] defaults; its own key source replaces theirs."""
@@ -116,28 +124,33 @@ class LLMTables:
         if ref not in self.named:
             defined = ", ".join(f"[llm.{n}]" for n in self.named) or "none"
             raise ConfigError(
-                f"[{where}] llm_config = {ref!r} names a missing [llm.{ref}] table; "
-                f"defined: {defined}",
-                hint=f"add an [llm.{ref}] table, or remove llm_config to use [llm]",
+                f"[{where}] llm_config = {quote(ref)} names a missing [llm.{clip(ref)}] table; "
+                f"defined: {clip(defined, 300)}",
+                hint=f"add an [llm.{clip(ref)}] table, or remove llm_config to use [llm]",
             )
-        return parse_table(LLMSettings, self._merged(self.named[ref]), f"llm.{ref}")
+        return parse_table(LLMSettings, self._merged(self.named[ref]), f"llm.{clip(ref)}")
 
     def describe(self) -> dict[str, Any]:
         """Every table with defaults filled in and secrets masked."""
         out = settings_table(self.default)
         for name, named in self.named.items():
-            out[name] = settings_table(parse_table(LLMSettings, self._merged(named), name))
+            out[name] = settings_table(parse_table(LLMSettings, self._merged(named), clip(name)))
         return out
 
 
+def _is_named_model(key: str, value: Any) -> bool:
+    """A table inside [llm] is a named model, unless it is a table-valued setting."""
+    return isinstance(value, dict) and key not in LLM_TABLE_KEYS
+
+
 def settings_table(settings: Any) -> dict[str, Any]:
-    """A config dataclass as a TOML table: no nulls, API keys masked."""
+    """A config dataclass as a TOML table, without nulls (secrets still in clear)."""
     table: dict[str, Any] = {}
     for f in fields(settings):
         value = getattr(settings, f.name)
         if value is None or value == {}:
             continue
-        table[f.name] = SECRET if f.name in SECRET_FIELDS else value
+        table[f.name] = value
     return table
 
 
@@ -159,10 +172,37 @@ def load_settings(
         _apply_type(settings, type_override)
     for item in sets or []:
         _apply_set(settings, item)
+    try:
+        check_limits({"condenser": settings.condenser, "llm": settings.llm})
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc.message}" if path else exc.message, exc.hint) from None
     note = drop_ignored_llm_keys(settings.llm, settings.condenser)
     if note is not None:
         settings.notes.append(note)
+    mask_table({"condenser": settings.condenser, "llm": settings.llm})  # remember its secrets
     return settings
+
+
+def check_limits(data: dict[str, Any]) -> None:
+    """Refuse what no key can mean: numbers that are not finite (`nan`, `inf`: a
+    timeout of nan waits forever) and nesting deeper than MAX_DEPTH (a pipeline
+    nested hundreds deep). Walks without recursion, so any depth is safe to check."""
+    stack: list[tuple[str, str, Any, int]] = [("", name, value, 1) for name, value in data.items()]
+    while stack:
+        table, key, value, depth = stack.pop()
+        where = f"[{clip(table, 100)}] {clip(key)}" if table else f"[{clip(key)}]"
+        if depth > MAX_DEPTH:
+            raise ConfigError(
+                f"{where} is nested more than {MAX_DEPTH} tables or arrays deep",
+                hint="a pipeline inside a pipeline gains nothing; list its condensers in one",
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number, not {value}")
+        path = f"{table}.{key}" if table else key
+        if isinstance(value, dict):
+            stack.extend((path, k, v, depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((table, f"{key}[{i}]", v, depth + 1) for i, v in enumerate(value))
 
 
 def load_condenser(settings: Settings) -> Condenser:
@@ -180,7 +220,7 @@ def build_condenser(table: Any, llms: LLMTables, where: str = "condenser") -> Co
     canonical = canonical_type(name) if isinstance(name, str) else None
     if canonical is None:
         raise ConfigError(
-            f"[{where}] type {name!r} is not a condenser type; choose one of: {type_choices()}"
+            f"[{where}] type {quote(name)} is not a condenser type; choose one of: {type_choices()}"
         )
     cls = REGISTRY[canonical]
     own = {k: v for k, v in table.items() if k != "type"}
@@ -192,7 +232,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     """The configuration in force, defaults filled in and secrets masked."""
     llms = LLMTables(settings.llm)
     condenser = build_condenser(settings.condenser, llms)
-    return {"condenser": condenser.describe(), "llm": llms.describe()}
+    return mask_table({"condenser": condenser.describe(), "llm": llms.describe()})
 
 
 def find_config_file(explicit: str | None) -> Path | None:
@@ -201,7 +241,7 @@ def find_config_file(explicit: str | None) -> Path | None:
         if value:
             path = Path(value)
             if not path.is_file():
-                raise ConfigError(f"{origin} names {value}, which is not a file")
+                raise ConfigError(f"{origin} names {clip(value, 200)}, which is not a file")
             return path
     default = Path(DEFAULT_FILE)
     return default if default.is_file() else None
@@ -213,7 +253,9 @@ def read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as file:
             return tomllib.load(file)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {clip(str(exc), 200)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: tables or arrays nested too deeply to read") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid TOML: the file is not UTF-8") from None
     except OSError as exc:
@@ -234,7 +276,8 @@ def _apply_type(settings: Settings, name: str) -> None:
         del settings.condenser[key]
     if dropped:
         settings.notes.append(
-            f"--type {name}: ignoring [condenser] keys of the configured type: {', '.join(dropped)}"
+            f"--type {clip(name)}: ignoring [condenser] keys of the configured type: "
+            + clip(", ".join(dropped), 300)
         )
 
 
@@ -242,7 +285,7 @@ def _apply_set(settings: Settings, item: str) -> None:
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set max_size=80")
+        raise ConfigError(f"--set {quote(item)}: expected KEY=VALUE, e.g. --set max_size=80")
     value = parse_value(raw.strip())
     path = key.split(".")
     if path[0] not in ("condenser", "llm"):
@@ -252,9 +295,9 @@ def _apply_set(settings: Settings, item: str) -> None:
     for part in path[1:-1]:
         table = table.setdefault(part, {})
         if not isinstance(table, dict):
-            raise ConfigError(f"--set {key}: {part} is not a table")
+            raise ConfigError(f"--set {clip(key)}: {clip(part)} is not a table")
     if len(path) == 1:
-        raise ConfigError(f"--set {key}: name a key inside [{key}]")
+        raise ConfigError(f"--set {clip(key)}: name a key inside [{clip(key)}]")
     table[path[-1]] = value
 
 
@@ -264,6 +307,8 @@ def parse_value(raw: str) -> Any:
         return tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         return raw
+    except RecursionError:
+        raise ConfigError(f"--set value nested too deeply: {quote(raw)}") from None
 
 
 def parse_table(cls: type, table: dict[str, Any], where: str, label: str = "") -> Any:
@@ -273,7 +318,7 @@ def parse_table(cls: type, table: dict[str, Any], where: str, label: str = "") -
     for key, value in table.items():
         if key not in hints:
             valid = ", ".join(names) if names else "none"
-            raise ConfigError(f"[{where}] unknown key {key!r}{label}; valid keys: {valid}")
+            raise ConfigError(f"[{where}] unknown key {quote(key)}{label}; valid keys: {valid}")
         expected = hints[key]
         if not _matches(value, expected):
             raise ConfigError(
@@ -295,6 +340,9 @@ def _matches(value: Any, hint: Any) -> bool:
         return True
     if hint is type(None):
         return value is None
+    if origin is dict:
+        value_hint = get_args(hint)[1]
+        return isinstance(value, dict) and all(_matches(v, value_hint) for v in value.values())
     if origin is not None:
         return isinstance(value, origin)
     if hint is float:
@@ -314,7 +362,8 @@ def _describe(hint: Any) -> str:
     if (origin or hint) is list:
         return "an array of tables"
     if (origin or hint) is dict:
-        return "a table"
+        args = get_args(hint)
+        return f"a table of {_describe(args[1]).split(' ', 1)[1]}s" if args else "a table"
     return str(hint)
 
 

@@ -41,6 +41,16 @@ class CondenserError(CondenseError):
     exit_code = 3
 
 
+class OutputError(CondenseError):
+    """Standard output cannot be written: closed, or its device full (exit 1).
+
+    A closed pipe (the reader went away, as with `| head`) is not this error: it
+    never changes a command's verdict.
+    """
+
+    exit_code = 1
+
+
 class LogBusyError(CondenseError):
     """The log changed underneath us or its lock could not be taken (exit 4)."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from condense_cli.errors import CondenserError, ConfigError
+from condense_cli.text import plural
 
 if TYPE_CHECKING:
     from condense_cli.config import LLMSettings
@@ -123,7 +124,7 @@ def complete(
             transient = name in TRANSIENT or isinstance(exc, TimeoutError)
             if not transient or attempt == attempts:
                 raise CondenserError(
-                    f"the model call failed ({name}) after {attempt} attempt(s): "
+                    f"the model call failed ({name}) after {plural(attempt, 'attempt')}: "
                     f"{_short(str(exc), settings)}",
                     hint=_hint(name),
                 ) from None
@@ -164,7 +165,7 @@ def ask(
         except ValueError as exc:
             problem = str(exc)
     raise CondenserError(
-        f"the model gave no usable {what} after {tries} tries: {problem}",
+        f"the model gave no usable {what} after {plural(tries, 'try', 'tries')}: {problem}",
         hint="nothing was appended; try again or use another model",
     )
 
@@ -216,16 +217,20 @@ def require_response_schema(settings: LLMSettings) -> None:
 
 
 def _short(message: str, settings: LLMSettings) -> str:
-    """A bounded error message with any API key masked."""
-    secrets = (
-        settings.api_key,
-        os.environ.get(settings.api_key_env or "") or None,
-        settings.aws_access_key_id,
-        settings.aws_secret_access_key,
+    """A bounded error message with every secret of `settings` masked."""
+    from condense_cli.redact import mask
+
+    key_from_env = os.environ.get(settings.api_key_env or "")
+    message = mask(
+        message,
+        [
+            settings.api_key,
+            key_from_env,
+            settings.aws_access_key_id,
+            settings.aws_secret_access_key,
+            *settings.extra_headers.values(),
+        ],
     )
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
     message = " ".join(message.split())
     return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
 

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -35,6 +36,28 @@ def line_body(raw: bytes, first: bool = False) -> bytes:
 
 STDIN = "-"
 SPOOL_IN_MEMORY = 64 * 1024 * 1024
+SPOOL_CHUNK = 1024 * 1024
+# The longest line read from a stream (standard input, a pipe, a FIFO, a device):
+# beyond it the log is refused, so `view /dev/zero` ends instead of filling memory.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
+def is_stream(path: str) -> bool:
+    """Whether `path` is standard input or names something that is not a regular file
+    (a FIFO, `<(...)`, a device): it is read once, like standard input, and never appended to."""
+    if path == STDIN:
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def refuse_streams(path: str) -> None:
+    """Raise LogError when `path` is standard input or a stream: it cannot be appended to."""
+    if is_stream(path):
+        what = "standard input" if path == STDIN else "a stream (not a regular file)"
+        raise LogError(path, f"{what} cannot be appended to; name the log file")
 
 
 class LogSource:
@@ -55,9 +78,9 @@ class LogSource:
 
     @classmethod
     def open(cls, path: str) -> LogSource:
-        """Open a log file, or spool standard input when `path` is `-`."""
+        """Open a log file; spool standard input (`-`), a FIFO or a device first."""
         if path == STDIN:
-            return cls._from_stdin()
+            return cls._spool("<stdin>", sys.stdin.buffer)
         try:
             file = open(path, "rb")  # noqa: SIM115 - closed by close()
         except FileNotFoundError:
@@ -68,17 +91,40 @@ class LogSource:
             raise LogError(path, "permission denied") from None
         except OSError as exc:
             raise LogError(path, f"cannot open: {exc.strerror or exc}") from None
-        size = os.fstat(file.fileno()).st_size
-        return cls(path, file, size)
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            with file:
+                return cls._spool(path, file)
+        return cls(path, file, info.st_size)
 
     @classmethod
-    def _from_stdin(cls) -> LogSource:
+    def _spool(cls, name: str, stream: BinaryIO) -> LogSource:
+        """Read a stream to its end into a temporary file, refusing endless lines."""
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
-        stdin = sys.stdin.buffer
-        while chunk := stdin.read(1024 * 1024):
-            spool.write(chunk)
-        size = spool.tell()
-        return cls("<stdin>", spool, size)  # type: ignore[arg-type]
+        size = line_start = 0
+        line = 1
+        try:
+            while chunk := stream.read(SPOOL_CHUNK):
+                spool.write(chunk)
+                newline = chunk.rfind(b"\n")
+                if newline >= 0:
+                    line += chunk.count(b"\n")
+                    line_start = size + newline + 1
+                size += len(chunk)
+                if size - line_start > MAX_LINE_BYTES:
+                    raise LogError(
+                        name,
+                        f"line longer than {MAX_LINE_BYTES >> 20} MiB, the limit for a line "
+                        "read from a stream; is this an event log?",
+                        line,
+                    )
+        except OSError as exc:
+            spool.close()
+            raise LogError(name, f"cannot read: {exc.strerror or exc}") from None
+        except LogError:
+            spool.close()
+            raise
+        return cls(name, spool, size)  # type: ignore[arg-type]
 
     def clip(self, raw: bytes, start: int) -> bytes | None:
         """`raw`, read at offset `start`, as far as this read goes.
@@ -192,8 +238,7 @@ def locked_log(path: str, timeout: float) -> Iterator[LockedLog]:
 
     Raises LogBusyError when the lock cannot be taken within `timeout` seconds.
     """
-    if path == STDIN:
-        raise LogError(path, "standard input cannot be appended to; name the log file")
+    refuse_streams(path)
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND)
     except FileNotFoundError:

@@ -210,3 +210,6 @@ class CondensationRecord:
     forgotten_events: int  # events of the view it newly forgot
     summary_chars: int | None
     view_size: int  # view size right after it
+    # The key ranges this condensation forgot first (no earlier one had): where
+    # `condense view` says "forgotten by condensation N".
+    first_forgotten: list[tuple[int, int]] = field(default_factory=list)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from condense_cli.log import LogSource
+from condense_cli.text import sanitize
 
 THRESHOLD = 50 * 1024 * 1024
 
@@ -21,7 +22,7 @@ def progress(source: LogSource, description: str, console: Console | None = None
         yield
         return
     bar = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         DownloadColumn(),
         TimeRemainingColumn(),
@@ -29,7 +30,7 @@ def progress(source: LogSource, description: str, console: Console | None = None
         transient=True,
     )
     with bar:
-        task = bar.add_task(description, total=source.size)
+        task = bar.add_task(sanitize(description, one_line=True), total=source.size)
         source.on_progress = lambda done: bar.update(task, completed=done)
         try:
             yield

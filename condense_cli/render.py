@@ -1,34 +1,31 @@
 """Output: rich blocks for people on a terminal, plain text when piped, exact JSON for scripts.
 
 Event text is untrusted (command output, web pages): it is always rendered as
-`rich.text.Text` (never parsed as markup) with control characters made visible,
-so it cannot move the cursor, clear the screen or set the clipboard.
+`rich.text.Text` (never parsed as markup) and passed through `text.sanitize`, so it
+cannot move the cursor, clear the screen, set the clipboard or reorder what is shown.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import IO, Any
 
 import orjson
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
 from condense_cli.dialects.base import Replay
 from condense_cli.intervals import format_runs
 from condense_cli.model import Event, View
+from condense_cli.replay import Gap
+from condense_cli.text import plural, sanitize
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def sanitize(text: str) -> str:
-    """Make control characters visible (`\\x1b`), keeping newlines and tabs."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+__all__ = ["sanitize"]  # the one rule for untrusted text, re-exported for callers of render
 
 
 def preview(text: str, full: bool = False) -> str:
@@ -52,15 +49,20 @@ def heading(event: Event, ids: dict[int, object] | None = None) -> str:
     if event.cause is not None:
         cause = ids.get(event.cause, event.cause) if ids else event.cause
         parts.append(f"(answers #{cause})")
-    return sanitize(" ".join(parts))
+    return sanitize(" ".join(parts), one_line=True)
+
+
+def shown_ids(view: View) -> dict[int, object]:
+    """Each event's key -> the id it is shown with (they differ where keys are positions)."""
+    return {e.key: e.id for e in view if e.key is not None}
 
 
 def header_line(view: View, replay: Replay, title: str) -> str:
     """One line that says what the view holds, and which dialect the log is in."""
     parts = [
-        f"{len(view)} events in view",
-        f"{replay.forgotten_events} forgotten",
-        f"{len(replay.condensations)} condensations",
+        f"{plural(len(view), 'event')} in view",
+        f"{replay.forgotten_events:,} forgotten",
+        plural(len(replay.condensations), "condensation"),
     ]
     summaries = [i for i, event in enumerate(view) if event.is_summary]
     if len(summaries) == 1:
@@ -70,7 +72,8 @@ def header_line(view: View, replay: Replay, title: str) -> str:
     if view.unhandled_request:
         parts.append("condensation request pending")
     generation = f", {replay.generation}" if replay.generation else ""
-    return f"{sanitize(title)} ({replay.dialect}{generation}): " + ", ".join(parts)
+    name = sanitize(title, one_line=True)
+    return f"{name} ({replay.dialect}{generation}): " + ", ".join(parts)
 
 
 def _event_body(event: Event, full: bool) -> str:
@@ -81,48 +84,94 @@ def _event_body(event: Event, full: bool) -> str:
     return body
 
 
-def write_plain(view: View, out: IO[str], header: str, full: bool = False) -> None:
+SOURCE_STYLES = {"user": "magenta", "agent": "cyan", "environment": "green"}
+MARKER_STYLE = "dim italic"
+
+
+def gap_line(gap: Gap) -> str:
+    """`⋯ 14 events forgotten (ids 2..15) by condensation 17 ⋯`."""
+    ids = (
+        f"id {gap.first_id}"
+        if gap.first_id == gap.last_id
+        else f"ids {gap.first_id}..{gap.last_id}"
+    )
+    by = f" by condensation {gap.by}" if gap.by is not None else ""
+    return f"⋯ {plural(gap.count, 'event')} forgotten ({ids}){by} ⋯"
+
+
+def _with_gaps(view: View, gaps: list[Gap]) -> Iterable[Event | Gap]:
+    """The view's events with each forgotten stretch where it was: before the next
+    kept event, and before a summary that took its place."""
+    pending = iter(gaps)
+    gap = next(pending, None)
+    kept = 0
+    for event in view:
+        while gap is not None and gap.after <= kept:
+            yield gap
+            gap = next(pending, None)
+        yield event
+        if event is not view.summary:
+            kept += 1
+    while gap is not None:
+        yield gap
+        gap = next(pending, None)
+
+
+def write_plain(
+    view: View, out: IO[str], header: str, full: bool = False, gaps: list[Gap] | None = None
+) -> None:
     """The view as plain text: no colour, no box drawing, easy to grep."""
     out.write(header + "\n")
     ids = shown_ids(view)
-    for event in view:
-        if event.is_summary:
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            out.write(f"\n{gap_line(item)}\n")
+            continue
+        if item.is_summary:
             out.write("\n=== summary ===\n")
-            out.write(_indent(preview(event.text, full)) + "\n")
+            out.write(_indent(preview(item.text, full)) + "\n")
             out.write("=== end of summary ===\n")
             continue
-        out.write("\n" + heading(event, ids) + "\n")
-        body = _event_body(event, full)
+        out.write("\n" + heading(item, ids) + "\n")
+        body = _event_body(item, full)
         if body:
             out.write(_indent(body) + "\n")
 
 
-def print_rich(view: View, console: Console, header: str, full: bool = False) -> None:
-    """The view as coloured blocks for a terminal."""
-    console.rule(Text(header, style="bold"))
+def print_rich(
+    view: View,
+    console: Console,
+    header: str,
+    full: bool = False,
+    gaps: list[Gap] | None = None,
+) -> None:
+    """The view as coloured blocks for a terminal: the header wrapped, not cut;
+    user, agent and environment in their own colours; bodies indented, wrapped
+    lines included; a marker where events were forgotten."""
+    console.print(Text(header, style="bold"))
+    console.rule(style="dim")
     ids = shown_ids(view)
-    for event in view:
-        if event.is_summary:
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            console.print(Text(gap_line(item), style=MARKER_STYLE), justify="center")
+            continue
+        if item.is_summary:
             console.print(
                 Panel(
-                    Text(preview(event.text, full)),
+                    Text(preview(item.text, full)),
                     title="summary",
                     title_align="left",
                     border_style="yellow",
                 )
             )
             continue
-        style = "cyan" if event.is_action else "green"
-        block = [Text(heading(event, ids), style=f"bold {style}")]
-        body = _event_body(event, full)
+        colour = SOURCE_STYLES.get(item.source, "white")
+        style = f"bold {colour}" if item.is_action else colour
+        block: list[Any] = [Text(heading(item, ids), style=style)]
+        body = _event_body(item, full)
         if body:
-            block.append(Text(_indent(body), style="default"))
+            block.append(Padding(Text(body, style="default"), (0, 0, 0, 4)))
         console.print(Group(*block))
-
-
-def shown_ids(view: View) -> dict[int, object]:
-    """Each event's key -> the id it is shown with (they differ where keys are positions)."""
-    return {e.key: e.id for e in view if e.key is not None}
 
 
 def _indent(text: str) -> str:
@@ -155,11 +204,31 @@ def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
 
 
 def print_stats(numbers: dict[str, Any], console: Console) -> None:
-    """`condense stats` as rich tables."""
+    """`condense stats` as tables: boxes and colour on a terminal; otherwise plain
+    aligned columns, no box drawing, no trailing blanks (SPEC section 5)."""
+    if console.is_terminal:
+        for part in _stats_parts(numbers, plain=False):
+            console.print(part, soft_wrap=isinstance(part, Text))
+        return
+    with console.capture() as captured:
+        for part in _stats_parts(numbers, plain=True):
+            console.print(part, soft_wrap=isinstance(part, Text))
+            console.print()
+    lines = [line.rstrip() for line in captured.get().splitlines()]
+    console.file.write("\n".join(lines).rstrip("\n") + "\n")
+
+
+def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
+    from functools import partial
+
     from rich.table import Table
 
+    if plain:
+        Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
+    parts: list[Any] = []
     chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
-    summary = Table(title=sanitize(numbers["log"]), show_header=True, title_justify="left")
+    title = sanitize(numbers["log"], one_line=True)
+    summary = Table(title=None if plain else title, show_header=True, title_justify="left")
     summary.add_column("")
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
@@ -179,23 +248,25 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
             f"{tokens['view']:,}",
             _percent(tokens["view"], tokens["log"]),
         )
-    console.print(summary)
+    parts.append(Group(Text(title), summary) if plain else summary)
     facts = [
-        f"{numbers['events']:,} events and {numbers['bytes']:,} bytes in the log",
-        f"{view['forgotten_events']:,} events forgotten",
-        f"{len(numbers['condensations']):,} condensations",
-        f"{numbers['requests']:,} requests"
+        f"{plural(numbers['events'], 'event')} and {plural(numbers['bytes'], 'byte')} in the log",
+        f"{plural(view['forgotten_events'], 'event')} forgotten",
+        plural(len(numbers["condensations"]), "condensation"),
+        plural(numbers["requests"], "request")
         + (" (one pending)" if numbers["unhandled_request"] else ""),
     ]
     if tokens is not None:
         facts.append(f"tokens by {tokens['tokenizer']}")
-    console.print(Text("; ".join(facts)), soft_wrap=True)
+    parts.append(Text("; ".join(facts)))
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
     for name, slot in numbers["by_type"].items():
-        kinds.add_row(Text(sanitize(name)), f"{slot['events']:,}", f"{slot['bytes']:,}")
-    console.print(kinds)
+        kinds.add_row(
+            Text(sanitize(name, one_line=True)), f"{slot['events']:,}", f"{slot['bytes']:,}"
+        )
+    parts.append(kinds)
     if numbers["condensations"]:
         table = Table(title="condensations", title_justify="left")
         says = any(c.get("log_says") for c in numbers["condensations"])
@@ -205,23 +276,22 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
                 column, justify="right" if column in columns[:3] + columns[4:] else "left"
             )
         for c in numbers["condensations"][-20:]:
-            ids = format_runs(c["forgotten_ranges"], 4)
             row = [
                 str(c["id"]),
                 str(c["line"]),
                 f"{c['forgotten_events']:,}",
-                ids,
+                format_runs(c["forgotten_ranges"], 4),
                 "-" if c["summary_chars"] is None else f"{c['summary_chars']:,}",
                 f"{c['view_size_after']:,}",
             ]
             if says:
-                row.append(
-                    sanitize(", ".join(f"{k} {v}" for k, v in c.get("log_says", {}).items()))
-                )
+                said = ", ".join(f"{k} {v}" for k, v in c.get("log_says", {}).items())
+                row.append(sanitize(said, one_line=True))
             table.add_row(*row)
         if len(numbers["condensations"]) > 20:
             table.caption = f"the last 20 of {len(numbers['condensations']):,}"
-        console.print(table)
+        parts.append(table)
+    return parts
 
 
 def _percent(part: int, whole: int) -> str:

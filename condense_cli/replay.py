@@ -20,6 +20,7 @@ from condense_cli.errors import LogError
 from condense_cli.intervals import IntervalSet
 from condense_cli.log import LogSource, line_body
 from condense_cli.model import CondensationRecord, Problem
+from condense_cli.text import plural
 
 # Lines that are not kept by their key, in `LogIndex.special` by position.
 HIDDEN = -1  # an event the agent never sees
@@ -144,8 +145,10 @@ class KeyedScan:
         index = self.index
         self._count_arrivals()
         newly_forgotten = 0
+        first_forgotten = []
         for start, end in ranges:
             for lo, hi in index.forgotten.add(start, end):
+                first_forgotten.append((lo, hi))
                 newly_forgotten += self._count_visible(lo, hi)
         index.forgotten.add(key, key)
         index.kept_events -= newly_forgotten
@@ -155,7 +158,7 @@ class KeyedScan:
                 self.problem(
                     number,
                     f"summary_offset {summary_offset} is past the end of the view it "
-                    f"produces ({index.kept_events + index.summary_lines} events); "
+                    f"produces ({plural(index.kept_events + index.summary_lines, 'event')}); "
                     "the summary is shown at the end",
                     "warning",
                 )
@@ -177,6 +180,7 @@ class KeyedScan:
                 forgotten_events=newly_forgotten,
                 summary_chars=len(summary) if summary is not None else None,
                 view_size=index.view_size,
+                first_forgotten=first_forgotten,
             )
         )
 
@@ -228,6 +232,67 @@ def kept_runs(index: LogIndex) -> list[tuple[int, int]]:
     if always_kept:
         runs = _merge_runs(runs + [(p, p + 1) for p in always_kept])
     return runs
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Events forgotten between two kept ones, all by one condensation.
+
+    `after` is how many kept log lines come before the gap in the view (the
+    summary replay inserts is not counted), so a renderer can place it.
+    """
+
+    after: int
+    count: int
+    first_id: int
+    last_id: int
+    by: int | None  # the id of the condensation that forgot them
+
+
+def forgotten_gaps(index: LogIndex) -> list[Gap]:
+    """Where forgotten events were in the view, and which condensation forgot them.
+
+    Works on the ranges only: each stretch of positions between kept runs is
+    split by the ranges each condensation forgot first, and counted by bisection.
+    """
+    ids, runs = index.line_ids, kept_runs(index)
+    marked = sorted(index.special)
+    owners = sorted(
+        (lo, hi, record.id) for record in index.condensations for lo, hi in record.first_forgotten
+    )
+    owner_ends = [hi for _, hi, _ in owners]
+    gaps: list[Gap] = []
+    stretches, kept, cursor = [], 0, 0
+    for first, last in [*runs, (len(ids), len(ids))]:
+        if first > cursor:
+            stretches.append((kept, cursor, first))
+        kept += last - first
+        cursor = last
+    for after, first, last in stretches:
+        k = bisect_left(owner_ends, ids[first])
+        pieces = []
+        while k < len(owners) and owners[k][0] <= ids[last - 1]:
+            lo, hi, by = owners[k]
+            pieces.append(
+                (bisect_left(ids, lo, first, last), bisect_right(ids, hi, first, last), by)
+            )
+            k += 1
+        for lo_pos, hi_pos, by in pieces:
+            count = (hi_pos - lo_pos) - (bisect_left(marked, hi_pos) - bisect_left(marked, lo_pos))
+            if count:
+                low = _visible(marked, lo_pos, 1)
+                high = _visible(marked, hi_pos - 1, -1)
+                gaps.append(Gap(after, count, ids[low], ids[high], by))
+    return gaps
+
+
+def _visible(marked: list[int], position: int, step: int) -> int:
+    """The nearest position from `position` on (in direction `step`) not in `marked`."""
+    k = bisect_left(marked, position)
+    while k < len(marked) and k >= 0 and marked[k] == position:
+        position += step
+        k += step
+    return position
 
 
 def _merge_runs(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:

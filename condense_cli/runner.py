@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from condense_cli.condensers.base import Condenser
 from condense_cli.dialects import append_to_log, read_log
 from condense_cli.dialects.base import Reading, Record, Replay, quiet_reading
-from condense_cli.log import STDIN
+from condense_cli.log import is_stream
 from condense_cli.model import Condensation, View, apply_condensation
+from condense_cli.text import plural
 
 
 @dataclass
@@ -39,6 +40,18 @@ class RunOutcome:
     appended: bool = False
 
 
+def describe_rewrite(before: View, after: View) -> str | None:
+    """What a view result did for this step (`rewrote 3 of 14 events`, `dropped 9 of
+    14 events`, or both), or None when it left every event as it was."""
+    originals = {id(event) for event in before}
+    rewritten = sum(1 for event in after if id(event) not in originals)
+    dropped = max(0, len(before) - len(after))
+    done = [f"{verb} {n:,}" for verb, n in (("rewrote", rewritten), ("dropped", dropped)) if n]
+    if not done:
+        return None
+    return f"{' and '.join(done)} of {plural(len(before), 'event')}"
+
+
 def run_condenser(
     path: str,
     condenser: Condenser,
@@ -51,7 +64,7 @@ def run_condenser(
 ) -> RunOutcome:
     """Build the view, run the condenser, and append its condensation unless `dry_run`."""
     feedback = feedback or Feedback()
-    if dry_run or path == STDIN:
+    if dry_run or is_stream(path):
         with read_log(path, dialect=dialect, reading=feedback.reading) as replay:
             return _decide(replay, condenser, force, feedback)
     with append_to_log(

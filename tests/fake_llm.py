@@ -21,6 +21,7 @@ class Reply:
     status: int
     body: bytes
     delay: float = 0.0
+    echo: tuple[str, ...] = ()  # request headers to quote in the body (`{headers}`)
 
 
 def completion(
@@ -71,12 +72,16 @@ class FakeLLM:
                 )
                 if reply.delay:
                     time.sleep(reply.delay)
+                body = reply.body
+                if reply.echo:
+                    quoted = ", ".join(f"{h}: {self.headers.get(h)}" for h in reply.echo)
+                    body = body.replace(b"{headers}", quoted.encode())
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(reply.body)
+                    self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -114,6 +119,13 @@ class FakeLLM:
     def status(self, code: int, message: str = "scripted failure") -> FakeLLM:
         body = json.dumps({"error": {"message": message, "type": "server_error"}}).encode()
         self.replies.append(Reply(code, body))
+        return self
+
+    def echo_headers(self, code: int, *headers: str) -> FakeLLM:
+        """An error whose message quotes request headers, as some proxies do."""
+        message = "rejected request with {headers}"
+        body = json.dumps({"error": {"message": message, "type": "auth_error"}}).encode()
+        self.replies.append(Reply(code, body, echo=headers))
         return self
 
     def slow(self, seconds: float, content: str = "late") -> FakeLLM:

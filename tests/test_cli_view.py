@@ -146,7 +146,7 @@ def test_check_warnings_fail_only_with_strict(cli, make_log) -> None:
 def test_check_warns_about_offset_outside_the_view(cli, make_log) -> None:
     log = make_log([msg(0), msg(1), condensation(2, ids=[1], summary="s", offset=4)])
     out = cli("check", log).stdout
-    assert "summary_offset 4 is past the end of the view it produces (1 events)" in out
+    assert "summary_offset 4 is past the end of the view it produces (1 event)" in out
 
 
 def test_check_warns_about_a_summary_left_in_place(cli, make_log) -> None:

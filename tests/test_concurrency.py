@@ -9,12 +9,12 @@ from pathlib import Path
 
 import orjson
 
-from tests.conftest import CONDENSE, CORPUS
+from tests.conftest import CONDENSE
 
 
-def test_eight_processes_append_at_once(tmp_path: Path) -> None:
+def test_eight_processes_append_at_once(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "ponylang-ponyc-4588.jsonl", log)
+    shutil.copyfile(corpus / "ponylang-ponyc-4588.jsonl", log)
     original = log.read_bytes()
     commands = []
     for k in range(10):
@@ -43,9 +43,9 @@ def test_eight_processes_append_at_once(tmp_path: Path) -> None:
     assert check.returncode == 0, check.stdout
 
 
-def test_lock_held_elsewhere_gives_exit_4(tmp_path: Path) -> None:
+def test_lock_held_elsewhere_gives_exit_4(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "runtime-basic.jsonl", log)
+    shutil.copyfile(corpus / "runtime-basic.jsonl", log)
     before = log.read_bytes()
     with log.open("rb") as holder:
         fcntl.flock(holder, fcntl.LOCK_EX)
@@ -60,9 +60,9 @@ def test_lock_held_elsewhere_gives_exit_4(tmp_path: Path) -> None:
     assert log.read_bytes() == before
 
 
-def test_a_waiting_writer_proceeds_when_the_lock_is_released(tmp_path: Path) -> None:
+def test_a_waiting_writer_proceeds_when_the_lock_is_released(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "runtime-basic.jsonl", log)
+    shutil.copyfile(corpus / "runtime-basic.jsonl", log)
     holder = log.open("rb")
     fcntl.flock(holder, fcntl.LOCK_EX)
     waiting = subprocess.Popen(
@@ -94,9 +94,9 @@ for k in range(count):
 """
 
 
-def test_agent_writers_run_and_request_together(tmp_path: Path) -> None:
+def test_agent_writers_run_and_request_together(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "ponylang-ponyc-4595.jsonl", log)
+    shutil.copyfile(corpus / "ponylang-ponyc-4595.jsonl", log)
     original = log.read_bytes()
     writers = [
         subprocess.Popen(["python3", "-c", AGENT_WRITER, str(log), "30", f"w{k}"]) for k in range(3)

@@ -192,3 +192,125 @@ def test_named_llm_table_key_source_replaces_the_default(tmp_path: Path) -> None
         9,
     )
     assert tables.resolve(None, "condenser").api_key_env == "SOME_KEY"
+
+
+# --- limits: numbers that are not finite, deep nesting, huge values ----------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])  # -inf is below the minimum, 0
+def test_lock_timeout_must_be_finite(value: str, cli, proc, make_log, monkeypatch) -> None:
+    log = make_log([{"id": 0, "source": "user", "action": "message", "args": {}}])
+    before = log.read_bytes()
+    expected = (
+        "Error: Invalid value for '--lock-timeout' (env var: 'CONDENSE_LOCK_TIMEOUT'): "
+        f"must be a finite number of seconds, not {float(value)}"
+    )
+    result = cli("request", log, "--lock-timeout", value)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == expected
+    done = proc("run", log, "-t", "amortized", env={"CONDENSE_LOCK_TIMEOUT": value})
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[-1] == expected
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_config_numbers_must_be_finite(value: str, cli, tmp_path: Path) -> None:
+    result = cli("config", "-s", f"llm.timeout={value}")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: [llm] timeout must be a finite number, not {float(value)}\n",
+    )
+    config = write(
+        tmp_path / "c.toml",
+        f'[condenser]\ntype = "llm"\n[llm.m]\nseed = 1\ntemperature = {value}\n',
+    )
+    result = cli("run", "-", "-c", config, input=b"")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {config}: [llm.m] temperature must be a finite number, not {float(value)}\n",
+    )
+
+
+def nested_pipelines(levels: int) -> str:
+    inner = '{type = "noop"}'
+    for _ in range(levels):
+        inner = f'{{type = "pipeline", condensers = [{inner}]}}'
+    return f'[condenser]\ntype = "pipeline"\ncondensers = [{inner}]\n'
+
+
+def test_pipelines_nested_too_deep_are_a_configuration_error(cli, tmp_path: Path) -> None:
+    ok = write(tmp_path / "ok.toml", nested_pipelines(14))
+    assert cli("config", "-c", ok).exit_code == 0
+    deep = write(tmp_path / "deep.toml", nested_pipelines(20))
+    result = cli("config", "-c", deep)
+    assert result.exit_code == 2
+    first, hint = result.stderr.splitlines()
+    assert first.startswith(f"Error: {deep}: [condenser.condensers[0].condensers[0]")
+    assert first.endswith("] condensers[0] is nested more than 32 tables or arrays deep")
+    assert hint == "Hint: a pipeline inside a pipeline gains nothing; list its condensers in one"
+    deeper = write(tmp_path / "deeper.toml", nested_pipelines(400))
+    result = cli("run", "-", "-c", deeper, input=b"")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {deeper}: tables or arrays nested too deeply to read\n",
+    )
+    result = cli("config", "-s", "x=" + "[" * 3000 + "]" * 3000)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: --set value nested too deeply: '{'[' * 58}…\n"
+
+
+HUGE = "v" * 10_000_000
+
+
+@pytest.mark.parametrize(
+    ("text", "sets", "message"),
+    [
+        (f'[condenser]\ntype = "{HUGE}"\n', [], "[condenser] type 'vvvvvvvvv"),
+        (f"[condenser]\n{HUGE} = 1\n", [], "[condenser] unknown key 'vvvvvvvvv"),
+        (f'[condenser]\ntype = "llm"\nllm_config = "{HUGE}"\n', [], "llm_config = 'vvvvvvvvv"),
+        ("", [HUGE], "--set 'vvvvvvvvv"),
+        ("", [f"condenser.{HUGE}.x=1"], "[condenser] unknown key 'vvvvvvvvv"),
+        (f"[llm.{HUGE}]\nmodel = 1\n", [], "[llm.vvvvvvvvv"),
+    ],
+)
+def test_huge_values_are_quoted_short(
+    text: str, sets: list[str], message: str, cli, tmp_path
+) -> None:
+    config = write(tmp_path / "c.toml", text)
+    args = ["config", "-c", config] + [arg for item in sets for arg in ("-s", item)]
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr) < 1200
+
+
+# --- condense config reads back ----------------------------------------------------------
+
+
+def every_type() -> list[str]:
+    from condense_cli.condensers import REGISTRY
+
+    return list(REGISTRY)
+
+
+@pytest.mark.parametrize("type_", every_type())
+def test_config_output_reads_back_unchanged(type_: str, cli, tmp_path: Path) -> None:
+    if type_ == "pipeline":
+        source = write(
+            tmp_path / "p.toml",
+            '[condenser]\ntype = "pipeline"\n[[condenser.condensers]]\ntype = "browser_output"\n'
+            '[[condenser.condensers]]\ntype = "llm"\nllm_config = "cheap"\n'
+            '[llm]\napi_key = "sk-0123456789"\nbase_url = "http://u:p@127.0.0.1:9/v1"\n'
+            '[llm.extra_headers]\nX-Key = "h-0123456789"\n[llm.cheap]\nmodel = "openai/m"\n',
+        )
+        first = cli("config", "-c", source)
+    else:
+        first = cli("config", "--type", type_)
+    assert first.exit_code == 0, first.output
+    printed = write(tmp_path / "printed.toml", first.stdout)
+    again = cli("config", "--config", printed)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout
+    assert again.stderr == f"configuration read from {printed}\n"
+    assert tomllib.loads(first.stdout)["condenser"]["type"] == type_

@@ -12,12 +12,12 @@ from tests.conftest import corpus_logs
 from tests.reference import seen_by_agent
 
 
-def test_corpus_is_present() -> None:
+def test_corpus_is_present(corpus: Path) -> None:
     assert len(corpus_logs()) == 7
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_view_is_the_log_minus_events_the_agent_never_sees(log: Path) -> None:
+def test_view_is_the_log_minus_events_the_agent_never_sees(log: Path, corpus: Path) -> None:
     lines = [line for line in log.read_bytes().splitlines() if line.strip()]
     expected = [line for line in lines if seen_by_agent(orjson.loads(line))]
     view, index = load_view(str(log))
@@ -27,14 +27,14 @@ def test_view_is_the_log_minus_events_the_agent_never_sees(log: Path) -> None:
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_check_passes(log: Path, cli) -> None:
+def test_check_passes(log: Path, corpus: Path, cli) -> None:
     result = cli("check", log)
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)
-def test_jsonl_view_round_trips(log: Path, proc) -> None:
+def test_jsonl_view_round_trips(log: Path, corpus: Path, proc) -> None:
     first = proc("view", log, "--format", "jsonl")
     assert first.returncode == 0, first.stderr
     again = proc("view", "-", "--format", "jsonl", input=first.stdout)

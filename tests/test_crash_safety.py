@@ -13,15 +13,15 @@ import orjson
 
 from condense_cli.dialects.openhands_v0 import scan_log
 from condense_cli.log import LogSource
-from tests.conftest import CONDENSE, CORPUS
+from tests.conftest import CONDENSE
 
 ROUNDS = 40
 TIME_LIMIT = 90.0
 
 
-def test_killing_writers_at_random_moments(tmp_path: Path) -> None:
+def test_killing_writers_at_random_moments(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
-    shutil.copyfile(CORPUS / "ponylang-ponyc-4593.jsonl", log)
+    shutil.copyfile(corpus / "ponylang-ponyc-4593.jsonl", log)
     commands = [
         [str(CONDENSE), "run", str(log), "-t", "amortized", "-s", "max_size=10", "--force"],
         [str(CONDENSE), "request", str(log)],

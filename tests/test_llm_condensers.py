@@ -384,7 +384,7 @@ def test_failures_exit_3_and_leave_the_log_alone(case: str, cli, config, fake, m
     first = result.stderr.splitlines()[0]
     if error:
         assert first.startswith(
-            f"Error: the model call failed ({error}) after {calls} attempt(s): "
+            f"Error: the model call failed ({error}) after {calls} attempt{'s' * (calls > 1)}: "
         )
     else:
         assert (

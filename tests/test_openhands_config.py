@@ -63,7 +63,7 @@ def long_session(pairs: int) -> list[dict[str, Any]]:
 def test_the_template_as_it_is(cli, proc, tmp_path: Path) -> None:
     result = cli("config", "-c", TEMPLATE)
     assert result.exit_code == 0, result.output
-    assert result.stderr == IGNORED_NOTE + "\n"
+    assert result.stderr == f"{IGNORED_NOTE}\nconfiguration read from {TEMPLATE}\n"
     table = tomllib.loads(result.stdout)
     assert table["condenser"] == {"type": "noop"}
     assert table["llm"]["model"] == "gpt-4o"

@@ -129,14 +129,52 @@ def test_no_tokens(cli, make_log) -> None:
     assert data["chars"]["log"] == 31
 
 
-def test_stats_text_is_a_table(cli, make_log) -> None:
+def test_stats_text_is_plain_when_piped(cli, proc, make_log) -> None:
     log, _ = small_log(make_log)
-    out = cli("stats", log).stdout
-    assert "view / log" in out
+    size = len(log.read_bytes())
+    expected = f"""{log}
+            full log  view  view / log
+events             4     3       75.0%
+characters        31    28       90.3%
+
+7 events and {size:,} bytes in the log; 2 events forgotten; 1 condensation; 1 request (one pending)
+
+by type
+type                             events  bytes
+action:condensation                   1    189
+action:message                        2    147
+observation:run                       1    136
+action:run                            1    110
+observation:agent_state_changed       1     70
+action:condensation_request           1     68
+
+condensations
+id  line  forgot  ids   summary chars  view after
+ 5     6       2  1..2             13           3
+"""
+    result = cli("stats", log, "--no-tokens")
+    assert result.stdout == expected
+    assert proc("stats", log, "--no-tokens").stdout.decode() == expected
+
+
+def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:
+    import io
+
+    from rich.console import Console
+
+    from condense_cli.dialects.openhands_v0 import scan_log
+    from condense_cli.log import LogSource
+    from condense_cli.render import print_stats
+    from condense_cli.stats import collect_stats
+
+    log, _ = small_log(make_log)
+    with LogSource.open(str(log)) as source:
+        numbers = collect_stats(source, scan_log(source), None)
+    buffer = io.StringIO()
+    print_stats(numbers, Console(file=buffer, force_terminal=True, width=120, color_system=None))
+    out = buffer.getvalue()
+    assert "┃            ┃ full log ┃ view ┃ view / log ┃" in out
     assert "│ events     │        4 │    3 │      75.0% │" in out
-    assert "7 events and " in out
-    assert "2 events forgotten; 1 condensations; 1 requests (one pending)" in out
-    assert "action:condensation" in out
 
 
 def test_stats_on_a_log_without_condensations(cli, make_log) -> None:

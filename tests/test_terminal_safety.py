@@ -77,3 +77,50 @@ def test_error_messages_escape_the_bad_line(cli, make_log) -> None:
     result = cli("view", log)
     assert "\x1b" not in result.stderr
     assert "\\x1b[2J" in result.stderr
+
+
+# --- names and invisible characters ----------------------------------------------------
+
+TITLE = "\x1b]0;pwned\x07"  # sets the window title and swallows what follows
+SHOWN_TITLE = "\\x1b]0;pwned\\x07"
+
+
+def test_bidi_and_zero_width_characters_are_shown_as_escapes(cli, make_log) -> None:
+    text = "user\u202etxt.exe zero\u200bwidth \u2066isolate\u2069 mark\u200f bom\ufeff"
+    log = make_log(
+        lines_of([{"id": 0, "source": "user", "action": "message", "args": {"content": text}}])
+    )
+    out = cli("view", log).stdout
+    assert "user\\u202etxt.exe zero\\u200bwidth \\u2066isolate\\u2069 mark\\u200f bom\\ufeff" in out
+    for raw in ("\u202e", "\u200b", "\u2066", "\u2069", "\u200f", "\ufeff"):
+        assert raw not in out
+    view, _ = load_view(str(log))
+    buffer = io.StringIO()
+    print_rich(view, Console(file=buffer, force_terminal=True, width=200), "header", full=True)
+    assert "\u202e" not in buffer.getvalue() and "user\\u202etxt.exe" in buffer.getvalue()
+
+
+def test_a_missing_file_name_cannot_drive_the_terminal(cli, tmp_path) -> None:
+    missing = tmp_path / f"a{TITLE}b.jsonl"
+    result = cli("view", missing)
+    assert result.exit_code == 1
+    shown = str(tmp_path / f"a{SHOWN_TITLE}b.jsonl")
+    assert result.stderr == f"Error: {shown}: no such file\nHint: check the path\n"
+
+
+def test_names_are_escaped_in_every_message(cli, tmp_path) -> None:
+    log = tmp_path / f"s{TITLE}\u202e.jsonl"
+    log.write_bytes(lines_of([{"id": 0, "source": "user", "action": "message", "args": {}}]))
+    shown = str(tmp_path / f"s{SHOWN_TITLE}\\u202e.jsonl")
+    request = cli("request", log)
+    assert request.stderr == f"appended condensation request 1 to {shown}\n"
+    run = cli("run", log, "-t", "amortized", "--force")
+    assert run.stderr.startswith("amortized_forgetting: nothing to forget")
+    for result in (cli("view", log), cli("stats", log, "--no-tokens"), request, run):
+        assert "\x1b" not in result.output and "\u202e" not in result.output, result.output
+    assert cli("view", log).stdout.startswith(f"{shown} (openhands-v0): 1 event in view")
+    torn = tmp_path / f"t{TITLE}\n.jsonl"
+    torn.write_bytes(b'{"id": 0}\n')
+    check = cli("check", torn)
+    torn_shown = str(tmp_path / f"t{SHOWN_TITLE}\\n.jsonl")
+    assert check.stdout == (f'{torn_shown}:1: has neither "action" nor "observation"\n')

@@ -19,6 +19,7 @@ from condense_cli.condensers.base import (
 )
 from condense_cli.condensers.prompting import format_events
 from condense_cli.model import View
+from condense_cli.text import plural
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model
 
@@ -73,7 +74,8 @@ class LLMAttentionCondenser(ModelCondenser):
         candidates = [e for e in events[head_length:] if e.key is not None]
         if len(candidates) <= wanted:
             return view.with_note(
-                f"nothing to forget: {len(candidates)} events after the head, and {wanted} are kept"
+                f"nothing to forget: {plural(len(candidates), 'event')} after the head, "
+                f"and {wanted:,} are kept"
             )
         require_response_schema(self.llm)
         ranked, usage = self.rank(candidates)

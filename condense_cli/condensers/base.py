@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from condense_cli.errors import ConfigError
 from condense_cli.model import Condensation, View
+from condense_cli.text import plural
 
 if TYPE_CHECKING:
     from condense_cli.config import LLMSettings
@@ -74,17 +75,15 @@ class ModelCondenser(RollingCondenser):
     def from_config(cls, config: Any, llms: Any) -> Condenser:
         return cls(config, llms.resolve(config.llm_config, "condenser"))
 
-    def describe(self) -> dict[str, Any]:
-        table = super().describe()
-        table.setdefault("llm_config", "llm")  # the [llm] table
-        return table
-
 
 def size_trigger(view: View, max_size: int) -> str | None:
     """The usual trigger: a view longer than `max_size`, or a pending request."""
     if view.unhandled_request or len(view) > max_size:
         return None
-    return f"the view has {len(view)} events, within max_size {max_size}, and no request is pending"
+    return (
+        f"the view has {plural(len(view), 'event')}, within max_size {max_size}, "
+        "and no request is pending"
+    )
 
 
 def pair_groups(view: View) -> dict[int, int]:

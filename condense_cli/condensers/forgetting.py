@@ -16,6 +16,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.model import Condensation, Event, View
+from condense_cli.text import plural
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class RecentEventsCondenser(Condenser):
     def condense(self, view: View) -> Result:
         keep_first, max_events = self.config.keep_first, self.config.max_events
         if len(view) <= max_events:
-            return view.with_note(f"the view has {len(view)} events, within max_events")
+            return view.with_note(f"the view has {plural(len(view), 'event')}, within max_events")
         events = list(view)
         return view.with_events(
             events[:keep_first] + events[len(events) - (max_events - keep_first) :]
@@ -84,8 +85,8 @@ def forget_middle(view: View, keep_first: int, keep_last: int) -> Result:
     if not forget:
         first = f"first {keep_first}" if head_length == keep_first else "events up to the summary"
         return view.with_note(
-            f"nothing to forget: the view has {len(view)} events, and the condenser keeps "
-            f"the {first} and the last {keep_last}"
+            f"nothing to forget: the view has {plural(len(view), 'event')}, and the "
+            f"condenser keeps the {first} and the last {keep_last}"
         )
     return Condensation(tuple(sorted(forget)))
 
@@ -121,7 +122,7 @@ class ConversationWindowCondenser(RollingCondenser):
         forget = forget_ids(view, events) - keep
         forget = close_over_pairs(view, forget, essential_keys)
         if not forget:
-            return view.with_note(f"nothing to forget in a view of {len(view)} events")
+            return view.with_note(f"nothing to forget in a view of {plural(len(view), 'event')}")
         return Condensation(tuple(sorted(forget)))
 
 

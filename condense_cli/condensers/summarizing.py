@@ -18,6 +18,7 @@ from condense_cli.condensers.base import (
 )
 from condense_cli.condensers.prompting import format_events
 from condense_cli.model import Condensation, Event, View
+from condense_cli.text import plural
 
 MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call
 
@@ -87,10 +88,10 @@ class LLMSummarizingCondenser(ModelCondenser):
             view, forget_ids(view, middle), forget_ids(view, events[:keep_first])
         )
         if not forget:
-            return view.with_note(f"nothing to forget in a view of {len(view)} events")
+            return view.with_note(f"nothing to forget in a view of {plural(len(view), 'event')}")
         if len(forget) < MIN_SHARE * len(view):
             return view.with_note(
-                f"only {len(forget)} of {len(view)} events could be forgotten, "
+                f"only {len(forget):,} of {plural(len(view), 'event')} could be forgotten, "
                 f"less than {MIN_SHARE:.0%}; not worth a summary"
             )
         previous = view.summary

@@ -19,7 +19,7 @@ from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.codex import Codex
 from condense_cli.dialects.openhands_v0 import OpenHandsV0
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.log import BOM, STDIN, LogSource
+from condense_cli.log import BOM, LogSource, is_stream, refuse_streams
 
 DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (Codex, OpenHandsV0)}
 
@@ -48,7 +48,7 @@ def read_log(
     reading: Reading = quiet_reading,
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input)."""
-    if path != STDIN and Path(path).is_dir():
+    if not is_stream(path) and Path(path).is_dir():
         chosen = dialect_named(dialect) if dialect else detect_folder(path)
         with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:
             yield replay
@@ -68,8 +68,7 @@ def append_to_log(
     reading: Reading = quiet_reading,
 ) -> Iterator[Replay]:
     """Lock the log at `path` and replay it; the replay may then append one record."""
-    if path == STDIN:
-        raise LogError(path, "standard input cannot be appended to; name the log file")
+    refuse_streams(path)
     if dialect:
         chosen = dialect_named(dialect)
     elif Path(path).is_dir():

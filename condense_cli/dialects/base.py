@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from condense_cli.log import LogSource
 from condense_cli.model import Condensation, CondensationRecord, Problem, View
+from condense_cli.replay import Gap
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class Replay(ABC):
     @abstractmethod
     def view(self) -> View:
         """The replayed view, every event parsed."""
+
+    def gaps(self) -> list[Gap]:
+        """Where forgotten events were in the view, for the text view's markers."""
+        return []
 
     @abstractmethod
     def view_lines(self) -> Iterator[bytes]:

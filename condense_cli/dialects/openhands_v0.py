@@ -32,11 +32,14 @@ from condense_cli.replay import (
     HIDDEN,
     INVALID,
     SUMMARY_LINE,
+    Gap,
     KeyedScan,
     LogIndex,
+    forgotten_gaps,
     iter_kept_lines,
     iter_view_bytes,
 )
+from condense_cli.text import plural
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -395,7 +398,7 @@ def condensation_event(event_id: int, condensation: Condensation, view: View) ->
     """The condensation event to append, in OpenHands' serialisation."""
     args = condensation_args(condensation, view)
     count = len(condensation.forgotten)
-    message = f"Forgot {count} events ({describe_ids(condensation.forgotten)})"
+    message = f"Forgot {plural(count, 'event')} ({describe_ids(condensation.forgotten)})"
     if condensation.summary is not None:
         message += " and summarised them"
     return {
@@ -665,6 +668,9 @@ class V0Replay(Replay):
 
     def view_lines(self) -> Iterator[bytes]:
         return view_lines(self.source, self.index)
+
+    def gaps(self) -> list[Gap]:
+        return forgotten_gaps(self.index)
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
         from condense_cli.stats import collect_stats

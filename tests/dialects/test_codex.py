@@ -112,7 +112,7 @@ def test_a_replacement_history_replaces_everything_before_it(cli, make_log) -> N
     text = cli("view", path).stdout
     assert (
         text.splitlines()[0]
-        == f"{path} (codex): 3 events in view, 3 forgotten, 1 condensations, summary at 1"
+        == f"{path} (codex): 3 events in view, 3 forgotten, 1 condensation, summary at 1"
     )
     assert "#9.1 user action:message" in text and "=== summary ===\n    SUMMARY\n" in text
 

@@ -40,7 +40,7 @@ def test_an_unknown_dialect_is_a_usage_error(cli, make_log) -> None:
 def test_check_names_the_dialects_it_read(proc) -> None:
     done = proc("check", SAMPLES / "coding_session.jsonl")
     assert done.returncode == 0
-    assert done.stderr.decode().startswith("1 logs ok (openhands-v0")
+    assert done.stderr.decode().startswith("1 log ok (openhands-v0")
 
 
 NOT_LOGS = {

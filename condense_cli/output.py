@@ -1,0 +1,73 @@
+"""The process's standard output: a failed write says what failed, and a closed
+pipe stays a BrokenPipeError, told apart from it (see `cli.guarded` for the rule)."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from condense_cli.errors import OutputError
+
+
+class StdoutWriter(io.RawIOBase):
+    """Descriptor 1: a failed write (a full device, a closed stdout) becomes an
+    OutputError that names it; a closed pipe stays a BrokenPipeError."""
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 1
+
+    def isatty(self) -> bool:
+        return os.isatty(1)
+
+    def write(self, data: Any) -> int:
+        try:
+            return os.write(1, data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.EBADF:
+                raise OutputError(
+                    "cannot write to standard output: it is closed",
+                    hint="send the output somewhere, e.g. > file or | less",
+                ) from None
+            raise OutputError(
+                f"cannot write to standard output: {exc.strerror or exc}",
+                hint="free some space, or send the output elsewhere",
+            ) from None
+
+
+def install_stdout() -> None:
+    """Make `sys.stdout` write through StdoutWriter (for the real process only)."""
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(StdoutWriter()),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=os.isatty(1),
+    )
+
+
+def silence_stdout() -> None:
+    """After a closed pipe or a failed write, point stdout at /dev/null: later
+    writes and the exit flush then go nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class StdoutConsole(Console):
+    """A rich console on stdout whose closed pipe is a BrokenPipeError, as anywhere else
+    (rich itself would exit 1, turning `condense stats | head` into a failure)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "standard output closed")
