@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := build/demo.jsonl
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean clients
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ demo: $(STAMP)
 ## test: set up, then run the whole test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)
+clients: $(STAMP)
+	$(BIN)/python tests/clients/install.py
 
 ## bench: set up, then run the benchmark (generates 10k/100k/1M-event logs in bench/data)
 bench: $(STAMP)

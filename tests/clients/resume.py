@@ -1,0 +1,175 @@
+"""Resume a Claude Code session or a Codex rollout with the real client, offline.
+
+Each run gets its own HOME (and CODEX_HOME) under a temporary folder, the
+session file copied where the client looks for it, a scripted server on
+127.0.0.1, and an environment built from scratch: the model endpoint points at
+the server, and HTTP(S)_PROXY points at it too, so any other request the client
+tries is recorded there (as a CONNECT) and refused instead of leaving the
+machine. Every run has a time-out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.clients.servers import AnthropicServer, OpenAIServer, ScriptedServer
+
+RUN_TIMEOUT = 60
+
+
+@dataclass
+class Run:
+    """What one client run did: its exit, output, and the session file it resumed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    session: Path
+
+
+def _base_env(home: Path, server: ScriptedServer) -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "HTTP_PROXY": server.url,
+        "HTTPS_PROXY": server.url,
+        "http_proxy": server.url,
+        "https_proxy": server.url,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path, session: Path) -> Run:
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr, session)
+
+
+# --- Claude Code -------------------------------------------------------------------
+
+
+def claude_project_dir(cwd: Path) -> str:
+    """The folder name under `~/.claude/projects/` that Claude Code uses for `cwd`.
+
+    Every character that is not an ASCII letter or digit becomes `-`
+    (`/tmp/a/my.proj_x` -> `-tmp-a-my-proj-x`), checked against 2.1.330.
+    """
+    name = re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+    if len(name) > 200:
+        raise ValueError(f"working directory too long for the simple project name: {cwd}")
+    return name
+
+
+def claude_session_id(session: Path) -> str:
+    with session.open(encoding="utf-8") as lines:
+        for line in lines:
+            value = json.loads(line).get("sessionId")
+            if value:
+                return value
+    raise ValueError(f"{session}: no line has a sessionId")
+
+
+def resume_claude(
+    claude: Path,
+    session: Path,
+    tmp: Path,
+    server: AnthropicServer,
+    prompt: str = "continue",
+    extra: tuple[str, ...] = (),
+) -> Run:
+    """Copy `session` into a fresh HOME and run `claude -p --resume <id> <prompt>`."""
+    home, cwd = tmp / "home", tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    session_id = claude_session_id(session)
+    target = home / ".claude" / "projects" / claude_project_dir(cwd) / f"{session_id}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(session, target)
+    env = _base_env(home, server) | {
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "fake",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    command = [str(claude), "-p", *extra, "--resume", session_id, prompt]
+    return _run(command, env, cwd, target)
+
+
+# --- Codex -------------------------------------------------------------------------
+
+CODEX_CONFIG = """\
+openai_base_url = "{url}/v1"
+check_for_update_on_startup = false
+model_auto_compact_token_limit = {compact_limit}
+
+[features]
+plugins = false
+apps = false
+remote_plugin = false
+tool_suggest = false
+shell_snapshot = false
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+"""
+
+
+def codex_session_meta(rollout: Path) -> dict[str, str]:
+    with rollout.open(encoding="utf-8") as lines:
+        first = json.loads(lines.readline())
+    if first.get("type") != "session_meta":
+        raise ValueError(f"{rollout}:1: not a session_meta line")
+    return first["payload"]
+
+
+def resume_codex(
+    codex: Path,
+    rollout: Path,
+    tmp: Path,
+    server: OpenAIServer,
+    prompt: str = "continue",
+    compact_limit: int = 1_000_000_000,
+    extra: tuple[str, ...] = (),
+) -> Run:
+    """Copy `rollout` into a fresh CODEX_HOME and run `codex exec resume <id> <prompt>`.
+
+    The built-in `openai` provider is kept (a rollout recorded with it cannot be
+    resumed under another provider) and pointed at the server with
+    `openai_base_url`; it tries a WebSocket first, which the server refuses with
+    426 so it falls back to HTTP at once.
+    """
+    home, cwd = tmp / "home", tmp / "work"
+    codex_home = home / ".codex"
+    cwd.mkdir(parents=True, exist_ok=True)
+    meta = codex_session_meta(rollout)
+    session_id = meta["id"]
+    stamp = meta["timestamp"][:19].replace(":", "-")
+    day = codex_home / "sessions" / stamp[:4] / stamp[5:7] / stamp[8:10]
+    day.mkdir(parents=True, exist_ok=True)
+    target = day / f"rollout-{stamp}-{session_id}.jsonl"
+    shutil.copyfile(rollout, target)
+    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit)
+    (codex_home / "config.toml").write_text(config)
+    env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
+    command = [str(codex), "exec", "--skip-git-repo-check", *extra, "resume", session_id, prompt]
+    return _run(command, env, cwd, target)

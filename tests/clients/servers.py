@@ -1,0 +1,293 @@
+"""Scripted model servers on 127.0.0.1 for the real Claude Code and Codex clients.
+
+`AnthropicServer` speaks the Messages API (`POST /v1/messages`, streamed as SSE
+when the client asks for it, plus `count_tokens`); `OpenAIServer` speaks the
+Responses API (`POST /v1/responses`, streamed as SSE). Each records every
+request it receives (method, path, headers, parsed JSON body) and answers model
+calls from a script of texts, falling back to `default`. Any other path gets a
+404 and is recorded too, so a test can see what else a client tried to reach.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    """One request a client sent."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any = None
+
+
+@dataclass
+class _State:
+    replies: deque[str] = field(default_factory=deque)
+    requests: list[Request] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    return b"".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
+    )
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients drop keep-alive connections at exit; that is not an error worth printing."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+class ScriptedServer:
+    """A threaded HTTP server on a random port of 127.0.0.1; subclasses answer model calls."""
+
+    default = "ok"
+
+    def __init__(self) -> None:
+        self.state = _State()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                request = Request(self.command, self.path, dict(self.headers), body)
+                with server.state.lock:
+                    server.state.requests.append(request)
+                status, content_type, payload = server.answer(request)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_CONNECT = _handle
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[Request]:
+        with self.state.lock:
+            return list(self.state.requests)
+
+    def reply(self, *texts: str) -> ScriptedServer:
+        """Queue the texts of the next model answers, in order."""
+        self.state.replies.extend(texts)
+        return self
+
+    def next_text(self) -> str:
+        with self.state.lock:
+            return self.state.replies.popleft() if self.state.replies else self.default
+
+    def answer(self, request: Request) -> tuple[int, str, bytes]:
+        return 404, "application/json", b'{"error": {"message": "not found"}}'
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _route(path: str) -> str:
+    return path.split("?", 1)[0].rstrip("/")
+
+
+class AnthropicServer(ScriptedServer):
+    """The Messages API as Claude Code calls it: `/v1/messages` and `count_tokens`."""
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        """The bodies of every `POST /v1/messages`, in order."""
+        return [
+            r.body for r in self.requests if r.method == "POST" and _route(r.path) == "/v1/messages"
+        ]
+
+    def answer(self, request: Request) -> tuple[int, str, bytes]:
+        route = _route(request.path)
+        body = request.body if isinstance(request.body, dict) else {}
+        if request.method == "POST" and route == "/v1/messages/count_tokens":
+            tokens = len(json.dumps(body)) // 4
+            return 200, "application/json", json.dumps({"input_tokens": tokens}).encode()
+        if request.method == "POST" and route == "/v1/messages":
+            text = self.next_text()
+            model = body.get("model", "claude-test")
+            if body.get("stream"):
+                return 200, "text/event-stream", _anthropic_stream(text, model)
+            return 200, "application/json", json.dumps(_anthropic_message(text, model)).encode()
+        return super().answer(request)
+
+
+def _anthropic_message(text: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": max(1, len(text) // 4)},
+    }
+
+
+def _anthropic_stream(text: str, model: str) -> bytes:
+    start = _anthropic_message("", model)
+    start.update(content=[], stop_reason=None)
+    start["usage"] = {"input_tokens": 100, "output_tokens": 1}
+    return _sse(
+        [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": text},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": max(1, len(text) // 4)},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
+
+
+class OpenAIServer(ScriptedServer):
+    """The Responses API as Codex calls it, over HTTP only.
+
+    A WebSocket upgrade is refused with 426, on which Codex falls back to HTTP
+    at once (a 404 makes it retry five times first). A request whose input ends
+    with a `compaction_trigger` item (Codex's remote compaction) is answered with
+    one `compaction` item whose `encrypted_content` is the scripted text.
+    """
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        """The bodies of every `POST /v1/responses`, in order."""
+        return [
+            r.body
+            for r in self.requests
+            if r.method == "POST" and _route(r.path) == "/v1/responses"
+        ]
+
+    def answer(self, request: Request) -> tuple[int, str, bytes]:
+        route = _route(request.path)
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return 426, "application/json", b'{"error": {"message": "use HTTP"}}'
+        if request.method == "POST" and route == "/v1/responses":
+            body = request.body if isinstance(request.body, dict) else {}
+            items = body.get("input") or [{}]
+            if items[-1].get("type") == "compaction_trigger":
+                item = {
+                    "type": "compaction",
+                    "id": "cmp_scripted",
+                    "encrypted_content": self.next_text(),
+                }
+                return 200, "text/event-stream", _responses_stream(item)
+            return 200, "text/event-stream", _responses_stream(_message(self.next_text()))
+        return super().answer(request)
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": "msg_scripted",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def _responses_stream(item: dict[str, Any]) -> bytes:
+    text = "".join(c.get("text", "") for c in item.get("content", []))
+    tokens = max(1, len(text) // 4)
+    usage = {
+        "input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 100 + tokens,
+    }
+    response = {"id": "resp_scripted", "object": "response", "status": "in_progress"}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"type": "response.created", "response": response}),
+        (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        ),
+    ]
+    if text:
+        delta = {
+            "type": "response.output_text.delta",
+            "item_id": item["id"],
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+        }
+        events.append(("response.output_text.delta", delta))
+    events += [
+        (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {**response, "status": "completed", "usage": usage},
+            },
+        ),
+    ]
+    return _sse(events)
