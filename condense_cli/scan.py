@@ -150,6 +150,7 @@ class _Scanner:
             if type(data) is dict and not cut:
                 event_id = data.get("id")
                 if type(event_id) is int and prev_id < event_id <= upto:
+                    # `hidden` sits in args (actions) or extras (observations)
                     kind = data.get("action")
                     if kind is not None:
                         ordinary = (
@@ -157,6 +158,7 @@ class _Scanner:
                             and kind not in SPECIAL_ACTIONS
                             and "observation" not in data
                         )
+                        fields = data.get("args")
                     else:
                         kind = data.get("observation")
                         ordinary = (
@@ -164,7 +166,8 @@ class _Scanner:
                             and kind not in SPECIAL_OBSERVATIONS
                             and "action" not in data
                         )
-                    if ordinary and data.get("hidden") is not True:
+                        fields = data.get("extras")
+                    if ordinary and (type(fields) is not dict or fields.get("hidden") is not True):
                         prev_id, prev_line = event_id, number
                         append_id(event_id)
                         append_offset(start)
@@ -304,6 +307,14 @@ class _Scanner:
         index.forgotten.add(event_id, event_id)
         index.kept_events -= newly_forgotten
         index.unhandled_request = False
+        negative = args.negative_ids
+        if negative is not None:
+            self.problem(
+                number,
+                f"condensation {event_id}: {negative}; ids below 0 match no event and forget "
+                "nothing (OpenHands writes -1, the id of its summary placeholder)",
+                "warning",
+            )
         beyond = args.max_forgotten
         if beyond is not None and beyond > event_id:
             self.problem(

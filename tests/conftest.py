@@ -55,6 +55,28 @@ def run_obs(i: int, cause: int, tc: str | None = None, content: str = "") -> dic
     return event
 
 
+def hidden_setup_run(i: int) -> list[dict[str, Any]]:
+    """The setup-script run OpenHands hides from the agent: `hidden` inside
+    `args` (the action) and `extras` (its observation), as `event_to_dict` writes it."""
+    command = "chmod +x .openhands/setup.sh && source .openhands/setup.sh"
+    return [
+        {
+            "id": i,
+            "source": "environment",
+            "action": "run",
+            "args": {"command": command, "is_static": True, "hidden": True},
+        },
+        {
+            "id": i + 1,
+            "source": "environment",
+            "observation": "run",
+            "content": "setup done",
+            "cause": i,
+            "extras": {"command": command, "exit_code": 0, "hidden": True},
+        },
+    ]
+
+
 def condensation(
     i: int,
     *,

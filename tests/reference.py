@@ -4,12 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from condense_cli.dialects.openhands_v0 import is_seen_by_agent
+# What OpenHands' controller leaves out of the agent's history: these types, and any
+# event whose `hidden` field (serialised in `args` or `extras`) is true.
+UNSEEN_ACTIONS = {"null", "change_agent_state"}
+UNSEEN_OBSERVATIONS = {"null", "agent_state_changed"}
+
+
+def seen_by_agent(event: dict[str, Any]) -> bool:
+    """As OpenHands reads an event back (`event_from_dict`) and filters it."""
+    if "action" in event:
+        if event["action"] in UNSEEN_ACTIONS:
+            return False
+        fields = event.get("args")
+    else:
+        if event["observation"] in UNSEEN_OBSERVATIONS:
+            return False
+        fields = event.get("extras")
+    return not (isinstance(fields, dict) and fields.get("hidden") is True)
 
 
 def reference_view(events: list[dict[str, Any]]) -> tuple[list[Any], bool]:
     """A plain whole-list replay, as OpenHands' View.from_events does it."""
-    seen = [e for e in events if is_seen_by_agent(e)]
+    seen = [e for e in events if seen_by_agent(e)]
     forgotten: set[int] = set()
     for e in seen:
         if e.get("action") == "condensation":

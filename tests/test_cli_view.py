@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.conftest import SAMPLES, condensation, lines_of, msg
+from tests.conftest import SAMPLES, condensation, hidden_setup_run, lines_of, msg
 
 CODING = SAMPLES / "coding_session.jsonl"
 
@@ -166,6 +166,17 @@ def test_check_warns_about_a_summary_left_in_place(cli, make_log) -> None:
     )
 
 
+def test_check_validates_hidden_events_too(cli, make_log) -> None:
+    action, observation = hidden_setup_run(1)
+    log = make_log([msg(0), action, {**observation, "id": 1}, msg(3)])
+    result = cli("check", log)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{log}:3: duplicate id 1: ids must increase down the file (line 2 has id 1)\n"
+    )
+    assert cli("check", make_log([msg(0), action, observation, msg(3)])).exit_code == 0
+
+
 def test_check_subprocess_on_samples(proc) -> None:
     done = proc("check", *sorted(SAMPLES.glob("*.jsonl")))
     assert done.returncode == 0
@@ -185,3 +196,27 @@ def test_every_command_has_help_and_documentation(command: str, cli) -> None:
     assert result.exit_code == 0
     assert result.stdout.startswith(f"Usage: condense {command} ")
     assert f"`condense {command} " in (ROOT / "README.md").read_text()
+
+
+def test_negative_ids_are_a_warning_never_an_error(cli, proc, make_log) -> None:
+    log = make_log(
+        [
+            msg(0),
+            msg(1),
+            msg(2),
+            condensation(3, ids=[-1, 1]),
+            condensation(4, start=-1, end=0),
+        ]
+    )
+    result = cli("check", log)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"{log}:4: warning: condensation 3: forgotten_event_ids holds -1; ids below 0 match "
+        "no event and forget nothing (OpenHands writes -1, the id of its summary placeholder)\n"
+        f"{log}:5: warning: condensation 4: its range -1..0 starts below 0; ids below 0 match "
+        "no event and forget nothing (OpenHands writes -1, the id of its summary placeholder)\n"
+    )
+    assert cli("check", "--strict", log).exit_code == 1
+    done = proc("view", log, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [e["id"] for e in orjson.loads(done.stdout)["events"]] == [2]

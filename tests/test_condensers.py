@@ -176,6 +176,48 @@ def test_amortized_after_a_summary_keeps_the_head(make_log) -> None:
     assert ids(apply_condensation(view, result)) == [0, "S", 8, 9, 10, 11]
 
 
+def summary_at_4() -> list[dict[str, Any]]:
+    """A view [0, 1, 2, 3, S] (the summary at offset 4), then three run pairs 6..11."""
+    head = [msg(i) for i in range(5)]
+    return [*head, condensation(5, ids=[4], summary="s", offset=4), *pairs(6, 3)]
+
+
+def test_amortized_keeps_every_event_before_the_summary(make_log) -> None:
+    view = view_of(make_log, summary_at_4())
+    assert ids(view) == [0, 1, 2, 3, "S", 6, 7, 8, 9, 10, 11]
+    result = make("amortized", max_size=10, keep_first=1).condense(view)
+    # forgetting 1..3 would put the summary back at offset 4: between 10 and 11
+    assert result == Condensation((6, 7))
+    assert ids(apply_condensation(view, result)) == [0, 1, 2, 3, "S", 8, 9, 10, 11]
+
+
+def test_amortized_with_the_summary_at_the_end_has_nothing_to_forget(make_log) -> None:
+    events = [msg(0), msg(1), msg(2), condensation(3, ids=[2], summary="s", offset=9), request(4)]
+    view = view_of(make_log, events)
+    assert ids(view) == [0, 1, "S"]
+    result = make("amortized", max_size=2, keep_first=0).condense(view)
+    assert isinstance(result, View)
+    assert result.note == (
+        "nothing to forget: the view has 3 events, and the condenser keeps the events up to "
+        "the summary and the last 1"
+    )
+
+
+def test_pair_with_the_newest_event_is_kept_whole(make_log) -> None:
+    # The newest event answers an action outside the tail of 1: both stay.
+    view = view_of(make_log, [msg(0), run_action(1, "c1"), run_obs(2, 1, "c1")])
+    result = make("amortized", max_size=2, keep_first=0).condense(view)
+    assert result == Condensation((0,))
+    assert ids(apply_condensation(view, result)) == [1, 2]
+
+
+def test_a_view_of_one_pair_has_nothing_to_forget(make_log) -> None:
+    view = view_of(make_log, [run_action(0, "c0"), run_obs(1, 0, "c0"), request(2)])
+    result = make("amortized", max_size=2, keep_first=0).condense(view)
+    assert isinstance(result, View)
+    assert result.note and result.note.startswith("nothing to forget")
+
+
 def test_range_or_list_form(make_log) -> None:
     events = [msg(0), msg(1), msg(2), condensation(3, ids=[2]), *[msg(i) for i in range(4, 10)]]
     view = view_of(make_log, events)  # ids 0 1 4 5 6 7 8 9
@@ -211,6 +253,27 @@ def test_conversation_window_keeps_essentials_and_newer_half(make_log) -> None:
     assert ids(apply_condensation(view, result)) == [0, 1, 2, 3, 10, 11, 12, 13]
 
 
+def test_conversation_window_keeps_every_event_before_the_summary(make_log) -> None:
+    events = [*opening(), msg(4, "more", source="agent")]
+    events += [condensation(5, ids=[4], summary="s", offset=4), *pairs(6, 4), request(14)]
+    view = view_of(make_log, events)
+    assert ids(view) == [0, 1, 2, 3, "S", *range(6, 14)]
+    result = make("conversation_window").condense(view)
+    assert result == Condensation((6, 7, 8, 9))
+    assert ids(apply_condensation(view, result)) == [0, 1, 2, 3, "S", 10, 11, 12, 13]
+
+
+def test_conversation_window_with_the_summary_past_the_essentials(make_log) -> None:
+    events = [*opening(), *pairs(4, 2), msg(8, "x", source="agent")]
+    events += [condensation(9, ids=[8], summary="s", offset=6), *pairs(10, 4), request(18)]
+    view = view_of(make_log, events)
+    assert ids(view) == [0, 1, 2, 3, 4, 5, "S", 6, 7, *range(10, 18)]
+    result = make("conversation_window").condense(view)
+    # events 4 and 5 precede the summary: kept, so it stays between 5 and the newer half
+    assert result == Condensation((6, 7, 10, 11))
+    assert ids(apply_condensation(view, result)) == [0, 1, 2, 3, 4, 5, "S", *range(12, 18)]
+
+
 def test_conversation_window_without_user_message_appends_nothing(make_log) -> None:
     events = [
         {"id": 0, "source": "agent", "action": "system", "args": {}},
@@ -244,6 +307,16 @@ def test_pipeline_returns_the_last_view_when_nothing_condenses() -> None:
     assert isinstance(result, View)
     assert "Content omitted" in result[5].text
     assert result[5].id == 5
+
+
+def test_pipeline_keeps_every_event_before_the_summary(make_log) -> None:
+    view = view_of(make_log, summary_at_4())
+    stages = [
+        {"type": "observation_masking", "attention_window": 1},
+        {"type": "amortized", "max_size": 10},
+    ]
+    result = make("pipeline", condensers=stages).condense(view)
+    assert result == Condensation((6, 7))
 
 
 def test_pipeline_stops_at_the_first_condensation(make_log) -> None:

@@ -22,6 +22,15 @@ TIME_LIMIT = 90.0
 def test_killing_writers_at_random_moments(tmp_path: Path) -> None:
     log = tmp_path / "session.jsonl"
     shutil.copyfile(CORPUS / "ponylang-ponyc-4593.jsonl", log)
+    commands = [
+        [str(CONDENSE), "run", str(log), "-t", "amortized", "-s", "max_size=10", "--force"],
+        [str(CONDENSE), "request", str(log)],
+    ]
+    # Kill within about one and a half times what a whole run takes on this machine
+    # now, so that some writers are killed mid-way and some finish, however loaded.
+    timed = time.monotonic()
+    subprocess.run(commands[1], capture_output=True, check=True)
+    window = 1.5 * (time.monotonic() - timed)
     rng = random.Random(20261121)
     started = time.monotonic()
     killed = completed = 0
@@ -29,21 +38,10 @@ def test_killing_writers_at_random_moments(tmp_path: Path) -> None:
         if time.monotonic() - started > TIME_LIMIT:
             break
         before = log.read_bytes()
-        if round_ % 2:
-            command = [str(CONDENSE), "request", str(log)]
-        else:
-            command = [
-                str(CONDENSE),
-                "run",
-                str(log),
-                "-t",
-                "amortized",
-                "-s",
-                "max_size=10",
-                "--force",
-            ]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.0, 0.6))
+        proc = subprocess.Popen(
+            commands[round_ % 2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rng.uniform(0.0, window))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         if proc.returncode == -signal.SIGKILL:

@@ -40,8 +40,9 @@ GOOD = lines_of([msg(0)])
             "an id in forgotten_event_ids must be an integer, not a boolean",
         ),
         (
-            b'{"id": 3, "action": "condensation", "args": {"forgotten_event_ids": [-1]}}',
-            "an id in forgotten_event_ids must not be negative (-1)",
+            b'{"id": 3, "action": "condensation", "args": '
+            b'{"forgotten_event_ids": [-18446744073709551616]}}',
+            "an id in forgotten_event_ids does not fit in 64 bits",
         ),
         (
             b'{"id": 3, "action": "condensation", "args": {"forgotten_event_ids": [], '

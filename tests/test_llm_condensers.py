@@ -14,7 +14,7 @@ import pytest
 
 from condense_cli.condensers.summarizing import STATE_FIELDS
 from condense_cli.view import load_view
-from tests.conftest import CONDENSE, SAMPLES, lines_of, msg, run_action, run_obs
+from tests.conftest import CONDENSE, SAMPLES, condensation, lines_of, msg, run_action, run_obs
 from tests.fake_llm import FakeLLM
 
 API_KEY = "sk-test-secret-0123456789"
@@ -297,6 +297,21 @@ def test_llm_attention_keeps_head_and_ranked_ids(cli, config, fake, make_log) ->
     }
     assert "<event id=1 source=user type=action:message>" in fake.prompt()
     assert "<event id=0 " not in fake.prompt()
+
+
+def test_llm_attention_keeps_every_event_before_the_summary(cli, config, fake, make_log) -> None:
+    events = [msg(i) for i in range(5)]
+    events.append(condensation(5, ids=[4], summary="earlier", offset=4))
+    for a in range(6, 18, 2):
+        events += [run_action(a, f"c{a}"), run_obs(a + 1, a, f"c{a}")]
+    log = make_log(events)
+    assert view_ids(log) == [0, 1, 2, 3, "S", *range(6, 18)]
+    fake.json({"ids": [1, 6, 7, 16, 17]})
+    result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
+    assert result.exit_code == 0, result.output
+    assert view_ids(log) == [0, 1, 2, 3, "S", 6, 7, 16, 17]
+    assert "<event id=6 " in fake.prompt()
+    assert "<event id=3 " not in fake.prompt()  # the head is not ranked
 
 
 def test_llm_attention_fills_from_the_newest_when_short(cli, config, fake, make_log) -> None:

@@ -25,7 +25,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @st.composite
 def logs(draw: Any) -> list[dict[str, Any]]:
-    """Valid logs: increasing sparse ids, pairs, hidden events, condensations, requests."""
+    """Valid logs: increasing sparse ids, pairs, hidden events, condensations (with -1
+    among their ids, as OpenHands writes), requests."""
     events: list[dict[str, Any]] = []
     next_id = draw(st.integers(0, 3))
     last_action: int | None = None
@@ -81,15 +82,13 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 }
             )
         elif kind == "hidden":
-            events.append(
-                {"id": eid, "observation": "agent_state_changed", "content": "", "extras": {}}
-            )
+            events.append(draw(st.sampled_from(hidden_events(eid))))
         elif kind == "request":
             events.append(
                 {"id": eid, "source": "agent", "action": "condensation_request", "args": {}}
             )
         elif kind == "condensation" and events:
-            earlier = [e["id"] for e in events]
+            earlier = [e["id"] for e in events] + [-1]  # OpenHands writes -1 too
             if draw(st.booleans()):
                 ids = sorted(draw(st.sets(st.sampled_from(earlier), max_size=6)))
                 args: dict[str, Any] = {
@@ -99,7 +98,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 }
             else:
                 start = draw(st.sampled_from(earlier))
-                end = draw(st.integers(start, eid + 4))  # may reach past itself (allowed)
+                end = draw(st.integers(max(start, 0), eid + 4))  # may pass itself (allowed)
                 args = {
                     "forgotten_event_ids": None,
                     "forgotten_events_start_id": start,
@@ -111,6 +110,20 @@ def logs(draw: Any) -> list[dict[str, Any]]:
                 args |= {"summary": None, "summary_offset": None}
             events.append({"id": eid, "source": "agent", "action": "condensation", "args": args})
     return events or [{"id": 0, "source": "user", "action": "message", "args": {"content": "x"}}]
+
+
+def hidden_events(eid: int) -> list[dict[str, Any]]:
+    """Events of the kinds the agent never sees, and look-alikes that it does see."""
+    return [
+        {"id": eid, "observation": "agent_state_changed", "content": "", "extras": {}},
+        {"id": eid, "action": "change_agent_state", "args": {"agent_state": "running"}},
+        # OpenHands' own form: `hidden` inside args / extras
+        {"id": eid, "action": "run", "args": {"command": "setup", "hidden": True}},
+        {"id": eid, "observation": "run", "content": "", "extras": {"hidden": True}},
+        {"id": eid, "action": "run", "args": {"command": "c", "hidden": False}},
+        # a top-level key is not OpenHands': the event is seen
+        {"id": eid, "action": "message", "args": {"content": "h"}, "hidden": True},
+    ]
 
 
 def write(events: list[dict[str, Any]], folder: str) -> Path:
@@ -187,6 +200,75 @@ def test_appending_a_condensation_replays_to_the_intended_view(
             assert [e.id for e in outcome.result] == [e.id for e in outcome.result.events]
         with LogSource.open(str(path)) as source:
             assert scan_log(source, collect=True).errors == []
+
+
+FORGETTING = st.sampled_from(
+    [
+        {"type": "amortized_forgetting", "max_size": 2, "keep_first": 0},
+        {"type": "amortized_forgetting", "max_size": 4, "keep_first": 1},
+        {"type": "amortized_forgetting", "max_size": 6, "keep_first": 0},
+        {"type": "amortized_forgetting", "max_size": 10, "keep_first": 2},
+        {"type": "conversation_window"},
+        {
+            "type": "pipeline",
+            "condensers": [{"type": "browser_output"}, {"type": "amortized", "max_size": 4}],
+        },
+        {
+            "type": "pipeline",
+            "condensers": [
+                {"type": "observation_masking", "attention_window": 1},
+                {"type": "conversation_window"},
+            ],
+        },
+    ]
+)
+
+
+def split_by_summary(view: Any) -> set[tuple[int, int]]:
+    """The (action, observation) pairs of the view with a summary between them."""
+    position = {e.id: i for i, e in enumerate(view) if e.id is not None}
+    summaries = [i for i, e in enumerate(view) if e.is_summary]
+    split = set()
+    for event in view:
+        if event.is_action or event.id is None:
+            continue
+        partners = [
+            a.id
+            for a in view
+            if a.is_action
+            and a.id is not None
+            and (
+                a.id == event.cause
+                or (event.tool_call_id is not None and a.tool_call_id == event.tool_call_id)
+            )
+        ]
+        for action in partners:
+            low, high = sorted((position[action], position[event.id]))
+            if any(low < s < high for s in summaries):
+                split.add((action, event.id))
+    return split
+
+
+@SETTINGS
+@given(logs(), FORGETTING)
+def test_forgetting_never_wedges_a_summary_nor_empties_the_view(
+    events: list[dict[str, Any]], table: dict[str, Any]
+) -> None:
+    condenser = build_condenser(table, LLMTables({}))
+    with tempfile.TemporaryDirectory() as folder:
+        path = write(events, folder)
+        before, _ = load_view(str(path))
+        outcome = run_condenser(str(path), condenser, force=True)
+        after, _ = load_view(str(path))
+        if not isinstance(outcome.result, Condensation):
+            assert as_ids(after) == as_ids(before)
+            return
+        assert any(not e.is_summary for e in after)
+        assert split_by_summary(after) <= split_by_summary(before)
+        # the summary keeps its place: every event before it is kept
+        assert [i for i, e in enumerate(after) if e.is_summary] == [
+            i for i, e in enumerate(before) if e.is_summary
+        ]
 
 
 @SETTINGS

@@ -10,10 +10,18 @@ import orjson
 import pytest
 
 from condense_cli.config import LLMTables, build_condenser
-from condense_cli.dialects.openhands_v0 import is_seen_by_agent
 from condense_cli.model import Condensation, apply_condensation
 from condense_cli.view import load_view
-from tests.conftest import SAMPLES, corpus_logs, msg, run_action, run_obs
+from tests.conftest import (
+    SAMPLES,
+    condensation,
+    corpus_logs,
+    msg,
+    request,
+    run_action,
+    run_obs,
+)
+from tests.reference import seen_by_agent
 
 
 @pytest.fixture(autouse=True)
@@ -87,8 +95,8 @@ def test_report_line(cli, tmp_path: Path) -> None:
     log = copy(SAMPLES / "coding_session.jsonl", tmp_path)
     result = cli("run", log, "-t", "amortized", "-s", "max_size=4")
     assert result.stderr == (
-        f"amortized_forgetting: forgot 4 events (ids 1, 17..18, 20), view 7 -> 3; "
-        f"appended to {log}\n"
+        # the summary sits at offset 2: events 0 and 1 before it are kept
+        f"amortized_forgetting: forgot 3 events (ids 17..18, 20), view 7 -> 4; appended to {log}\n"
     )
     assert result.stdout == ""
 
@@ -185,6 +193,59 @@ def test_invalid_log_is_refused_by_run(cli, make_log) -> None:
     assert log.read_bytes() == content
 
 
+def test_a_summary_less_condensation_leaves_the_old_summary_where_it_was(proc, make_log) -> None:
+    events = [msg(i) for i in range(5)]
+    events.append(condensation(5, ids=[4], summary="s", offset=4))
+    for a in range(6, 12, 2):
+        events += [run_action(a, f"c{a}"), run_obs(a + 1, a, f"c{a}")]
+    log = make_log(events)
+    done = proc("run", log, "-t", "amortized", "-s", "max_size=10")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode() == (
+        f"amortized_forgetting: forgot 2 events (ids 6..7), view 11 -> 9; appended to {log}\n"
+    )
+    # not [0, 8, 9, 10, "S", 11]: the summary between action 10 and its observation 11
+    assert view_ids(log) == [0, 1, 2, 3, "S", 8, 9, 10, 11]
+
+
+def test_run_and_request_accept_minus_one_ids(cli, make_log) -> None:
+    events = [msg(0), msg(1), msg(2), condensation(3, ids=[-1, 1], summary="s", offset=1)]
+    events += [msg(i) for i in range(4, 8)] + [condensation(8, start=-1, end=2)]
+    log = make_log(events)
+    assert view_ids(log) == [4, "S", 5, 6, 7]
+    assert cli("request", log).exit_code == 0
+    result = cli("run", log, "-t", "amortized", "-s", "max_size=4")
+    assert result.exit_code == 0, result.output
+    assert view_ids(log) == [4, "S", 7]
+    assert last_event(log)["args"]["forgotten_events_start_id"] == 5
+
+
+TOP_ID = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("last", "args"),
+    [
+        (msg(TOP_ID), ["request"]),
+        (msg(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=2", "-s", "keep_first=0"]),
+        (request(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=4"]),
+        (msg(TOP_ID), ["run", "-t", "amortized", "-s", "max_size=4", "--dry-run", "--force"]),
+    ],
+)
+def test_no_id_is_left_after_2_63_minus_1(last, args: list[str], proc, make_log) -> None:
+    log = make_log([msg(0), msg(1), msg(2), last])
+    before = log.read_bytes()
+    done = proc(args[0], log, *args[1:])
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    assert done.stderr.decode().splitlines() == [
+        f"Error: {log}: its largest id is {TOP_ID} (2**63-1), so a new event would need an id "
+        "that does not fit in 64 bits; nothing was appended",
+        "Hint: start a new log: no event can be appended to this one",
+    ]
+    assert log.read_bytes() == before
+
+
 def test_stdin_is_read_only(proc) -> None:
     data = (SAMPLES / "coding_session.jsonl").read_bytes()
     done = proc("run", "-", "-t", "amortized", "-s", "max_size=4", input=data)
@@ -201,7 +262,7 @@ def test_stdin_is_read_only(proc) -> None:
 
 def agent_view(path: Path) -> list[dict[str, Any]]:
     events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    return [e for e in events if is_seen_by_agent(e)]
+    return [e for e in events if seen_by_agent(e)]
 
 
 def answers(obs: dict[str, Any], action: dict[str, Any]) -> bool:

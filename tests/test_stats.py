@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from condense_cli.tokens import tokenizer_for
-from tests.conftest import condensation, lines_of, msg, run_action, run_obs
+from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 
 
 @pytest.fixture(autouse=True)
@@ -151,3 +151,14 @@ def test_stats_refuses_an_invalid_log(cli, make_log) -> None:
     result = cli("stats", log)
     assert result.exit_code == 1
     assert "decreasing id 0" in result.stderr
+
+
+def test_stats_count_hidden_events_but_not_their_text(cli, make_log) -> None:
+    log = make_log([msg(0, "hello"), *hidden_setup_run(1), msg(3, "bye")])
+    data = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout)
+    assert data["events"] == 4
+    assert data["visible_events"] == 2
+    assert data["by_type"]["action:run"]["events"] == 1
+    assert data["by_type"]["observation:run"]["events"] == 1
+    assert data["chars"] == {"log": 8, "view": 8, "ratio": 1.0}
+    assert data["view"] == {"events": 2, "forgotten_events": 0}

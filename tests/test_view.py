@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from condense_cli.view import load_view
-from tests.conftest import SAMPLES, condensation, msg, request, run_action, run_obs
+from tests.conftest import (
+    SAMPLES,
+    condensation,
+    hidden_setup_run,
+    msg,
+    request,
+    run_action,
+    run_obs,
+)
 
 
 def view_ids(path: Path, upto: int | None = None) -> list[int | str]:
@@ -128,17 +136,42 @@ def test_events_the_agent_never_sees_are_left_out(make_log) -> None:
         {"id": 2, "observation": "agent_state_changed", "content": "", "extras": {}},
         {"id": 3, "observation": "null", "content": "", "cause": 0, "extras": {}},
         {"id": 4, "action": "null", "args": {}},
-        {**msg(5), "hidden": True},
-        msg(6),
+        *hidden_setup_run(5),
+        msg(7),
     ]
     _, index = load_view(str(make_log(events)))
-    assert view_ids(make_log(events)) == [0, 6]
-    assert index.events == 7
+    assert view_ids(make_log(events)) == [0, 7]
+    assert index.events == 8
+
+
+def test_hidden_inside_args_and_extras_hides_the_event(make_log) -> None:
+    action, observation = hidden_setup_run(1)
+    assert view_ids(make_log([msg(0), action, msg(2)])) == [0, 2]
+    assert view_ids(make_log([msg(0), observation, msg(3)])) == [0, 3]
+
+
+def test_hidden_false_and_hidden_in_the_other_object_keep_the_event(make_log) -> None:
+    events = [
+        msg(0),
+        {**run_action(1), "args": {"command": "ls", "hidden": False}},
+        {**run_obs(2, 1), "extras": {"hidden": False}},
+        {**run_action(3), "extras": {"hidden": True}},  # actions keep fields in args
+        {**run_obs(4, 3), "args": {"hidden": True}},  # observations keep them in extras
+    ]
+    assert view_ids(make_log(events)) == [0, 1, 2, 3, 4]
+
+
+def test_top_level_hidden_is_ignored_as_openhands_ignores_it(make_log) -> None:
+    events = [msg(0), {**msg(1), "hidden": True}, {**run_obs(2, 1), "hidden": True}]
+    assert view_ids(make_log(events)) == [0, 1, 2]
 
 
 def test_hidden_condensation_is_not_applied(make_log) -> None:
-    events = [msg(0), msg(1), {**condensation(2, ids=[1]), "hidden": True}]
-    assert view_ids(make_log(events)) == [0, 1]
+    hidden = condensation(2, ids=[1])
+    hidden["args"]["hidden"] = True
+    assert view_ids(make_log([msg(0), msg(1), hidden])) == [0, 1]
+    top_level = {**condensation(2, ids=[1]), "hidden": True}
+    assert view_ids(make_log([msg(0), msg(1), top_level])) == [0]
 
 
 def test_kept_pairs_keep_their_original_bytes(make_log) -> None:
@@ -159,3 +192,31 @@ def test_upto_ignores_later_condensations(make_log, upto: int) -> None:
     log = make_log([msg(0), msg(1), msg(2), condensation(3, ids=[1]), msg(4)])
     expected = {0: [0], 1: [0, 1], 3: [0, 2]}[upto]
     assert view_ids(log, upto) == expected
+
+
+# --- negative ids (OpenHands writes -1, its summary placeholder's id) ---------------
+
+
+def test_minus_one_in_a_forgotten_list_forgets_nothing_else(make_log) -> None:
+    events = [
+        msg(0),
+        msg(1),
+        condensation(2, ids=[1], summary="s1", offset=1),
+        msg(3),
+        msg(4),
+        condensation(5, ids=[-1, 3], summary="s2", offset=1),
+    ]
+    assert view_ids(make_log(events)) == [0, "S", 4]
+
+
+def test_a_range_from_minus_one_forgets_the_real_ids_it_covers(make_log) -> None:
+    events = [msg(0), msg(1), msg(2), condensation(3, start=-1, end=1), msg(4)]
+    assert view_ids(make_log(events)) == [2, 4]
+
+
+def test_a_wholly_negative_range_forgets_nothing(make_log) -> None:
+    events = [msg(0), msg(1), condensation(2, start=-5, end=-1), request(3)]
+    view, index = load_view(str(make_log(events)))
+    assert [e.id for e in view] == [0, 1]
+    assert view.unhandled_request
+    assert index.kept_events == 2

@@ -14,6 +14,7 @@ from condense_cli.condensers.base import (
     check_window,
     close_over_pairs,
     forget_ids,
+    kept_head,
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
@@ -67,8 +68,9 @@ class LLMAttentionCondenser(ModelCondenser):
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
         events = list(view)
-        head = forget_ids(view, events[:keep_first])
-        candidates = [e for e in events[keep_first:] if e.key is not None]
+        head_length = kept_head(view, keep_first)
+        head = forget_ids(view, events[:head_length])
+        candidates = [e for e in events[head_length:] if e.key is not None]
         if len(candidates) <= wanted:
             return view.with_note(
                 f"nothing to forget: {len(candidates)} events after the head, and {wanted} are kept"

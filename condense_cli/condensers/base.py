@@ -120,28 +120,46 @@ def pair_groups(view: View) -> dict[int, int]:
 
 
 def close_over_pairs(view: View, forget: set[int], protect: Iterable[int] = ()) -> set[int]:
-    """Make `forget` respect action/observation pairs.
+    """Make `forget` respect action/observation pairs (SPEC section 3).
 
-    A pair split by the boundary is kept whole when one of its events is
-    protected (the head, or events a condenser must keep), otherwise forgotten whole.
+    Protected events (those given: the head, ranked ids, ... and always the
+    newest event of the view) are never forgotten, and a pair with a protected
+    member is kept whole; any other pair the boundary splits is forgotten whole.
+    So a condensation never empties the view of events other than a summary.
     """
     groups = pair_groups(view)
     members: dict[int, list[int]] = {}
-    for event_id, group in groups.items():
-        members.setdefault(group, []).append(event_id)
-    protected_groups = {groups[i] for i in protect if i in groups}
-    result = set(forget)
+    for key, group in groups.items():
+        members.setdefault(group, []).append(key)
+    protected = set(protect)
+    newest = next((e.key for e in reversed(view.events) if e.key is not None), None)
+    if newest is not None:
+        protected.add(newest)
+    protected_groups = {groups[i] for i in protected if i in groups}
+    result = set(forget) - protected
     for group, ids in members.items():
-        if len(ids) < 2:
-            continue
-        forgotten = [i for i in ids if i in forget]
-        if not forgotten or len(forgotten) == len(ids):
-            continue
         if group in protected_groups:
             result.difference_update(ids)
-        else:
+        elif len(ids) > 1 and 0 < sum(1 for i in ids if i in result) < len(ids):
             result.update(ids)
     return result
+
+
+def kept_head(view: View, keep_first: int) -> int:
+    """How many leading events a condensation without a new summary keeps.
+
+    The first `keep_first`, and, when the view holds a summary, every event up
+    to and including it: replay puts the old summary back at its offset, so the
+    events before it must stay, or it would land inside the kept tail, between
+    an action and its observation (SPEC section 3).
+    """
+    if view.summary is None or view.summary.key is not None:
+        return keep_first  # no summary, or one that sits among the keys and stays in place
+    for position, event in enumerate(view.events):
+        if event is view.summary:
+            return max(keep_first, position + 1)
+    # an earlier stage of a pipeline left the summary out: keep what precedes its offset
+    return max(keep_first, min(view.summary_offset or 0, len(view.events)))
 
 
 def forget_ids(view: View, events: Iterable[Any]) -> set[int]:

@@ -11,6 +11,7 @@ from condense_cli.condensers.base import (
     check_window,
     close_over_pairs,
     forget_ids,
+    kept_head,
     require,
     size_trigger,
 )
@@ -73,15 +74,18 @@ class AmortizedForgettingCondenser(RollingCondenser):
 
 
 def forget_middle(view: View, keep_first: int, keep_last: int) -> Result:
-    """Forget everything between the first `keep_first` and the last `keep_last` events."""
+    """Forget everything between the head (`keep_first` events, or through the
+    view's summary) and the last `keep_last` events."""
     events = list(view)
-    head = events[:keep_first]
-    middle = events[keep_first : max(keep_first, len(events) - keep_last)]
+    head_length = kept_head(view, keep_first)
+    head = events[:head_length]
+    middle = events[head_length : max(head_length, len(events) - keep_last)]
     forget = close_over_pairs(view, forget_ids(view, middle), forget_ids(view, head))
     if not forget:
+        first = f"first {keep_first}" if head_length == keep_first else "events up to the summary"
         return view.with_note(
             f"nothing to forget: the view has {len(view)} events, and the condenser keeps "
-            f"the first {keep_first} and the last {keep_last}"
+            f"the {first} and the last {keep_last}"
         )
     return Condensation(tuple(sorted(forget)))
 
@@ -108,7 +112,7 @@ class ConversationWindowCondenser(RollingCondenser):
         essential = essential_events(events)
         if essential is None:
             return view.with_note("nothing to forget: the view has no user message to keep")
-        essential_keys = {e.key for e in essential}
+        essential_keys = {e.key for e in essential} | forget_ids(view, events[: kept_head(view, 0)])
         recent = max(1, (len(events) - len(essential)) // 2)
         start = max(0, len(events) - recent)
         while start < len(events) and not events[start].is_action:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
-from condense_cli.errors import ConfigError
+from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import describe_ids, runs
 from condense_cli.log import LockedLog, LogSource, locked_log
 from condense_cli.model import Condensation, CondensationRecord, Event, View
@@ -103,28 +103,37 @@ def validate_event(data: dict[str, Any]) -> int | None:
     return check_id(data["id"], '"id"')
 
 
-def check_id(value: Any, what: str) -> int:
-    """An event id: a non-negative integer that fits in 64 bits."""
+def check_id(value: Any, what: str, negative: bool = False) -> int:
+    """An event id: an integer that fits in 64 bits, non-negative unless `negative`."""
     if isinstance(value, float) and value.is_integer() and abs(value) > MAX_ID:
         # orjson reads integers beyond 64 bits as floats
         raise LineProblem(f"{what} does not fit in 64 bits")
     if isinstance(value, bool) or not isinstance(value, int):
         raise LineProblem(f"{what} must be an integer, not {json_type(value)}")
-    if value < 0:
+    if value < 0 and not negative:
         raise LineProblem(f"{what} must not be negative ({value})")
-    if value > MAX_ID:
+    if not -MAX_ID - 1 <= value <= MAX_ID:
         raise LineProblem(f"{what} does not fit in 64 bits")
     return value
 
 
 def is_seen_by_agent(data: dict[str, Any]) -> bool:
-    """False for the events OpenHands' controller leaves out of the agent's history."""
-    if data.get("hidden") is True:
-        return False
+    """False for the events OpenHands' controller leaves out of the agent's history.
+
+    OpenHands keeps an event's `hidden` flag among its fields, so it is
+    serialised inside `args` (actions) or `extras` (observations); a top-level
+    `"hidden"` key is not OpenHands' and is ignored, as OpenHands ignores it.
+    """
     action = data.get("action")
     if action is not None:
-        return action not in HIDDEN_ACTIONS
-    return data.get("observation") not in HIDDEN_OBSERVATIONS
+        if action in HIDDEN_ACTIONS:
+            return False
+        fields = data.get("args")
+    else:
+        if data.get("observation") in HIDDEN_OBSERVATIONS:
+            return False
+        fields = data.get("extras")
+    return type(fields) is not dict or fields.get("hidden") is not True
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +147,16 @@ class CondensationArgs:
     summary_offset: int | None
 
     def ranges(self) -> list[tuple[int, int]]:
-        """The forgotten ids as sorted, merged inclusive ranges."""
+        """The forgotten ids as sorted, merged inclusive ranges.
+
+        Negative ids match no event (event ids are never negative), so they are
+        left out: `[-1, 5]` forgets 5, and the range `-1..5` forgets `0..5`.
+        """
         if self.forgotten_ids is None:
             assert self.start_id is not None and self.end_id is not None
-            return [(self.start_id, self.end_id)]
-        return runs(self.forgotten_ids)
+            start = max(self.start_id, 0)
+            return [(start, self.end_id)] if start <= self.end_id else []
+        return runs(i for i in self.forgotten_ids if i >= 0)
 
     @property
     def max_forgotten(self) -> int | None:
@@ -150,6 +164,19 @@ class CondensationArgs:
         if self.forgotten_ids is None:
             return self.end_id
         return max(self.forgotten_ids, default=None)
+
+    @property
+    def negative_ids(self) -> str | None:
+        """The negative ids it names, described for a warning; None when there are none."""
+        if self.forgotten_ids is None:
+            assert self.start_id is not None and self.end_id is not None
+            if self.start_id >= 0:
+                return None
+            return f"its range {self.start_id}..{self.end_id} starts below 0"
+        negative = sorted({i for i in self.forgotten_ids if i < 0})
+        if not negative:
+            return None
+        return "forgotten_event_ids holds " + ", ".join(map(str, negative))
 
     @property
     def has_summary(self) -> bool:
@@ -181,13 +208,14 @@ def parse_condensation(data: dict[str, Any]) -> CondensationArgs:
     if ids is not None:
         if not isinstance(ids, list):
             raise LineProblem(f"forgotten_event_ids must be an array, not {json_type(ids)}")
-        forgotten = tuple(check_id(v, "an id in forgotten_event_ids") for v in ids)
+        # OpenHands writes -1 (its summary placeholder's id) among real ids
+        forgotten = tuple(check_id(v, "an id in forgotten_event_ids", True) for v in ids)
     else:
         if start is None or end is None:
             missing = "forgotten_events_end_id" if end is None else "forgotten_events_start_id"
             raise LineProblem(f"condensation range has no {missing}")
-        start = check_id(start, "forgotten_events_start_id")
-        end = check_id(end, "forgotten_events_end_id")
+        start = check_id(start, "forgotten_events_start_id", True)
+        end = check_id(end, "forgotten_events_end_id", True)
         if start > end:
             raise LineProblem(f"forgotten range starts after it ends ({start} > {end})")
     summary = args.get("summary")
@@ -419,6 +447,14 @@ class V0Replay(Replay):
         return {"dialect": self.dialect, **numbers}
 
     def _next_id(self) -> int:
+        """One more than the largest id, if that still fits in 64 bits."""
+        if self.index.max_id >= MAX_ID:
+            raise LogError(
+                self.path,
+                f"its largest id is {self.index.max_id} (2**63-1), so a new event would need "
+                "an id that does not fit in 64 bits; nothing was appended",
+                hint="start a new log: no event can be appended to this one",
+            )
         return self.index.max_id + 1
 
     def condensation_record(self, view: View, condensation: Condensation) -> Record:
