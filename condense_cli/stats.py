@@ -17,7 +17,7 @@ NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 
 
 @dataclass
-class _Tally:
+class Tally:
     """Characters and tokens of the texts the model would read."""
 
     chars: int = 0
@@ -48,7 +48,7 @@ def collect_stats(
 ) -> dict[str, Any]:
     """Walk the (already validated) log once more and count."""
     by_type: dict[str, dict[str, int]] = {}
-    full, view = _Tally(), _Tally()
+    full, view = Tally(), Tally()
     forgotten = index.forgotten.cursor()
     for number, raw in enumerate(source.raw_lines(), start=1):
         body = line_body(raw, first=number == 1)
@@ -93,12 +93,12 @@ def collect_stats(
         "requests": index.requests,
         "unhandled_request": index.unhandled_request,
         "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
-        "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
+        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
         "tokens": (
             {
                 "log": full.tokens,
                 "view": view.tokens,
-                "ratio": _ratio(view.tokens, full.tokens),
+                "ratio": ratio(view.tokens, full.tokens),
                 "tokenizer": tokenizer.name,
             }
             if tokenizer is not None
@@ -107,5 +107,5 @@ def collect_stats(
     }
 
 
-def _ratio(part: int, whole: int) -> float | None:
+def ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None

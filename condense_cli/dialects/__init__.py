@@ -16,11 +16,12 @@ from typing import Any
 import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
+from condense_cli.dialects.claude_code import ClaudeCode
 from condense_cli.dialects.openhands_v0 import OpenHandsV0
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.log import BOM, STDIN, LogSource
 
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (OpenHandsV0,)}
+DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (ClaudeCode, OpenHandsV0)}
 
 SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
 
