@@ -12,6 +12,9 @@ is the active chain, measured against the real client (Claude Code 2.1.330):
   and a second `tool_use` of the same response (same `message.id`) with its
   `tool_result` may hang off a side branch; the client puts them back in the
   turn, in file order (not inside a preserved segment);
+- a `parentUuid` that points nowhere is an error for `check`; the view goes on
+  with the line before it (so a view piped through `--format jsonl` reads back;
+  the client itself jumps to the first message, dropping what lies between);
 - `system` lines, `attachment` lines (the client renders some as reminders) and
   lines without a uuid (titles, queue operations, snapshots, ...) are not
   messages of the view.
@@ -41,6 +44,7 @@ from condense_cli.model import Condensation, CondensationRecord, Event, Problem,
 
 NAME = "claude-code"
 MESSAGE_TYPES = frozenset({"user", "assistant"})
+TREE_TYPES = MESSAGE_TYPES | {"system", "attachment"}  # the lines linked by parentUuid
 REQUEST_TYPE = "condense-request"
 COPY_OF = "condenseCopyOf"  # on the copies `condense run` writes: the uuid copied
 # Types seen first in a session file (older sessions start with a `summary` line).
@@ -281,7 +285,7 @@ def parse_line(raw: bytes) -> dict[str, Any]:
     kind = data.get("type")
     if not isinstance(kind, str):
         raise BadLine('has no "type" string')
-    if kind in MESSAGE_TYPES or kind in ("system", "attachment"):
+    if kind in TREE_TYPES:
         if not isinstance(data.get("uuid"), str):
             raise BadLine(f'a {kind} line needs a "uuid" string')
         parent = data.get("parentUuid")
@@ -305,15 +309,25 @@ class Session:
     by_uuid: dict[str, Line] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
+    _positions: dict[int, int] | None = None
 
     def add(self, line: Line) -> None:
         self.lines.append(line)
         key = line.uuid
-        if key is not None and line.type in MESSAGE_TYPES | {"system", "attachment"}:
+        if key is not None and line.type in TREE_TYPES:
             first = self.by_uuid.get(key)
             if first is not None:
                 self.problem(line.number, f"duplicate uuid {key} (first on line {first.number})")
             self.by_uuid[key] = line
+
+    def line_before(self, line: Line) -> Line | None:
+        """The nearest earlier line that belongs to the tree (has a uuid)."""
+        if self._positions is None:
+            self._positions = {x.number: i for i, x in enumerate(self.lines)}
+        for earlier in reversed(self.lines[: self._positions[line.number]]):
+            if earlier.uuid is not None and earlier.type in TREE_TYPES:
+                return earlier
+        return None
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         self.problems.append(Problem(line, message, severity))
@@ -390,8 +404,9 @@ def walk(session: Session, start: Line | None, stop_at: str | None = None) -> Ch
         if parent is None:
             break
         following = session.by_uuid.get(parent)
-        if following is None:
+        if following is None:  # check reports it; a view piped through jsonl needs the bridge
             dangling = line
+            following = session.line_before(line)
         line = following
     found.reverse()
     return Chain(found, boundary, dangling)
@@ -502,7 +517,8 @@ class ClaudeReplay(Replay):
         self.locked = locked
         self.chain = active_chain(session)
         self.events = self._events(self.chain.lines)
-        self.problems = session.problems + self._chain_problems()
+        problems = session.problems + self._chain_problems()
+        self.problems = sorted(problems, key=lambda p: p.line or 0)
         self._records: list[CondensationRecord] | None = None
 
     @staticmethod
@@ -545,7 +561,7 @@ class ClaudeReplay(Replay):
                 problems.append(
                     Problem(line.number, "compact_boundary without an isCompactSummary message")
                 )
-        return sorted(problems, key=lambda p: p.line or 0)
+        return problems
 
     def _pair_problems(self) -> list[Problem]:
         uses: dict[str, int] = {}
