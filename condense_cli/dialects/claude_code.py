@@ -646,6 +646,9 @@ class ClaudeReplay(Replay):
         return any(x.type == REQUEST_TYPE and x.number > since for x in self.session.lines)
 
     def view_lines(self) -> Iterator[bytes]:
+        boundary = self.chain.boundary
+        if boundary is not None and _preserved(boundary) is not None:
+            yield boundary.raw + b"\n"  # without it, a piped view loses the preserved messages
         for event in self.events:
             yield event.to_json() + b"\n"
 

@@ -212,6 +212,19 @@ def test_a_preserved_segment_follows_its_anchor(tmp_path: Path) -> None:
     assert keys(b.write(tmp_path / "s.jsonl")) == ["S", 7, 8, 9, 12]
 
 
+def test_a_view_with_a_preserved_segment_reads_back_from_jsonl(tmp_path: Path, proc) -> None:
+    b = basic()
+    b.boundary(preservedSegment={"headUuid": "u5", "anchorUuid": "u9", "tailUuid": "u7"})
+    b.user("SUMMARY", isCompactSummary=True)  # 11 (u9)
+    b.user("next")  # 12
+    log = b.write(tmp_path / "s.jsonl")
+    lines = log.read_bytes().splitlines(keepends=True)
+    done = proc("view", log, "-f", "jsonl")
+    assert done.stdout == b"".join(lines[i - 1] for i in (10, 11, 7, 8, 9, 12))
+    again = proc("view", "-", "-f", "jsonl", input=done.stdout)
+    assert again.stdout == done.stdout
+
+
 def test_upto_takes_a_line_or_a_uuid(tmp_path: Path, cli) -> None:
     log = basic().write(tmp_path / "s.jsonl")
     by_line = orjson.loads(cli("view", log, "--upto", "7", "-f", "json").stdout_bytes)
