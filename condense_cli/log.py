@@ -35,7 +35,6 @@ def line_body(raw: bytes, first: bool = False) -> bytes:
 
 
 STDIN = "-"
-SPOOL_IN_MEMORY = 64 * 1024 * 1024
 SPOOL_CHUNK = 1024 * 1024
 # The longest line read from a stream (standard input, a pipe, a FIFO, a device):
 # beyond it the log is refused, so `view /dev/zero` ends instead of filling memory.
@@ -100,7 +99,7 @@ class LogSource:
     @classmethod
     def _spool(cls, name: str, stream: BinaryIO) -> LogSource:
         """Read a stream to its end into a temporary file, refusing endless lines."""
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - on disk: memory stays flat
         size = line_start = 0
         line = 1
         try:

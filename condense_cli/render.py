@@ -291,7 +291,37 @@ def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
         if len(numbers["condensations"]) > 20:
             table.caption = f"the last 20 of {len(numbers['condensations']):,}"
         parts.append(table)
+        if any("log" in c for c in numbers["condensations"]):
+            parts.append(_own_figures(numbers["condensations"][-20:], Table))
     return parts
+
+
+def _own_figures(condensations: list[dict[str, Any]], Table: Any) -> Any:
+    """The log's own figures for each compaction (Claude Code's `compactMetadata`)
+    beside condense's counts of the view before and after it."""
+    table = Table(title="the log's figures beside condense's", title_justify="left")
+    columns = ["line", "trigger", "log tokens", "log ms", "view events", "view tokens"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "trigger" else "right")
+    for c in condensations:
+        log = c.get("log") or {}
+        table.add_row(
+            str(c["line"]),
+            sanitize(str(log.get("trigger") or "-"), one_line=True),
+            _change(log.get("pre_tokens"), log.get("post_tokens")),
+            _count(log.get("duration_ms")),
+            _change(c.get("view_size_before"), c.get("view_size_after")),
+            _change(c.get("tokens_before"), c.get("tokens_after")),
+        )
+    return table
+
+
+def _change(before: Any, after: Any) -> str:
+    return f"{_count(before)} -> {_count(after)}"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "-"
 
 
 def _percent(part: int, whole: int) -> str:

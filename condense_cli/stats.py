@@ -18,7 +18,7 @@ NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 
 
 @dataclass
-class _Tally:
+class Tally:
     """Characters and tokens of the texts the model would read."""
 
     chars: int = 0
@@ -49,7 +49,7 @@ def collect_stats(
 ) -> dict[str, Any]:
     """Walk the (already validated) log once more and count."""
     by_type: dict[str, dict[str, int]] = {}
-    full, view = _Tally(), _Tally()
+    full, view = Tally(), Tally()
     forgotten = index.forgotten.cursor()
     for number, raw in enumerate(source.raw_lines(), start=1):
         body = line_body(raw, first=number == 1)
@@ -94,12 +94,12 @@ def collect_stats(
         "requests": index.requests,
         "unhandled_request": index.unhandled_request,
         "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
-        "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
+        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
         "tokens": (
             {
                 "log": full.tokens,
                 "view": view.tokens,
-                "ratio": _ratio(view.tokens, full.tokens),
+                "ratio": ratio(view.tokens, full.tokens),
                 "tokenizer": tokenizer.name,
             }
             if tokenizer is not None
@@ -112,18 +112,18 @@ def text_numbers(
     log_texts: Iterable[str], view_texts: Iterable[str], tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """`chars` and `tokens` of `stats` for a dialect that lists the texts itself."""
-    full, view = _Tally(), _Tally()
+    full, view = Tally(), Tally()
     for tally, texts in ((full, log_texts), (view, view_texts)):
         for text in texts:
             tally.add(text, tokenizer)
         tally.flush(tokenizer)
     return {
-        "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
+        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
         "tokens": (
             {
                 "log": full.tokens,
                 "view": view.tokens,
-                "ratio": _ratio(view.tokens, full.tokens),
+                "ratio": ratio(view.tokens, full.tokens),
                 "tokenizer": tokenizer.name,
             }
             if tokenizer is not None
@@ -132,5 +132,5 @@ def text_numbers(
     }
 
 
-def _ratio(part: int, whole: int) -> float | None:
+def ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None

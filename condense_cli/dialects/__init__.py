@@ -16,12 +16,13 @@ from typing import Any
 import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
+from condense_cli.dialects.claude_code import ClaudeCode
 from condense_cli.dialects.codex import Codex
 from condense_cli.dialects.openhands_v0 import OpenHandsV0
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.log import BOM, LogSource, is_stream, refuse_streams
 
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (Codex, OpenHandsV0)}
+DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (ClaudeCode, Codex, OpenHandsV0)}
 
 SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
 

@@ -1,0 +1,100 @@
+"""`condense stats` for a Claude Code session: condense's counts beside the log's own.
+
+Each compaction's `compactMetadata` (`trigger`, `preTokens`, `postTokens`,
+`durationMs`, as the client wrote them) is shown beside what condense counts
+for the same compaction: the view before and after it, in events and (with a
+tokenizer) in tokens of the texts the model reads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from condense_cli.stats import Tally, model_text, ratio
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.claude_code import ClaudeReplay, Line
+    from condense_cli.model import Event
+    from condense_cli.tokens import Tokenizer
+
+LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
+
+
+def _kind(line: Line) -> str:
+    """`user`, `system:compact_boundary`, `attachment:file`, `queue-operation`, ..."""
+    detail = line.data.get("subtype")
+    attachment = line.data.get("attachment")
+    if isinstance(attachment, dict):
+        detail = attachment.get("type")
+    return f"{line.type}:{detail}" if isinstance(detail, str) else line.type or "?"
+
+
+def _tally(events: list[Event], tokenizer: Tokenizer | None) -> Tally:
+    tally = Tally()
+    for event in events:
+        tally.add(model_text(event), tokenizer)
+    tally.flush(tokenizer)
+    return tally
+
+
+def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """The numbers of `condense stats`, in the shape every dialect returns."""
+    from condense_cli.dialects.claude_code import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
+
+    session = replay.session
+    by_type: dict[str, dict[str, int]] = {}
+    for line in session.lines:
+        slot = by_type.setdefault(_kind(line), {"events": 0, "bytes": 0})
+        slot["events"] += 1
+        slot["bytes"] += len(line.raw) + 1
+    seen = [
+        ClaudeEvent(x.data, x.number, x.raw)
+        for x in session.lines
+        if x.type in MESSAGE_TYPES and x.data.get("isSidechain") is not True
+    ]
+    full, view = _tally(seen, tokenizer), _tally(replay.events, tokenizer)
+    condensations = []
+    for record in replay.condensations:
+        boundary = session.by_uuid[str(record.id)]
+        meta = boundary.data.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        before, after = replay.around(boundary)
+        entry: dict[str, Any] = {
+            "id": record.id,
+            "line": record.line,
+            "forgotten_events": record.forgotten_events,
+            "forgotten_ranges": [list(r) for r in record.ranges],
+            "summary_chars": record.summary_chars,
+            "view_size_before": len(before),
+            "view_size_after": record.view_size,
+            "log": {name: meta.get(key) for key, name in LOG_FIELDS.items()}
+            | {"duration_ms": meta.get("durationMs")},
+        }
+        if tokenizer is not None:
+            entry["tokens_before"] = _tally(before, tokenizer).tokens
+            entry["tokens_after"] = _tally(after, tokenizer).tokens
+        condensations.append(entry)
+    requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
+    return {
+        "dialect": replay.dialect,
+        "log": session.path,
+        "bytes": session.size,
+        "events": len(session.lines),
+        "visible_events": len(seen),
+        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+        "condensations": condensations,
+        "requests": requests,
+        "unhandled_request": replay.view().unhandled_request,
+        "view": {"events": len(replay.events), "forgotten_events": replay.forgotten_events},
+        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
+        "tokens": (
+            {
+                "log": full.tokens,
+                "view": view.tokens,
+                "ratio": ratio(view.tokens, full.tokens),
+                "tokenizer": tokenizer.name,
+            }
+            if tokenizer is not None
+            else None
+        ),
+    }

@@ -1,0 +1,405 @@
+"""The Claude Code dialect on hand-made sessions whose answer is known, and the corpus."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.dialects import read_log
+from condense_cli.dialects.claude_code import api_messages
+from tests.conftest import ROOT
+from tests.fake_llm import FakeLLM
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "claude-code"
+FUNDWISE = CORPUS / "FundWise.claude-session.jsonl"
+POSTHOG = CORPUS / "posthog-impact-dashboard.claude-session.jsonl"
+SID = "00000000-0000-4000-8000-000000000000"
+
+
+@pytest.fixture(autouse=True)
+def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
+
+
+class Builder:
+    """Session lines with uuids u1, u2, ... chained on the previous message by default."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = [
+            {"type": "queue-operation", "operation": "enqueue", "sessionId": SID}
+        ]
+        self.last: str | None = None
+        self.count = 0
+
+    def _add(self, data: dict[str, Any], parent: str | bool | None) -> str:
+        self.count += 1
+        uid = f"u{self.count}"
+        parent_uuid = self.last if parent is True else parent
+        self.lines.append(
+            {"parentUuid": parent_uuid, "isSidechain": False, **data, "uuid": uid, "sessionId": SID}
+        )
+        self.last = uid
+        return uid
+
+    def user(self, content: Any, parent: str | bool | None = True, **extra: Any) -> str:
+        data = {"type": "user", "message": {"role": "user", "content": content}, **extra}
+        return self._add(data, parent)
+
+    def assistant(self, blocks: list[dict[str, Any]], mid: str, parent: Any = True) -> str:
+        message = {"id": mid, "role": "assistant", "model": "m", "content": blocks}
+        message["usage"] = {"input_tokens": 10, "cache_read_input_tokens": 90}
+        return self._add({"type": "assistant", "message": message}, parent)
+
+    def use(self, call: str, mid: str, parent: Any = True) -> str:
+        block = {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": call}}
+        return self.assistant([block], mid, parent)
+
+    def result(self, call: str, text: str, parent: Any = True) -> str:
+        return self.user([{"type": "tool_result", "tool_use_id": call, "content": text}], parent)
+
+    def say(self, text: str, mid: str) -> str:
+        return self.assistant([{"type": "text", "text": text}], mid)
+
+    def attachment(self) -> str:
+        return self._add({"type": "attachment", "attachment": {"type": "todo_reminder"}}, True)
+
+    def boundary(self, **meta: Any) -> str:
+        data = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "logicalParentUuid": self.last,
+            "compactMetadata": {"trigger": "manual", "preTokens": 100, **meta},
+        }
+        return self._add(data, None)
+
+    def other(self, kind: str) -> None:
+        self.lines.append({"type": kind, "sessionId": SID})
+
+    def write(self, path: Path) -> Path:
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in self.lines))
+        return path
+
+
+def basic() -> Builder:
+    """prompt (line 2), attachment, thinking+text answer, a tool call and its result."""
+    b = Builder()
+    b.user("fix the bug")  # line 2
+    b.attachment()  # 3
+    b.assistant([{"type": "thinking", "thinking": "", "signature": "s"}], "m1")  # 4
+    b.say("looking", "m1")  # 5
+    b.other("last-prompt")  # 6
+    b.use("c1", "m2")  # 7
+    b.result("c1", "out1")  # 8
+    b.say("done", "m3")  # 9
+    return b
+
+
+def keys(path: Path) -> list[Any]:
+    with read_log(str(path)) as replay:
+        return ["S" if e.is_summary else e.key for e in replay.view()]
+
+
+def test_the_view_is_the_chain_of_messages_keyed_by_line(tmp_path: Path, cli) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    assert keys(log) == [2, 4, 5, 7, 8, 9]
+    out = cli("view", log).stdout
+    assert out.splitlines()[0] == (
+        f"{log} (claude-code): 6 events in view, 0 forgotten, 0 condensations"
+    )
+    assert "\n#7 agent action:Bash\n" in out
+    assert "\n#8 environment observation:tool_result (answers #7)\n    out1\n" in out
+    data = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    assert next(iter(data)) == "dialect" and data["dialect"] == "claude-code"
+    assert [e["uuid"] for e in data["events"]] == ["u1", "u3", "u4", "u5", "u6", "u7"]
+
+
+def test_jsonl_is_the_kept_lines_byte_for_byte_and_reads_back(tmp_path: Path, proc) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    lines = log.read_bytes().splitlines(keepends=True)
+    done = proc("view", log, "-f", "jsonl")
+    assert done.stdout == b"".join(lines[i - 1] for i in (2, 4, 5, 7, 8, 9))
+    again = proc("view", "-", "-f", "jsonl", input=done.stdout)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == done.stdout
+
+
+def test_a_branch_abandoned_by_a_rewind_is_not_in_the_view(tmp_path: Path) -> None:
+    b = Builder()
+    first = b.user("first")  # 2
+    b.say("answer A", "m1")  # 3
+    b.user("retry", parent=first)  # 4: the user went back to line 2
+    b.say("answer B", "m2")  # 5
+    assert keys(b.write(tmp_path / "s.jsonl")) == [2, 4, 5]
+
+
+def test_parallel_calls_on_a_side_branch_are_put_back_in_file_order(tmp_path: Path) -> None:
+    b = Builder()
+    b.user("go")  # 2
+    a1 = b.use("c1", "m1")  # 3
+    b.use("c2", "m1")  # 4 (same response, chained on 3)
+    b.result("c2", "out2")  # 5 (chained on 4: a side branch)
+    b.result("c1", "out1", parent=a1)  # 6 (the chain goes on from here)
+    b.say("both done", "m2")  # 7
+    log = b.write(tmp_path / "s.jsonl")
+    assert keys(log) == [2, 3, 4, 5, 6, 7]
+    with read_log(str(log)) as replay:
+        messages = api_messages(replay.view().events)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [b["id"] for b in messages[1]["content"]] == ["c1", "c2"]
+    assert [b["tool_use_id"] for b in messages[2]["content"]] == ["c2", "c1"]
+
+
+def test_messages_merge_as_the_client_merges_them() -> None:
+    b = Builder()
+    b.user("A")
+    b.user([{"type": "text", "text": "B"}])
+    b.use("c1", "m1")
+    b.result("c1", "out")
+    b.use("c2", "m1")  # the same response, written after the first result
+    from condense_cli.dialects.claude_code import ClaudeEvent
+
+    events = [ClaudeEvent(x, i, None) for i, x in enumerate(b.lines[1:])]
+    assert api_messages(events) == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "A\n"}, {"type": "text", "text": "B"}],
+        },
+        {
+            "role": "assistant",
+            "content": [b.lines[3]["message"]["content"][0], b.lines[5]["message"]["content"][0]],
+        },
+        {"role": "user", "content": b.lines[4]["message"]["content"]},
+    ]
+
+
+def compacted() -> Builder:
+    """Three turns, then a client compaction that keeps nothing but its summary."""
+    b = basic()
+    b.boundary(postTokens=20, durationMs=5)  # line 10
+    b.user("SUMMARY", isCompactSummary=True, isVisibleInTranscriptOnly=True)  # 11
+    b.attachment()  # 12
+    b.say("resumed", "m4")  # 13
+    return b
+
+
+def test_the_view_starts_at_the_latest_boundary_with_its_summary(tmp_path: Path, cli) -> None:
+    log = compacted().write(tmp_path / "s.jsonl")
+    assert keys(log) == ["S", 13]
+    header = cli("view", log).stdout.splitlines()[0]
+    assert header.endswith("2 events in view, 6 forgotten, 1 condensation, summary at 0")
+    stats = orjson.loads(cli("stats", log, "--no-tokens", "-f", "json").stdout_bytes)
+    [record] = stats["condensations"]
+    assert record["line"] == 10 and record["forgotten_ranges"] == [[2, 2], [4, 5], [7, 9]]
+    assert record["log"] == {
+        "trigger": "manual",
+        "pre_tokens": 100,
+        "post_tokens": 20,
+        "duration_ms": 5,
+    }
+    assert (record["view_size_before"], record["view_size_after"]) == (6, 1)
+
+
+def test_a_preserved_segment_follows_its_anchor(tmp_path: Path) -> None:
+    b = basic()
+    b.boundary(preservedSegment={"headUuid": "u5", "anchorUuid": "u9", "tailUuid": "u7"})
+    b.user("SUMMARY", isCompactSummary=True)  # 11 (u9)
+    b.user("next")  # 12
+    assert keys(b.write(tmp_path / "s.jsonl")) == ["S", 7, 8, 9, 12]
+
+
+def test_a_view_with_a_preserved_segment_reads_back_from_jsonl(tmp_path: Path, proc) -> None:
+    b = basic()
+    b.boundary(preservedSegment={"headUuid": "u5", "anchorUuid": "u9", "tailUuid": "u7"})
+    b.user("SUMMARY", isCompactSummary=True)  # 11 (u9)
+    b.user("next")  # 12
+    log = b.write(tmp_path / "s.jsonl")
+    lines = log.read_bytes().splitlines(keepends=True)
+    done = proc("view", log, "-f", "jsonl")
+    assert done.stdout == b"".join(lines[i - 1] for i in (10, 11, 7, 8, 9, 12))
+    again = proc("view", "-", "-f", "jsonl", input=done.stdout)
+    assert again.stdout == done.stdout
+
+
+def test_upto_takes_a_line_or_a_uuid(tmp_path: Path, cli) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    by_line = orjson.loads(cli("view", log, "--upto", "7", "-f", "json").stdout_bytes)
+    by_uuid = orjson.loads(cli("view", log, "--upto", "u5", "-f", "json").stdout_bytes)
+    assert [e["uuid"] for e in by_line["events"]] == ["u1", "u3", "u4", "u5"]
+    assert by_uuid == by_line
+    bad = cli("view", log, "--upto", "nope")
+    assert bad.exit_code == 2
+    assert bad.stderr == f"Error: --upto 'nope': no line of {log} has this uuid\n"
+
+
+def test_check_reports_what_breaks_sessions(tmp_path: Path, cli) -> None:
+    b = Builder()
+    b.user("go")  # 2
+    b.say("hm", "m1")  # 3
+    b.user("lost", parent="u99")  # 4: parent points nowhere
+    b.lines[-1]["uuid"] = "u1"  # ...and reuses a uuid
+    b.boundary()  # 5: no summary follows
+    log = b.write(tmp_path / "s.jsonl")
+    with log.open("ab") as f:
+        f.write(b"{not json\n")
+    result = cli("check", log)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{log}:4: duplicate uuid u1 (first on line 2)",
+        f"{log}:4: parentUuid u99 points to no line of this session",
+        f"{log}:5: compact_boundary without an isCompactSummary message",
+        f"{log}:6: invalid JSON: unexpected character, expected a string key",
+    ]
+    assert result.stderr == "1 of 1 log failed the check (4 problems)\n"
+
+
+def test_check_finds_unpaired_tool_calls_in_the_view(tmp_path: Path, cli) -> None:
+    b = Builder()
+    b.user("go")  # 2
+    b.use("c1", "m1")  # 3: never answered
+    b.result("c9", "stray")  # 4: answers nothing
+    b.say("hm", "m2")  # 5
+    b.use("c2", "m3")  # 6: the session stopped while it ran
+    log = b.write(tmp_path / "s.jsonl")
+    result = cli("check", log)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{log}:3: tool_use c1 has no tool_result",
+        f"{log}:4: tool_result for c9: no tool_use before it",
+        f"{log}:6: warning: tool_use c2 has no tool_result (the session ends before it)",
+    ]
+
+
+def test_a_bad_line_is_one_message_and_exit_1(tmp_path: Path, cli) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    with log.open("ab") as f:
+        f.write(b'{"type": "user", "uuid": "x"}\n')
+    result = cli("view", log)
+    assert result.exit_code == 1
+    assert result.stderr == f'Error: {log}:10: a user line needs a "message" object\n'
+
+
+def test_run_forgets_by_copying_what_it_keeps(tmp_path: Path, cli) -> None:
+    b = Builder()
+    b.user("task")  # 2
+    for k in range(6):  # 3..14
+        b.use(f"c{k}", f"m{k}")
+        b.result(f"c{k}", f"out{k}")
+    log = b.write(tmp_path / "s.jsonl")
+    before = log.read_bytes()
+    result = cli("run", log, "-t", "amortized_forgetting", "-s", "condenser.max_size=6")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"amortized_forgetting: forgot 10 events (ids 3..12), view 13 -> 3; appended to {log}\n"
+    )
+    assert log.read_bytes().startswith(before)
+    added = [orjson.loads(x) for x in log.read_bytes()[len(before) :].splitlines()]
+    boundary, *copies = added
+    assert boundary["subtype"] == "compact_boundary" and boundary["parentUuid"] is None
+    assert boundary["logicalParentUuid"] == "u13"
+    assert boundary["compactMetadata"] == {
+        "trigger": "manual",
+        "preTokens": 100,
+        "condense": {"summary": False},
+    }
+    assert [c["condenseCopyOf"] for c in copies] == ["u1", "u12", "u13"]
+    assert [c["parentUuid"] for c in copies] == [boundary["uuid"]] + [
+        c["uuid"] for c in copies[:-1]
+    ]
+    assert copies[1]["message"]["id"] != "m5" and copies[1]["message"]["id"].startswith("msg_")
+    assert "requestId" not in copies[1]
+    assert keys(log) == [16, 17, 18]
+    assert cli("check", log).exit_code == 0
+    stats = orjson.loads(cli("stats", log, "--no-tokens", "-f", "json").stdout_bytes)
+    assert stats["condensations"][0]["forgotten_ranges"] == [[3, 12]]
+
+
+def test_run_with_llm_puts_the_summary_after_the_head(tmp_path: Path, cli) -> None:
+    b = Builder()
+    b.user("task")  # 2
+    for k in range(6):
+        b.use(f"c{k}", f"m{k}")
+        b.result(f"c{k}", f"out{k}")
+    log = b.write(tmp_path / "s.jsonl")
+    fake = FakeLLM().text("THE SUMMARY")
+    try:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            f'[llm]\nmodel = "openai/test-model"\nbase_url = "{fake.base_url}"\n'
+            'api_key = "sk-test"\ntimeout = 5\nnum_retries = 0\n'
+        )
+        result = cli("run", log, "-c", config, "-t", "llm", "-s", "condenser.max_size=8")
+    finally:
+        fake.close()
+    assert result.exit_code == 0, result.stderr
+    assert "<event id=3 source=agent type=action:Bash>" in fake.prompt()
+    with read_log(str(log)) as replay:
+        view = replay.view()
+    assert [e.text if e.is_summary else e.key for e in view] == [16, "THE SUMMARY", 18, 19]
+    assert view.summary_offset == 1
+    assert cli("check", log).exit_code == 0
+
+
+def test_request_is_a_line_the_view_reads_as_pending(tmp_path: Path, cli) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    result = cli("request", log)
+    assert result.exit_code == 0
+    last = orjson.loads(log.read_bytes().splitlines()[-1])
+    assert last["type"] == "condense-request" and last["sessionId"] == SID
+    assert cli("view", log).stdout.splitlines()[0].endswith("condensation request pending")
+    done = cli("run", log, "-t", "conversation_window")
+    assert done.exit_code == 0, done.stderr
+    header = cli("view", log).stdout.splitlines()[0]
+    assert "pending" not in header and "1 condensation" in header
+
+
+def test_masking_rewrites_results_for_this_step_only(tmp_path: Path, cli) -> None:
+    log = basic().write(tmp_path / "s.jsonl")
+    before = log.read_bytes()
+    result = cli(
+        "run", log, "-t", "observation_masking", "-s", "condenser.attention_window=1", "-f", "jsonl"
+    )
+    assert result.exit_code == 0
+    assert log.read_bytes() == before
+    lines = [orjson.loads(x) for x in result.stdout_bytes.splitlines()]
+    assert lines[4]["message"]["content"][0]["content"] == "<MASKED>"
+
+
+# --- the corpus ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("session", "events", "forgotten"), [(FUNDWISE, 218, 0), (POSTHOG, 241, 295)]
+)
+def test_corpus_sessions_view_check_and_condense(
+    session: Path, events: int, forgotten: int, tmp_path: Path, cli
+) -> None:
+    header = cli("view", session).stdout.splitlines()[0]
+    assert f"(claude-code): {events} events in view, {forgotten} forgotten" in header
+    assert cli("check", session).exit_code == 0
+    log = tmp_path / session.name
+    shutil.copyfile(session, log)
+    result = cli("run", log, "-t", "amortized_forgetting", "-s", "condenser.max_size=40")
+    assert result.exit_code == 0, result.stderr
+    assert cli("check", log).exit_code == 0
+    assert len(keys(log)) <= 21
+
+
+def test_the_corpus_compaction_keeps_the_client_figures(cli) -> None:
+    stats = orjson.loads(cli("stats", POSTHOG, "--no-tokens", "-f", "json").stdout_bytes)
+    [record] = stats["condensations"]
+    assert (record["line"], record["forgotten_events"], record["summary_chars"]) == (
+        831,
+        295,
+        11_255,
+    )
+    assert record["log"] == {
+        "trigger": "auto",
+        "pre_tokens": 167_766,
+        "post_tokens": 6_977,
+        "duration_ms": 122_374,
+    }
