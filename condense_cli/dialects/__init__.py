@@ -1,0 +1,1 @@
+"""Log formats ("dialects") that `condense` reads, one module each."""
