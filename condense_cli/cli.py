@@ -251,9 +251,15 @@ def check(
             problems += 1
             continue
         for problem in replay.problems:
-            where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
-            typer.echo(f"{where}: {prefix}{problem.message}")
+            typer.echo(f"{problem.where(name)}: {prefix}{problem.message}")
+        if replay.generation is not None:
+            _stderr().print(
+                f"{name}: replayed as the {replay.generation} showed it "
+                f"({replay.generation_reason})",
+                markup=False,
+                highlight=False,
+            )
         problems += len(replay.problems)
         bad = replay.errors or (strict and replay.problems)
         failed += 1 if bad else 0

@@ -9,7 +9,7 @@ import orjson
 
 from condense_cli.dialects.openhands_v0 import V0Event, is_seen_by_agent
 from condense_cli.log import LogSource, line_body
-from condense_cli.model import Event
+from condense_cli.model import CondensationRecord, Event
 from condense_cli.scan import LogIndex
 from condense_cli.tokens import BATCH, Tokenizer
 
@@ -17,7 +17,7 @@ NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 
 
 @dataclass
-class _Tally:
+class Tally:
     """Characters and tokens of the texts the model would read."""
 
     chars: int = 0
@@ -48,7 +48,7 @@ def collect_stats(
 ) -> dict[str, Any]:
     """Walk the (already validated) log once more and count."""
     by_type: dict[str, dict[str, int]] = {}
-    full, view = _Tally(), _Tally()
+    full, view = Tally(), Tally()
     forgotten = index.forgotten.cursor()
     for number, raw in enumerate(source.raw_lines(), start=1):
         body = line_body(raw, first=number == 1)
@@ -71,28 +71,40 @@ def collect_stats(
             view.add(text, tokenizer)
     if index.summary is not None:
         view.add(index.summary, tokenizer)
-    for tally in (full, view):
-        tally.flush(tokenizer)
     return {
         "log": source.path,
         "bytes": index.size,
         "events": index.events,
         "visible_events": index.visible_events,
         "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": [
-            {
-                "id": c.id,
-                "line": c.line,
-                "forgotten_events": c.forgotten_events,
-                "forgotten_ranges": [list(r) for r in c.ranges],
-                "summary_chars": c.summary_chars,
-                "view_size_after": c.view_size,
-            }
-            for c in index.condensations
-        ],
+        "condensations": condensation_rows(index.condensations),
         "requests": index.requests,
         "unhandled_request": index.unhandled_request,
         "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
+        **text_numbers(full, view, tokenizer),
+    }
+
+
+def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:
+    """What each condensation did, as `stats` reports it."""
+    return [
+        {
+            "id": c.id,
+            "line": c.line,
+            "forgotten_events": c.forgotten_events,
+            "forgotten_ranges": [list(r) for r in c.ranges],
+            "summary_chars": c.summary_chars,
+            "view_size_after": c.view_size,
+        }
+        for c in condensations
+    ]
+
+
+def text_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """`chars` and `tokens` of the log against the view (both tallies flushed here)."""
+    for tally in (full, view):
+        tally.flush(tokenizer)
+    return {
         "chars": {"log": full.chars, "view": view.chars, "ratio": _ratio(view.chars, full.chars)},
         "tokens": (
             {

@@ -29,8 +29,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from condense_cli.errors import ConfigError, LogBusyError, LogError
 from condense_cli.dialects.openhands_v0 import LineProblem, decode_line, json_type
+from condense_cli.errors import ConfigError, LogBusyError, LogError
 from condense_cli.log import _lock, line_body, locked_log
 
 # --------------------------------------------------------------------------------------
