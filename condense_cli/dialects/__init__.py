@@ -17,10 +17,11 @@ import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.openhands_v0 import OpenHandsV0
+from condense_cli.dialects.openhands_v1 import OpenHandsV1
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.log import BOM, STDIN, LogSource
 
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (OpenHandsV0,)}
+DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (OpenHandsV1, OpenHandsV0)}
 
 SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
 
@@ -85,7 +86,12 @@ def detect_folder(path: str) -> Dialect:
     for cls in DIALECTS.values():
         if cls.claims_folder(Path(path)):
             return cls()
-    raise LogError(path, "is a directory, not a log file")
+    raise LogError(
+        path,
+        "is a directory, not a log file or a conversation folder",
+        hint="give a JSONL log, or an OpenHands V1 conversation folder "
+        "(the one holding events/ or event_service/, or events/ itself)",
+    )
 
 
 def detect_file(source: LogSource) -> Dialect:

@@ -18,20 +18,31 @@ Nothing here knows about the command line; errors are the typed ones of
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
+from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
 from condense_cli.dialects.openhands_v0 import LineProblem, decode_line, json_type
-from condense_cli.errors import ConfigError, LogBusyError, LogError
-from condense_cli.log import _lock, line_body, locked_log
+from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogError
+from condense_cli.intervals import runs
+from condense_cli.log import LogSource, _lock, line_body, locked_log
+from condense_cli.model import (
+    Condensation,
+    CondensationRecord,
+    Event,
+    Problem,
+    View,
+    apply_condensation,
+)
 
 # --------------------------------------------------------------------------------------
 # The SDK's vocabulary
@@ -69,6 +80,9 @@ UNSENT_KINDS = frozenset(
 
 KNOWN_KINDS = SENT_KINDS | UNSENT_KINDS
 
+#: Kinds `condense` appends itself.
+APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
+
 #: Events the SDK never takes as the head of a conversation tree.
 BRANCH_ARTIFACT_KINDS = frozenset({"ConversationStateUpdateEvent", "ConversationErrorEvent"})
 
@@ -87,31 +101,22 @@ LAST_SUMMARY = "last-summary"
 MULTI_SUMMARY = "multi-summary"
 #: The SDK changed from one summary to several on this day (software-agent-sdk #1721).
 MULTI_SUMMARY_SINCE = "2026-01-22"
+#: The SDK took `events/.eventlog.lock` when appending from this day on (#1614).
+LOCK_FILE_SINCE = "2026-01-12"
+DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 # --------------------------------------------------------------------------------------
 # What we read
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One defect in a conversation: where it is, what is wrong, how bad."""
-
-    path: str
-    message: str
-    line: int | None = None
-    severity: str = "error"  # or "warning"
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}" if self.line is not None else self.path
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+def _problem(path: str, message: str, line: int | None = None, severity: str = "error") -> Problem:
+    """A defect found in the file `path` (an event file, or the JSONL log)."""
+    return Problem(line, message, severity, path)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Record:
+class StoredEvent:
     """One stored event: its place in the log, its id and kind, and the bytes as stored."""
 
     position: int  # the file index, or the event's ordinal in a JSONL file
@@ -137,7 +142,7 @@ class Conversation:
     """The valid events of a conversation in order, and every problem met reading it."""
 
     path: str
-    records: tuple[Record, ...]
+    records: tuple[StoredEvent, ...]
     problems: tuple[Problem, ...]
     events_dir: Path | None = None  # None for JSONL input
     base_state: dict[str, Any] | None = None
@@ -170,7 +175,7 @@ def read_conversation(path: str) -> Conversation:
         return read_folder(path)
     try:
         with open(path, "rb") as file:
-            return _read_jsonl(file, path)
+            return read_lines(file, path)
     except FileNotFoundError:
         raise LogError(path, "no such file or folder", hint="check the path") from None
     except PermissionError:
@@ -179,20 +184,34 @@ def read_conversation(path: str) -> Conversation:
 
 def read_jsonl_bytes(data: bytes, name: str = "<stdin>") -> Conversation:
     """Read V1 events given as JSONL bytes (standard input, for instance)."""
-    import io
-
-    return _read_jsonl(io.BytesIO(data), name)
+    return read_lines(data.splitlines(keepends=True), name)
 
 
-def _read_jsonl(file: BinaryIO, name: str) -> Conversation:
-    records: list[Record] = []
+def read_lines(lines: Iterable[bytes], name: str) -> Conversation:
+    """Read V1 events, one per line (each line as read, newline included).
+
+    A summary line as `condense view --format jsonl` prints it is an event like
+    the others: a summary the view keeps.
+    """
+    records: list[StoredEvent] = []
     problems: list[Problem] = []
-    seen: dict[str, Record] = {}
-    for number, raw in enumerate(file, start=1):
+    seen: dict[str, StoredEvent] = {}
+    for number, raw in enumerate(lines, start=1):
         body = line_body(raw, first=number == 1)
         if not body.strip():
             continue
-        record = _record(body, len(records), name, number, problems)
+        found: list[Problem] = []
+        record = _record(body, len(records), name, number, found)
+        if found and not raw.endswith(b"\n"):
+            found = [
+                _problem(
+                    name,
+                    f"the last line is incomplete ({found[0].message}); "
+                    "a writer probably stopped in the middle of it",
+                    number,
+                )
+            ]
+        problems += found
         if record is not None and _unique(record, seen, problems):
             records.append(record)
     return Conversation(name, tuple(records), tuple(problems))
@@ -214,7 +233,7 @@ def read_folder(path: str | Path) -> Conversation:
         match = FILE_NAME_RE.match(name)
         if match is None:
             problems.append(
-                Problem(
+                _problem(
                     str(events_dir / name),
                     "not an event file name (event-NNNNN-<id>.json); the SDK ignores it",
                     severity="warning",
@@ -224,7 +243,7 @@ def read_folder(path: str | Path) -> Conversation:
         index = int(match["index"])
         if index in by_index:
             problems.append(
-                Problem(
+                _problem(
                     str(events_dir / name),
                     f"index {index} is also used by {by_index[index]}; "
                     "the SDK reads only one of them",
@@ -240,25 +259,25 @@ def read_folder(path: str | Path) -> Conversation:
         first = by_index[beyond[0]]
         previous = f"after {by_index[count - 1]}" if count else "at the start"
         problems.append(
-            Problem(
+            _problem(
                 str(events_dir / first),
                 f"index {count} is missing ({previous}); the SDK stops reading at the gap, "
                 f"so this file and {len(beyond) - 1} later ones are not part of the "
                 "conversation",
             )
         )
-    records: list[Record] = []
-    seen: dict[str, Record] = {}
+    records: list[StoredEvent] = []
+    seen: dict[str, StoredEvent] = {}
     for index in range(count):
         name = by_index[index]
         file_path = str(events_dir / name)
         try:
             raw = (events_dir / name).read_bytes()
         except OSError as exc:
-            problems.append(Problem(file_path, f"cannot read: {exc.strerror or exc}"))
+            problems.append(_problem(file_path, f"cannot read: {exc.strerror or exc}"))
             continue
         if not raw.strip():
-            problems.append(Problem(file_path, "empty file; the SDK skips it"))
+            problems.append(_problem(file_path, "empty file; the SDK skips it"))
             continue
         record = _record(raw, index, file_path, None, problems)
         if record is None:
@@ -266,7 +285,7 @@ def read_folder(path: str | Path) -> Conversation:
         name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
         if name_id != record.id:
             problems.append(
-                Problem(
+                _problem(
                     file_path,
                     f"the file name says id {name_id} but the event's id is {record.id}",
                 )
@@ -290,33 +309,33 @@ def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | N
     try:
         data = orjson.loads(state.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
-        problems.append(Problem(str(state), f"unreadable: {exc}", severity="warning"))
+        problems.append(_problem(str(state), f"unreadable: {exc}", severity="warning"))
         return None
     return data if isinstance(data, dict) else None
 
 
 def _record(
     raw: bytes, position: int, path: str, line: int | None, problems: list[Problem]
-) -> Record | None:
+) -> StoredEvent | None:
     """Parse and validate one event; None (and a problem) when it is not one."""
     try:
         data = decode_line(raw)
     except LineProblem as exc:
-        problems.append(Problem(path, str(exc), line))
+        problems.append(_problem(path, str(exc), line))
         return None
     message = event_problem(data)
     if message is not None:
-        problems.append(Problem(path, message, line))
+        problems.append(_problem(path, message, line))
         return None
-    return Record(position, data["id"], data["kind"], raw, data, path, line)
+    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line)
 
 
-def _unique(record: Record, seen: dict[str, Record], problems: list[Problem]) -> bool:
+def _unique(record: StoredEvent, seen: dict[str, StoredEvent], problems: list[Problem]) -> bool:
     first = seen.setdefault(record.id, record)
     if first is record:
         return True
     problems.append(
-        Problem(record.path, f"duplicate id {record.id} (first at {first.where})", record.line)
+        _problem(record.path, f"duplicate id {record.id} (first at {first.where})", record.line)
     )
     return False
 
@@ -429,9 +448,9 @@ def _reasoning(data: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def facts(record: Record) -> Facts:
-    """The neutral facts of one stored event."""
-    data, kind = record.data, record.kind
+def facts(data: dict[str, Any]) -> Facts:
+    """The neutral facts of one (validated) event."""
+    kind = data["kind"]
     source = data.get("source") if isinstance(data.get("source"), str) else ""
     tool_call_id = data.get("tool_call_id") if isinstance(data.get("tool_call_id"), str) else None
     response = data.get("llm_response_id")
@@ -496,7 +515,7 @@ class Summary:
 
     id: str  # "<condensation id>-summary"
     text: str
-    condensation: Record
+    condensation: StoredEvent
 
     kind = SUMMARY_KIND
 
@@ -520,10 +539,10 @@ class Summary:
         return {"kind": SUMMARY_KIND, "id": self.id, "summary": self.text}
 
 
-Entry = Record | Summary
+Entry = StoredEvent | Summary
 
 
-def summary_of(condensation: Record) -> Summary | None:
+def summary_of(condensation: StoredEvent) -> Summary | None:
     """The summary a condensation inserts, when it has both a summary and an offset."""
     data = condensation.data
     text, offset = data.get("summary"), data.get("summary_offset")
@@ -545,15 +564,16 @@ class Generation:
 
 
 def detect_generation(conversation: Conversation) -> Generation:
-    """Tell from a log which generation of the SDK wrote it (strongest evidence first)."""
+    """Tell from a log which generation of the SDK wrote it (strongest evidence first).
+
+    What `condense` appends itself (a Condensation with an `llm_response_id`, a
+    CondensationRequest, the lock file it shares with the SDK, today's timestamps)
+    is no evidence: appending must not change how a log replays.
+    """
     records = conversation.records
     if any("parent_id" in r.data for r in records):
         return Generation(
             MULTI_SUMMARY, "events carry parent_id (an SDK from July 2026 on wrote them)"
-        )
-    if conversation.has_lock_file:
-        return Generation(
-            MULTI_SUMMARY, f"events/{LOCK_FILE} exists (an SDK from January 2026 on wrote it)"
         )
     for record in records:
         if record.kind == CONDENSATION and "llm_response_id" not in record.data:
@@ -562,25 +582,36 @@ def detect_generation(conversation: Conversation) -> Generation:
                 f"Condensation {record.id} has no llm_response_id "
                 "(written by an SDK from before November 2025)",
             )
+    newest = newest_date(records)
+    if conversation.has_lock_file and (newest is None or newest >= LOCK_FILE_SINCE):
+        return Generation(
+            MULTI_SUMMARY, f"events/{LOCK_FILE} exists (an SDK from January 2026 on wrote it)"
+        )
+    if newest is None:
+        return Generation(MULTI_SUMMARY, "no dated events; assuming the current SDK")
+    if newest < MULTI_SUMMARY_SINCE:
+        return Generation(
+            LAST_SUMMARY,
+            f"the newest event is dated {newest}, before the SDK showed several "
+            f"summaries ({MULTI_SUMMARY_SINCE})",
+        )
+    return Generation(
+        MULTI_SUMMARY,
+        f"the newest event is dated {newest}, when the SDK showed several summaries",
+    )
+
+
+def newest_date(records: Sequence[StoredEvent]) -> str | None:
+    """The newest `YYYY-MM-DD` among the events the agent wrote (not the condensations
+    and requests, which `condense` may have appended)."""
     dates = [
         r.data["timestamp"][:10]
         for r in records
-        if isinstance(r.data.get("timestamp"), str)
-        and re.match(r"\d{4}-\d{2}-\d{2}", r.data["timestamp"])
+        if r.kind not in APPENDED_KINDS
+        and isinstance(r.data.get("timestamp"), str)
+        and DATE_RE.match(r.data["timestamp"])
     ]
-    if dates:
-        newest = max(dates)
-        if newest < MULTI_SUMMARY_SINCE:
-            return Generation(
-                LAST_SUMMARY,
-                f"the newest event is dated {newest}, before the SDK showed several "
-                f"summaries ({MULTI_SUMMARY_SINCE})",
-            )
-        return Generation(
-            MULTI_SUMMARY,
-            f"the newest event is dated {newest}, when the SDK showed several summaries",
-        )
-    return Generation(MULTI_SUMMARY, "no dated events; assuming the current SDK")
+    return max(dates, default=None)
 
 
 # --------------------------------------------------------------------------------------
@@ -588,14 +619,14 @@ def detect_generation(conversation: Conversation) -> Generation:
 
 
 @dataclass(frozen=True)
-class Replay:
+class Replayed:
     """A replayed view and what replaying it found."""
 
     generation: Generation
     events: tuple[Entry, ...]  # the view in order, summaries included
     forgotten: int  # events sent to the model that the view no longer holds
     pending_request: bool  # a CondensationRequest after the last Condensation
-    condensations: tuple[Record, ...]  # the condensations applied, in order
+    condensations: tuple[StoredEvent, ...]  # the condensations applied, in order
     problems: tuple[Problem, ...]  # condensations that do not replay cleanly
     dropped: dict[str, tuple[str, ...]] = field(default_factory=dict)  # rule -> event ids
 
@@ -612,7 +643,7 @@ def replay(
     conversation: Conversation,
     generation: Generation | None = None,
     upto: int | str | None = None,
-) -> Replay:
+) -> Replayed:
     """The view the agent saw: the SDK's `View` of the generation that wrote the log.
 
     `upto` replays only the events up to an id (a string) or a position (an int).
@@ -629,7 +660,7 @@ def replay(
     else:
         view, dropped = _multi_summary_view(records, problems)
     kept = {e.id for e in view}
-    return Replay(
+    return Replayed(
         generation=generation,
         events=tuple(view),
         forgotten=sum(1 for r in records if r.sent and r.id not in kept),
@@ -640,20 +671,23 @@ def replay(
     )
 
 
-def _cut(records: list[Record], upto: int | str, path: str) -> int:
-    """How many records come at or before `upto` (a position or an event id)."""
-    if isinstance(upto, int):
-        return sum(1 for r in records if r.position <= upto)
-    for i, record in enumerate(records):
-        if record.id == upto:
-            return i + 1
-    raise ConfigError(
-        f"--upto {upto}: {path} has no event with this id",
-        hint="give an event id from the log, or a position (the file index)",
-    )
+def _cut(records: list[StoredEvent], upto: int | str, path: str) -> int:
+    """How many records come at or before `upto`: an event id, or a position
+    (the file index) given as an int or as a string of digits."""
+    if isinstance(upto, str):
+        for i, record in enumerate(records):
+            if record.id == upto:
+                return i + 1
+        if not upto.isdigit():
+            raise ConfigError(
+                f"--upto {upto}: {path} has no event with this id",
+                hint="give an event id from the log, or a position (the file index)",
+            )
+        upto = int(upto)
+    return sum(1 for r in records if r.position <= upto)
 
 
-def pending_request(records: Sequence[Record]) -> bool:
+def pending_request(records: Sequence[StoredEvent]) -> bool:
     """Whether a CondensationRequest comes after the last Condensation."""
     for record in reversed(records):
         if record.kind == CONDENSATION:
@@ -663,7 +697,9 @@ def pending_request(records: Sequence[Record]) -> bool:
     return False
 
 
-def active_branch(records: list[Record], base_state: dict[str, Any] | None) -> list[Record]:
+def active_branch(
+    records: list[StoredEvent], base_state: dict[str, Any] | None
+) -> list[StoredEvent]:
     """The events on the conversation tree's active branch, root first.
 
     Logs whose events carry no `parent_id` are one linear branch. Otherwise the
@@ -680,7 +716,7 @@ def active_branch(records: list[Record], base_state: dict[str, Any] | None) -> l
     leaf = state.get("leaf_event_id")
     if not isinstance(leaf, str) or leaf not in by_id:
         leaf = next((r.id for r in reversed(records) if r.kind not in BRANCH_ARTIFACT_KINDS), None)
-    chain: list[Record] = []
+    chain: list[StoredEvent] = []
     seen: set[str] = set()
     current = leaf
     while current is not None and current in by_id and current not in seen:
@@ -694,7 +730,7 @@ def active_branch(records: list[Record], base_state: dict[str, Any] | None) -> l
     return chain[::-1]
 
 
-def _condensation_problems(records: Sequence[Record], generation: str) -> list[Problem]:
+def _condensation_problems(records: Sequence[StoredEvent], generation: str) -> list[Problem]:
     """Warnings about condensations: ids they cannot forget, summaries they cannot show."""
     problems: list[Problem] = []
     position = {r.id: i for i, r in enumerate(records)}
@@ -735,12 +771,12 @@ def _condensation_problems(records: Sequence[Record], generation: str) -> list[P
     return problems
 
 
-def _warn(record: Record, message: str) -> Problem:
-    return Problem(record.path, f"Condensation {record.id} {message}", record.line, "warning")
+def _warn(record: StoredEvent, message: str) -> Problem:
+    return _problem(record.path, f"Condensation {record.id} {message}", record.line, "warning")
 
 
 def _insert_summary(
-    view: list[Entry], condensation: Record, problems: list[Problem]
+    view: list[Entry], condensation: StoredEvent, problems: list[Problem]
 ) -> list[Entry]:
     summary = summary_of(condensation)
     if summary is None:
@@ -759,7 +795,7 @@ def _insert_summary(
 
 
 def _last_summary_view(
-    records: Sequence[Record], problems: list[Problem]
+    records: Sequence[StoredEvent], problems: list[Problem]
 ) -> tuple[list[Entry], dict[str, tuple[str, ...]]]:
     """The 2025 SDK's view: forget the union, show the newest summary, drop unmatched calls."""
     forgotten: set[str] = set()
@@ -779,7 +815,7 @@ def _last_summary_view(
 
 
 def _multi_summary_view(
-    records: Sequence[Record], problems: list[Problem]
+    records: Sequence[StoredEvent], problems: list[Problem]
 ) -> tuple[list[Entry], dict[str, tuple[str, ...]]]:
     """The current SDK's view: a fold over the log, then its properties enforced."""
     view: list[Entry] = []
@@ -802,10 +838,10 @@ def _kind(entry: Entry) -> str:
 
 
 def _call_id(entry: Entry) -> str | None:
-    return entry.data["tool_call_id"] if isinstance(entry, Record) else None
+    return entry.data["tool_call_id"] if isinstance(entry, StoredEvent) else None
 
 
-def _unique_observations(view: Sequence[Entry], _all: Sequence[Record]) -> set[str]:
+def _unique_observations(view: Sequence[Entry], _all: Sequence[StoredEvent]) -> set[str]:
     """One result per tool call: a later result for the same call is dropped."""
     seen: set[str | None] = set()
     drop: set[str] = set()
@@ -821,12 +857,12 @@ def _unique_observations(view: Sequence[Entry], _all: Sequence[Record]) -> set[s
 def _batches(events: Iterable[Entry]) -> dict[str | None, set[str]]:
     batches: dict[str | None, set[str]] = {}
     for event in events:
-        if _kind(event) == ACTION and isinstance(event, Record):
+        if _kind(event) == ACTION and isinstance(event, StoredEvent):
             batches.setdefault(event.data.get("llm_response_id"), set()).add(event.id)
     return batches
 
 
-def _whole_batches(view: Sequence[Entry], all_events: Sequence[Record]) -> set[str]:
+def _whole_batches(view: Sequence[Entry], all_events: Sequence[StoredEvent]) -> set[str]:
     """The tool calls of one model response are kept or dropped together."""
     everything = _batches(all_events)
     drop: set[str] = set()
@@ -836,7 +872,7 @@ def _whole_batches(view: Sequence[Entry], all_events: Sequence[Record]) -> set[s
     return drop
 
 
-def _unmatched(view: Sequence[Entry], _all: Sequence[Record] = ()) -> set[str]:
+def _unmatched(view: Sequence[Entry], _all: Sequence[StoredEvent] = ()) -> set[str]:
     """Tool calls without a result in the view, and results without their call."""
     calls = {_call_id(e) for e in view if _kind(e) == ACTION}
     results = {_call_id(e) for e in view if _kind(e) in OBSERVATION_KINDS}
@@ -854,7 +890,7 @@ def tool_loops(events: Iterable[Entry]) -> list[set[str]]:
     current: set[str] | None = None
     for event in events:
         kind = _kind(event)
-        if kind == ACTION and isinstance(event, Record) and event.data.get("thinking_blocks"):
+        if kind == ACTION and isinstance(event, StoredEvent) and event.data.get("thinking_blocks"):
             if current is not None:
                 loops.append(current)
             current = {event.id}
@@ -869,7 +905,7 @@ def tool_loops(events: Iterable[Entry]) -> list[set[str]]:
     return loops
 
 
-def _whole_tool_loops(view: Sequence[Entry], all_events: Sequence[Record]) -> set[str]:
+def _whole_tool_loops(view: Sequence[Entry], all_events: Sequence[StoredEvent]) -> set[str]:
     """A thinking-led tool loop is kept whole or not at all."""
     kept = {e.id for e in view}
     drop: set[str] = set()
@@ -888,7 +924,7 @@ PROPERTIES = (
 
 
 def enforce_properties(
-    view: list[Entry], all_events: Sequence[Record]
+    view: list[Entry], all_events: Sequence[StoredEvent]
 ) -> tuple[list[Entry], dict[str, tuple[str, ...]]]:
     """Drop events until every view property holds; say which rule dropped what."""
     dropped: dict[str, tuple[str, ...]] = {}
@@ -919,11 +955,13 @@ def new_condensation(
     summary_offset: int | None = None,
     llm_response_id: str | None = None,
     parent_id: str | None = None,
+    event_id: str | None = None,
 ) -> dict[str, Any]:
     """A `Condensation` the current SDK loads (fields it would leave out are left out).
 
     `llm_response_id` is the model response that wrote the summary; a condensation
-    made without a model gets a fresh uuid, as the SDK's own agents do.
+    made without a model gets a fresh uuid, as the SDK's own agents do. The id is
+    a fresh uuid unless `event_id` is given.
     """
     if (summary is None) != (summary_offset is None):
         raise ValueError("summary and summary_offset go together")
@@ -931,7 +969,7 @@ def new_condensation(
         raise ValueError("summary_offset must be 0 or more")
     event: dict[str, Any] = {
         "kind": CONDENSATION,
-        "id": str(uuid.uuid4()),
+        "id": event_id or str(uuid.uuid4()),
         "timestamp": _now(),
         "source": "environment",
         "forgotten_event_ids": list(dict.fromkeys(forgotten_event_ids)),
@@ -990,12 +1028,16 @@ class LockedEvents:
             )
         return count, {by_index[i] for i in range(count)}
 
-    def append(self, event: dict[str, Any], expected_next: int | None = None) -> Path:
-        """Write `event` as the next event file; its path.
+    def append(self, body: bytes, expected_next: int | None = None) -> Path:
+        """Write the event `body` (its JSON) as the next event file; its path.
 
         With `expected_next`, refuse (LogBusyError) when another writer has added
         events since the caller read the conversation.
         """
+        try:
+            event = decode_line(body)
+        except LineProblem as exc:
+            raise LogError(str(self.events_dir), f"cannot append: {exc}") from None
         message = event_problem(event)
         event_id = event.get("id")
         if message is None and not ID_RE.match(str(event_id)):
@@ -1012,39 +1054,67 @@ class LockedEvents:
         if event_id in ids:
             raise LogError(str(self.events_dir), f"cannot append: id {event_id} is taken")
         target = self.events_dir / event_file_name(index, str(event_id))
-        _write_new_file(target, orjson.dumps(event))
+        _write_new_file(target, body)
         return target
 
 
 def _write_new_file(target: Path, data: bytes) -> None:
-    """Create `target` holding `data`, whole or not at all: temp file, fsync, link, fsync."""
+    """Create `target` holding `data`, whole or not at all.
+
+    The data goes to a temporary file in the same folder, is fsynced, and only
+    then linked under its name (a link never replaces a file); then the folder is
+    fsynced. The temporary file is unnamed (O_TMPFILE) where the file system
+    allows it, so a writer killed at any moment leaves no file behind; elsewhere
+    it is a dot file, which the SDK and `condense` ignore, removed after the link.
+    """
     folder = target.parent
-    temp = folder / f".{target.name}.{os.getpid()}.tmp"
+    dir_fd = os.open(folder, os.O_RDONLY)
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(temp, target)
+            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o644)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+            _link_named_temp(folder, target.name, data, dir_fd)
+        else:
+            try:
+                _write_all(fd, data)
+                os.link(f"/proc/self/fd/{fd}", target.name, dst_dir_fd=dir_fd)
+            finally:
+                os.close(fd)
+        os.fsync(dir_fd)
     except FileExistsError:
         raise LogBusyError(
             f"{target}: another writer created this event file; nothing was appended",
             hint="run the command again",
         ) from None
     except OSError as exc:
-        raise LogError(str(target), f"could not write: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
+        raise LogError(
+            str(target), f"could not write: {exc.strerror or exc}; nothing was appended"
+        ) from None
     finally:
         os.close(dir_fd)
+
+
+def _link_named_temp(folder: Path, name: str, data: bytes, dir_fd: int) -> None:
+    temp = f".{name}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=dir_fd)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
 
 
 @contextlib.contextmanager
@@ -1073,47 +1143,462 @@ def append_event(
 ) -> Path:
     """Append one event to a conversation folder under the SDK's lock; its new file."""
     with locked_events(path, timeout) as events:
-        return events.append(event, expected_next)
+        return events.append(orjson.dumps(event), expected_next)
 
 
-def append_jsonl(
-    path: str,
-    event: dict[str, Any],
-    *,
-    expected_size: int | None = None,
-    timeout: float = LOCK_TIMEOUT,
-) -> None:
-    """Append one event as a line of a JSONL file, with the guarantees of V0 appends."""
-    message = event_problem(event)
-    if message is not None:
-        raise LogError(path, f"cannot append: {message}")
-    with locked_log(path, timeout) as log:
-        size = os.fstat(log.fd).st_size
-        if size and os.pread(log.fd, 1, size - 1) != b"\n":
-            last = _last_line(log.fd, size)
-            try:
-                decode_line(line_body(last))
-            except LineProblem:
-                raise LogError(
-                    path,
-                    "the last line is torn (no newline, not a complete event); "
-                    "nothing was appended",
-                    hint="repair or remove the last line",
-                ) from None
-        log.append_line(orjson.dumps(event), size if expected_size is None else expected_size)
+# --------------------------------------------------------------------------------------
+# The dialect: V1 behind the seam
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def _last_line(fd: int, size: int, chunk: int = 1 << 16) -> bytes:
-    """The bytes after the last newline of a file that does not end with one."""
-    end = size
-    parts: list[bytes] = []
-    while end > 0:
-        start = max(0, end - chunk)
-        data = os.pread(fd, end - start, start)
-        cut = data.rfind(b"\n")
-        if cut >= 0:
-            parts.append(data[cut + 1 :])
-            break
-        parts.append(data)
-        end = start
-    return b"".join(reversed(parts))
+class V1Event(Event):
+    """A V1 event in neutral terms. Its key is its position (the file index), its id
+    the SDK's string id. A summary in a view is `{"kind": "CondensationSummaryEvent",
+    "id": "<condensation id>-summary", "summary": ...}`, keyed by its condensation's
+    position when the SDK can forget it (multi-summary), else without a key."""
+
+    __slots__ = ("_facts", "_unit")
+
+    def __init__(
+        self, data: dict[str, Any], key: int | None, raw: bytes | None, unit: int | None = None
+    ) -> None:
+        super().__init__(data, key, raw)
+        self._facts = facts(data)
+        self._unit = unit
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def v1_kind(self) -> str:
+        """The SDK's event class, e.g. `ActionEvent`."""
+        return str(self.data["kind"])
+
+    @property
+    def source(self) -> str:
+        return self._facts.source
+
+    @property
+    def is_action(self) -> bool:
+        return self.v1_kind not in OBSERVATION_KINDS
+
+    @property
+    def type(self) -> str:
+        return self._facts.type
+
+    @property
+    def text(self) -> str:
+        return self._facts.text
+
+    @property
+    def thought(self) -> str:
+        return self._facts.thought
+
+    @property
+    def tool_call_id(self) -> str | None:
+        return self._facts.tool_call_id
+
+    @property
+    def is_summary(self) -> bool:
+        return self.v1_kind == SUMMARY_KIND
+
+    @property
+    def unit(self) -> int | None:
+        return self._unit
+
+    @property
+    def url(self) -> str:
+        observation = self._observation()
+        url = observation.get("url") if observation is not None else None
+        return url if isinstance(url, str) else ""
+
+    @property
+    def exit_code(self) -> int | None:
+        observation = self._observation()
+        if observation is None:
+            return None
+        code = observation.get("exit_code")
+        metadata = observation.get("metadata")
+        if code is None and isinstance(metadata, dict):
+            code = metadata.get("exit_code")
+        # The SDK writes -1 when a command has no exit code (it is still running).
+        if isinstance(code, int) and not isinstance(code, bool) and code >= 0:
+            return code
+        return None
+
+    def _observation(self) -> dict[str, Any] | None:
+        observation = self.data.get("observation")
+        if self.v1_kind != "ObservationEvent" or not isinstance(observation, dict):
+            return None
+        return observation
+
+    def masked(self, text: str) -> V1Event:
+        """A copy whose tool result reads `text`, stored where and as V1 stores it."""
+        data = dict(self.data)
+        kind = self.v1_kind
+        if kind == "AgentErrorEvent":
+            data["error"] = text
+        elif kind == "UserRejectObservation":
+            data["rejection_reason"] = text
+        elif kind == "ObservationEvent":
+            observation = dict(self._observation() or {})
+            field = _text_field(observation)
+            shaped = isinstance(observation.get(field), str)
+            observation[field] = text if shaped else [{"type": "text", "text": text}]
+            data["observation"] = observation
+        else:
+            raise ValueError(f"a {kind} has no tool result to rewrite")
+        return V1Event(data, self.key, None, self._unit)
+
+    def to_json(self) -> bytes:
+        return self.raw if self.raw is not None else orjson.dumps(self.data)
+
+
+def _text_field(observation: dict[str, Any]) -> str:
+    """The field that holds a tool result's text: the one `facts` reads, else the
+    first one present, else `content` (the current SDK's field)."""
+    fields = ("content", "output", "message")
+    for field_ in fields:
+        if _texts(observation.get(field_)):
+            return field_
+    return next((f for f in fields if isinstance(observation.get(f), str | list)), "content")
+
+
+def _units(view: Sequence[Entry]) -> dict[str, str]:
+    """Event id -> the id of the first event of its unit: a thinking-led tool loop,
+    else the parallel tool calls of one model response. Events alone are left out."""
+    order = {e.id: i for i, e in enumerate(view)}
+    heads: dict[str, str] = {}
+    for response, ids in _batches(view).items():
+        if response is not None and len(ids) > 1:
+            head = min(ids, key=order.__getitem__)
+            heads.update(dict.fromkeys(ids, head))
+    for loop in tool_loops(view):
+        head = min(loop, key=order.__getitem__)
+        heads.update(dict.fromkeys(loop, head))
+    return heads
+
+
+def _month(date: str) -> str:
+    return f"{MONTHS[int(date[5:7]) - 1]} {date[:4]}"
+
+
+class V1Replay(Replay):
+    """A V1 conversation read and replayed the way the generation that wrote it did."""
+
+    dialect = "openhands-v1"
+
+    def __init__(
+        self,
+        path: str,
+        conversation: Conversation,
+        upto: str | None = None,
+        writer: Callable[[bytes], object] | None = None,
+    ) -> None:
+        self.path = path
+        self.conversation = conversation
+        self.detected = detect_generation(conversation)
+        self.replayed = replay(conversation, self.detected, upto)
+        self.problems = [*conversation.problems, *self.replayed.problems]
+        self._writer = writer
+        records = conversation.records
+        self.next_key = records[-1].position + 1 if records else 0
+        self.next_id = str(uuid.uuid4())  # of the condensation this replay may append
+        self._condensations: list[CondensationRecord] | None = None
+
+    @property
+    def keyed_summaries(self) -> bool:
+        """Whether summaries can be forgotten by id (the multi-summary SDK)."""
+        return self.detected.name == MULTI_SUMMARY
+
+    @property
+    def generation(self) -> str:
+        newest = newest_date(self.conversation.records)
+        return f"{self.detected.name} SDK" + (f" ({_month(newest)})" if newest else "")
+
+    @property
+    def generation_reason(self) -> str:
+        return self.detected.reason
+
+    @property
+    def forgotten_events(self) -> int:
+        return self.replayed.forgotten
+
+    # --- the view --------------------------------------------------------------------
+
+    def view(self) -> View:
+        entries = self.replayed.events
+        heads = _units(entries)
+        keys: dict[str, int | None] = {}
+        events: list[Event] = []
+        for entry in entries:
+            if isinstance(entry, Summary):
+                key = entry.condensation.position if self.keyed_summaries else None
+                event = V1Event(entry.to_dict(), key, None)
+            else:
+                head = heads.get(entry.id)
+                unit = keys.get(head) if head is not None else None
+                event = V1Event(entry.data, entry.position, entry.raw, unit)
+            keys[event.id] = event.key
+            events.append(event)
+        summary, offset = self._latest_summary(entries, events)
+        return View(
+            events, self.replayed.pending_request, summary, offset, None, self._make_summary
+        )
+
+    @staticmethod
+    def _latest_summary(
+        entries: Sequence[Entry], events: list[Event]
+    ) -> tuple[Event | None, int | None]:
+        """The summary of the newest condensation in the view and its offset, else the
+        last summary line of a piped view and its place."""
+        inserted = [
+            (e.condensation.position, i) for i, e in enumerate(entries) if isinstance(e, Summary)
+        ]
+        if inserted:
+            _, at = max(inserted)
+            return events[at], entries[at].condensation.data["summary_offset"]  # type: ignore[union-attr]
+        stored = [i for i, e in enumerate(events) if e.is_summary]
+        return (events[stored[-1]], stored[-1]) if stored else (None, None)
+
+    def _make_summary(self, text: str) -> V1Event:
+        """The summary a condensation appended by this replay will show."""
+        data = {"kind": SUMMARY_KIND, "id": f"{self.next_id}-summary", "summary": text}
+        return V1Event(data, self.next_key if self.keyed_summaries else None, None)
+
+    def view_lines(self) -> Iterator[bytes]:
+        for event in self.view():
+            yield event.to_json() + b"\n"
+
+    # --- what the condensations did ------------------------------------------------------
+
+    def _ids_by_key(self) -> dict[int, str]:
+        """Key -> id: a record's position, and a condensation's position for its summary
+        (a condensation is never in a view, so its position is free)."""
+        ids = {r.position: r.id for r in self.conversation.records}
+        for record in self.conversation.records:
+            if record.kind == CONDENSATION:
+                ids[record.position] = f"{record.id}-summary"
+        return ids
+
+    @property
+    def condensations(self) -> list[CondensationRecord]:
+        if self._condensations is None:
+            keys = {v: k for k, v in self._ids_by_key().items()}
+            self._condensations = [
+                self._condensation_record(c, keys) for c in self.replayed.condensations
+            ]
+        return self._condensations
+
+    def _condensation_record(
+        self, condensation: StoredEvent, keys: dict[str, int]
+    ) -> CondensationRecord:
+        before = replay(self.conversation, self.detected, condensation.position - 1)
+        after = replay(self.conversation, self.detected, condensation.position)
+        kept = set(after.ids)
+        gone = [
+            e
+            for e in before.events
+            if e.id not in kept and (isinstance(e, StoredEvent) or self.keyed_summaries)
+        ]
+        data = condensation.data
+        forgotten = [keys[i] for i in data.get("forgotten_event_ids", []) if i in keys]
+        summary = summary_of(condensation)
+        return CondensationRecord(
+            id=condensation.id,
+            line=condensation.line if condensation.line is not None else condensation.position,
+            ranges=runs(forgotten),
+            forgotten_events=len(gone),
+            summary_chars=len(summary.text) if summary is not None else None,
+            view_size=len(after.events),
+        )
+
+    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+        from condense_cli.stats import Tally, condensation_rows, model_text, text_numbers
+
+        records = self.conversation.records
+        by_type: dict[str, dict[str, int]] = {}
+        full, seen = Tally(), Tally()
+        for record in records:
+            tool = record.data.get("tool_name")
+            tool_event = record.kind == ACTION or record.kind in OBSERVATION_KINDS
+            name = f"{record.kind}:{tool}" if tool_event and isinstance(tool, str) else record.kind
+            slot = by_type.setdefault(name, {"events": 0, "bytes": 0})
+            slot["events"] += 1
+            slot["bytes"] += len(record.raw)
+            if record.sent:
+                full.add(model_text(V1Event(record.data, record.position, record.raw)), tokenizer)
+        view = self.view()
+        for event in view:
+            seen.add(model_text(event), tokenizer)
+        return {
+            "dialect": self.dialect,
+            "generation": {"name": self.generation, "reason": self.generation_reason},
+            "log": self.path,
+            "bytes": sum(len(r.raw) for r in records),
+            "events": len(records),
+            "visible_events": sum(1 for r in records if r.sent),
+            "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+            "condensations": condensation_rows(self.condensations),
+            "requests": sum(1 for r in records if r.kind == CONDENSATION_REQUEST),
+            "unhandled_request": self.replayed.pending_request,
+            "view": {"events": len(view), "forgotten_events": self.forgotten_events},
+            **text_numbers(full, seen, tokenizer),
+        }
+
+    # --- appending --------------------------------------------------------------------
+
+    def condensation_record(self, view: View, condensation: Condensation) -> Record:
+        """A `Condensation` whose replay gives exactly `apply_condensation(view, …)`.
+
+        Keys become ids. The SDK puts a summary at its offset *before* it drops
+        unmatched tool calls, so when such events sit before the summary the offset
+        is moved past them; a record that would still replay otherwise is refused.
+        """
+        wanted = [e.id for e in apply_condensation(view, condensation)]
+        by_key = self._ids_by_key()
+        ids = [by_key[k] for k in sorted(condensation.forgotten)] + self._lost_results()
+        summary_id = f"{self.next_id}-summary"
+        offset = condensation.summary_offset
+        got: list[str] = []
+        for _ in range(len(wanted) + 1):
+            event = new_condensation(
+                ids, summary=condensation.summary, summary_offset=offset, event_id=self.next_id
+            )
+            body = orjson.dumps(event)
+            got = self._replayed_with(body).ids
+            if got == wanted:
+                return Record(body, self.next_id)
+            if offset is None or summary_id not in got or summary_id not in wanted:
+                break
+            shift = wanted.index(summary_id) - got.index(summary_id)
+            if shift <= 0:
+                break
+            offset += shift
+        differ = next(
+            (i for i, (a, b) in enumerate(zip(got, wanted, strict=False)) if a != b),
+            min(len(got), len(wanted)),
+        )
+        raise CondenserError(
+            f"{self.path}: this condensation would not replay as the condenser decided "
+            f"(the views differ from position {differ} on); nothing was appended",
+            hint="this is a bug in condense; please report it with the conversation",
+        )
+
+    def _lost_results(self) -> list[str]:
+        """Tool results the replay dropped for good, their call being forgotten.
+
+        The SDK counts a summary's offset before it drops them: listing them as
+        forgotten makes it count the way the view does (they stay out either way).
+        """
+        records = self.conversation.records
+        forgotten = {
+            event_id
+            for r in records
+            if r.kind == CONDENSATION
+            for event_id in r.data.get("forgotten_event_ids", [])
+        }
+        calls = {
+            r.data["tool_call_id"] for r in records if r.kind == ACTION and r.id not in forgotten
+        }
+        dropped = {event_id for ids in self.replayed.dropped.values() for event_id in ids}
+        return [
+            r.id
+            for r in records
+            if r.id in dropped
+            and r.kind in OBSERVATION_KINDS
+            and r.data["tool_call_id"] not in calls
+        ]
+
+    def _replayed_with(self, body: bytes) -> Replayed:
+        """The replay once `body` is stored as the next event (the lock file then exists)."""
+        data = orjson.loads(body)
+        record = StoredEvent(self.next_key, data["id"], data["kind"], body, data, self.path)
+        conversation = replace(
+            self.conversation,
+            records=(*self.conversation.records, record),
+            has_lock_file=self.conversation.has_lock_file
+            or self.conversation.events_dir is not None,
+        )
+        return replay(conversation)
+
+    def request_record(self) -> Record:
+        event = new_condensation_request()
+        return Record(orjson.dumps(event), event["id"])
+
+    def append(self, record: Record) -> None:
+        if self._writer is None:
+            raise ValueError("this conversation was opened read-only")
+        self._writer(record.body)
+
+
+class OpenHandsV1(Dialect):
+    """OpenHands V1 (software-agent-sdk): a folder of event files, or their JSONL."""
+
+    name = "openhands-v1"
+    label = "OpenHands V1 conversation"
+
+    @classmethod
+    def claims(cls, first: dict[str, Any]) -> bool:
+        return isinstance(first.get("kind"), str) and first["kind"] in KNOWN_KINDS
+
+    @classmethod
+    def claims_folder(cls, path: Path) -> bool:
+        if (path / "event_service").is_dir() or (path / EVENTS_DIR).is_dir():
+            return True
+        try:
+            return any(FILE_NAME_RE.match(name) for name in os.listdir(path))
+        except OSError:
+            return False
+
+    @contextlib.contextmanager
+    def reading(
+        self,
+        path: str,
+        source: LogSource | None,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        reading: Reading = quiet_reading,
+    ) -> Iterator[Replay]:
+        if source is None:
+            conversation = read_folder(path)
+        else:
+            with reading(source):
+                conversation = read_lines(source.raw_lines(), source.path)
+        if not collect:
+            _refuse_invalid(conversation)
+        yield V1Replay(conversation.path, conversation, upto)
+
+    @contextlib.contextmanager
+    def appending(
+        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
+    ) -> Iterator[Replay]:
+        if Path(path).is_dir():
+            with locked_events(path, lock_timeout) as events:
+                conversation = read_folder(path)
+                _refuse_invalid(conversation)
+                expected = len(conversation.records)
+                yield V1Replay(path, conversation, writer=lambda b: events.append(b, expected))
+            return
+        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
+            with reading(source):
+                conversation = read_lines(source.raw_lines(), path)
+            _refuse_invalid(conversation)
+            yield V1Replay(path, conversation, writer=lambda b: locked.append_line(b, source.size))
+
+
+def _refuse_invalid(conversation: Conversation) -> None:
+    """Raise the first error of a conversation that `view`, `run` and `request` refuse."""
+    errors = [p for p in conversation.problems if p.severity == "error"]
+    if errors:
+        first = errors[0]
+        more = f" ({len(errors)} problems in all)" if len(errors) > 1 else ""
+        raise LogError(
+            first.path or conversation.path,
+            first.message,
+            first.line,
+            hint=f"run `condense check` on {conversation.path} to list every problem{more}",
+        )

@@ -15,6 +15,7 @@ import pytest
 from condense_cli.dialects import openhands_v1 as v1
 from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation, Summary
 from condense_cli.errors import ConfigError, LogBusyError, LogError
+from condense_cli.model import Problem
 from tests.conftest import ROOT
 
 V1_CORPUS = ROOT.parent / "shared" / "corpus" / "openhands-v1"
@@ -24,6 +25,11 @@ MULTI = Generation(MULTI_SUMMARY, "test")
 NO_CONDENSATION = "b2688296b4844863aaede6f60a88b9da"
 ONE_CONDENSATION = "2fede959a09e489bb4c97f4f81c5830a"
 FOUR_CONDENSATIONS = "81f92eeb84c0468dbc1837c63c4f72ec"
+
+
+def said(problem: Problem) -> str:
+    """A problem as `check` prints it: `file:line: message`."""
+    return f"{problem.where('?')}: {problem.message}"
 
 
 def conversations() -> list[Path]:
@@ -61,7 +67,7 @@ def test_corpus_conversation_reads_and_replays_without_problems(folder: Path) ->
     assert len(result.summaries) == (1 if result.condensations else 0)
 
 
-def _shape(result: v1.Replay) -> list[int | str]:
+def _shape(result: v1.Replayed) -> list[int | str]:
     """The view as file indices, and "S<index of its condensation>" for summaries."""
     return [
         f"S{e.condensation.position}" if isinstance(e, Summary) else e.position
@@ -150,7 +156,7 @@ def test_generation_detected_from_dates_and_fields() -> None:
 
 def test_facts_of_corpus_events() -> None:
     records = v1.read_folder(corpus(ONE_CONDENSATION)).records
-    system, message, action, result = (v1.facts(r) for r in records[:4])
+    system, message, action, result = (v1.facts(r.data) for r in records[:4])
     assert (system.role, system.type, system.sent) == ("system", "system", True)
     assert system.text.startswith("You are OpenHands agent, a helpful AI assistant")
     assert (message.source, message.role, message.type) == ("user", "user", "message")
@@ -172,7 +178,7 @@ def test_facts_of_corpus_events() -> None:
         sent=True,
         thinking=False,
     )
-    condensation = v1.facts(records[82])
+    condensation = v1.facts(records[82].data)
     assert (condensation.role, condensation.type, condensation.sent) == (
         None,
         "condensation",
@@ -203,13 +209,13 @@ def test_facts_of_corpus_events() -> None:
 )
 def test_facts_of_tool_results(event: dict[str, Any], role: str, text: str) -> None:
     data = {"id": "abcdef12", "tool_name": "bash", "tool_call_id": "c1", **event}
-    facts = v1.facts(_record(data))
+    facts = v1.facts(data)
     assert (facts.role, facts.type, facts.text, facts.tool_call_id) == (role, "bash", text, "c1")
 
 
 def test_events_never_sent_to_the_model() -> None:
     for kind in sorted(v1.UNSENT_KINDS):
-        assert v1.facts(_record({"kind": kind, "id": "abcdef12"})).sent is False
+        assert v1.facts({"kind": kind, "id": "abcdef12"}).sent is False
     assert v1.SENT_KINDS.isdisjoint(v1.UNSENT_KINDS)
 
 
@@ -217,8 +223,8 @@ def test_events_never_sent_to_the_model() -> None:
 # Synthetic conversations
 
 
-def _record(data: dict[str, Any], position: int = 0) -> v1.Record:
-    return v1.Record(position, data["id"], data["kind"], orjson.dumps(data), data, "t")
+def _record(data: dict[str, Any], position: int = 0) -> v1.StoredEvent:
+    return v1.StoredEvent(position, data["id"], data["kind"], orjson.dumps(data), data, "t")
 
 
 def _id(n: int) -> str:
@@ -289,7 +295,7 @@ def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
-def numbers(result: v1.Replay) -> list[int | str]:
+def numbers(result: v1.Replayed) -> list[int | str]:
     return [
         f"S{int(e.condensation.id[:8], 16)}" if isinstance(e, Summary) else int(e.id[:8], 16)
         for e in result.events
@@ -419,7 +425,7 @@ def test_a_gap_ends_the_conversation_and_is_reported(tmp_path: Path) -> None:
     conversation = v1.read_folder(tmp_path)
     assert [r.position for r in conversation.records] == [0, 1]
     (problem,) = conversation.problems
-    assert str(problem) == (
+    assert said(problem) == (
         f"{events_dir / v1.event_file_name(3, _id(3))}: index 2 is missing "
         f"(after {v1.event_file_name(1, _id(1))}); the SDK stops reading at the gap, "
         "so this file and 1 later ones are not part of the conversation"
@@ -458,14 +464,14 @@ BAD_LINES = [
 def test_one_clear_problem_per_bad_jsonl_line(line: bytes, message: str) -> None:
     good = orjson.dumps(system(0))
     conversation = v1.read_jsonl_bytes(good + b"\n\n" + line + b"\n", "log.jsonl")
-    assert [str(p) for p in conversation.problems] == [f"log.jsonl:3: {message}"]
+    assert [said(p) for p in conversation.problems] == [f"log.jsonl:3: {message}"]
     assert [r.id for r in conversation.records] == [_id(0)]
 
 
 def test_duplicate_ids_are_reported_with_the_first_place() -> None:
     line = orjson.dumps(message(1))
     conversation = v1.read_jsonl_bytes(line + b"\n" + line + b"\n", "log.jsonl")
-    assert [str(p) for p in conversation.problems] == [
+    assert [said(p) for p in conversation.problems] == [
         f"log.jsonl:2: duplicate id {_id(1)} (first at log.jsonl:1)"
     ]
 
@@ -582,21 +588,3 @@ def test_append_refuses_when_the_conversation_changed(copied: Path) -> None:
     with pytest.raises(LogError, match="cannot name an event file"):
         v1.append_event(copied, v1.new_condensation_request() | {"id": "not hex!"})
     assert len(v1.read_folder(copied).records) == 40
-
-
-def test_append_to_jsonl_adds_one_line(tmp_path: Path) -> None:
-    log = write_jsonl(tmp_path / "log.jsonl", [system(0), message(1)])
-    before = log.read_bytes()
-    event = v1.new_condensation_request()
-    v1.append_jsonl(str(log), event, expected_size=len(before))
-    assert log.read_bytes() == before + orjson.dumps(event) + b"\n"
-    assert v1.read_conversation(str(log)).records[-1].data == event
-
-
-def test_append_to_jsonl_refuses_a_torn_last_line(tmp_path: Path) -> None:
-    log = tmp_path / "log.jsonl"
-    log.write_bytes(orjson.dumps(system(0)) + b'\n{"kind": "Mess')
-    before = log.read_bytes()
-    with pytest.raises(LogError, match="the last line is torn"):
-        v1.append_jsonl(str(log), v1.new_condensation_request())
-    assert log.read_bytes() == before
