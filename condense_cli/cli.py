@@ -51,7 +51,10 @@ class StatsFormat(StrEnum):
 
 LogArg = Annotated[
     str,
-    typer.Argument(metavar="LOG", help="The session log (JSONL), or - for standard input."),
+    typer.Argument(
+        metavar="LOG",
+        help="The session log (JSONL), a conversation folder, or - for standard input.",
+    ),
 ]
 ConfigOpt = Annotated[
     str | None,
