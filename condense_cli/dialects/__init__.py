@@ -49,7 +49,7 @@ def read_log(
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input)."""
     if path != STDIN and Path(path).is_dir():
-        chosen = dialect_named(dialect) if dialect else detect_folder(path)
+        chosen = detect_folder(path, dialect)
         with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:
             yield replay
         return
@@ -70,10 +70,10 @@ def append_to_log(
     """Lock the log at `path` and replay it; the replay may then append one record."""
     if path == STDIN:
         raise LogError(path, "standard input cannot be appended to; name the log file")
-    if dialect:
+    if Path(path).is_dir():
+        chosen = detect_folder(path, dialect)
+    elif dialect:
         chosen = dialect_named(dialect)
-    elif Path(path).is_dir():
-        chosen = detect_folder(path)
     else:
         with LogSource.open(path) as source:
             chosen = detect_file(source)
@@ -81,8 +81,18 @@ def append_to_log(
         yield replay
 
 
-def detect_folder(path: str) -> Dialect:
-    """The dialect whose layout the folder has, or a clear error."""
+def detect_folder(path: str, dialect: str | None = None) -> Dialect:
+    """The dialect whose layout the folder has (only `dialect`, when named), or a
+    clear error."""
+    if dialect:
+        named = dialect_named(dialect)
+        if named.claims_folder(Path(path)):
+            return named
+        raise LogError(
+            path,
+            f"is a directory, which the {named.name} dialect does not read",
+            hint="leave out --dialect to detect the format, or give a log file",
+        )
     for cls in DIALECTS.values():
         if cls.claims_folder(Path(path)):
             return cls()

@@ -477,6 +477,19 @@ def test_check_lists_every_problem_by_file(cli, tmp_path) -> None:
     assert view.stderr.startswith(f"Error: {events / v1.event_file_name(3, _id(3))}: index 2")
 
 
+@pytest.mark.parametrize("command", ["view", "request"])
+def test_a_dialect_that_reads_no_folders_says_so(command: str, cli, tmp_path) -> None:
+    folder = write_folder(tmp_path / "c", [system(0)])
+    done = cli(command, folder, "--dialect", "openhands-v0")
+    assert done.exit_code == 1
+    assert done.stderr == (
+        f"Error: {folder}: is a directory, which the openhands-v0 dialect does not read\n"
+        "Hint: leave out --dialect to detect the format, or give a log file\n"
+    )
+    named = cli(command, folder, "--dialect", "openhands-v1")
+    assert named.exit_code == 0, named.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
