@@ -196,6 +196,85 @@ def test_every_corpus_conversation_condenses_with_a_summary(
     assert f"<previous_summary>\n{old}\n</previous_summary>" in fake.prompt()
 
 
+# Every condenser type on a V1 view: (its table, the model's scripted answer).
+CONDENSERS: dict[str, tuple[dict[str, Any], Any]] = {
+    "amortized": ({"type": "amortized", "max_size": 40}, None),
+    "conversation_window": ({"type": "conversation_window"}, None),
+    "llm": ({"type": "llm", "max_size": 40}, ("text", "USER_CONTEXT: fix HPacker")),
+    "structured": (
+        {"type": "structured", "max_size": 40},
+        ("tool_call", "create_state_summary", {"user_context": "fix HPacker"}),
+    ),
+    "llm_attention": ({"type": "llm_attention", "max_size": 40}, ("json", {"ids": [90, 60]})),
+    "pipeline": (
+        {
+            "type": "pipeline",
+            "condensers": [
+                {"type": "browser_output"},
+                {"type": "observation_masking"},
+                {"type": "amortized", "max_size": 40},
+            ],
+        },
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(CONDENSERS))
+def test_every_condensing_type_runs_on_a_v1_view(
+    kind: str, cli, config, fake: FakeLLM, tmp_path
+) -> None:
+    table, answer = CONDENSERS[kind]
+    folder = copy_of(ONE_CONDENSATION, tmp_path)
+    before = current_view(folder)
+    llm = {"model": "openai/test-model", "base_url": fake.base_url, "api_key": "k"}
+    for _ in range(2):  # once for the intended view, once for the run
+        if answer is not None:
+            getattr(fake, answer[0])(*answer[1:])
+    decision = build_condenser(table, LLMTables(llm)).condense(before.with_request())
+    intended = apply_condensation(before, decision)
+    args = [
+        "-t",
+        kind,
+        *(a for k, v in table.items() if k != "type" for a in ("-s", f"{k}={_toml(v)}")),
+    ]
+    done = cli("run", folder, "-c", config, *args, "--force")
+    assert done.exit_code == 0, done.stderr
+    assert done.stderr.endswith(f"; appended to {folder}\n")
+    assert same_view(current_view(folder)) == same_view(intended)
+    assert len(current_view(folder)) < len(before)
+
+
+def _toml(value: Any) -> str:
+    """A --set value: TOML for numbers and lists of tables."""
+    if isinstance(value, list):
+        return (
+            "["
+            + ", ".join(
+                "{" + ", ".join(f"{k}={_toml(v)}" for k, v in t.items()) + "}" for t in value
+            )
+            + "]"
+        )
+    return orjson.dumps(value).decode()
+
+
+def test_condensers_that_rewrite_the_view_print_it(cli, tmp_path) -> None:
+    folder = copy_of(ONE_CONDENSATION, tmp_path)
+    before = current_view(folder)
+    files = event_files(folder)
+    recent = cli("run", folder, "-t", "recent_events", "-s", "max_events=10", "-f", "json")
+    assert recent.exit_code == 0, recent.stderr
+    ids = [e["id"] for e in orjson.loads(recent.stdout_bytes)["events"]]
+    assert ids == [before[0].id, *(e.id for e in before.events[-9:])]
+    browse = cli("run", folder, "-t", "browser_output")
+    assert (
+        browse.stderr == "browser_output: rewrote 0 of 47 events for this step; nothing appended\n"
+    )
+    noop = cli("run", folder, "-t", "noop")
+    assert noop.stderr == "noop: the noop condenser never condenses; nothing appended\n"
+    assert event_files(folder) == files
+
+
 # --------------------------------------------------------------------------------------
 # Views: exact shapes, JSONL, --upto, the generation
 
