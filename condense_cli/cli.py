@@ -90,7 +90,10 @@ class StatsFormat(StrEnum):
 
 LogArg = Annotated[
     str,
-    typer.Argument(metavar="LOG", help="The session log (JSONL), or - for standard input."),
+    typer.Argument(
+        metavar="LOG",
+        help="The session log (JSONL), a conversation folder, or - for standard input.",
+    ),
 ]
 ConfigOpt = Annotated[
     str | None,
@@ -355,9 +358,11 @@ def check(
             problems += 1
             continue
         for problem in replay.problems:
-            where = f"{name}:{problem.line}" if problem.line is not None else name
             prefix = "warning: " if problem.severity == "warning" else ""
-            _emit(sanitize(f"{where}: {prefix}{problem.message}", one_line=True))
+            _emit(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
+        if replay.generation is not None:
+            why = replay.generation_reason
+            _say(f"{name}: replayed as the {replay.generation} showed it ({why})")
         problems += len(replay.problems)
         bad = replay.errors or (strict and replay.problems)
         failed += 1 if bad else 0
@@ -510,14 +515,20 @@ def stats(
         print_stats(numbers, StdoutConsole(highlight=False))
 
 
+ID_CHARS = 12  # ids longer than this (uuids) are reported by position
+
+
 def _describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
     """The forgotten events by the ids the log shows: `ids 2..61` (runs of keys when
-    ids are keys, as in V0; else runs of neighbouring events, first..last id)."""
+    ids are keys, as in V0; runs of neighbouring events, first..last id, when ids are
+    short; `positions 177..202` when they are uuids)."""
     from condense_cli.intervals import describe_ids
 
     events = [e for e in view if e.key is not None]
     if all(e.id == e.key for e in events):
         return describe_ids(forgotten)
+    if any(len(str(e.id)) > ID_CHARS for e in events):  # uuids: positions read better
+        return "positions " + describe_ids(forgotten).removeprefix("ids ")
     gone = set(forgotten)
     runs: list[list[object]] = []
     previous = False

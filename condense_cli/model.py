@@ -92,6 +92,13 @@ class Event:
         """For a recall action, the text it looks up (OpenHands' memory recall)."""
         return None
 
+    @property
+    def unit(self) -> int | None:
+        """The key of the first event of a unit this event is kept or forgotten with,
+        beyond its action/observation pair (e.g. the parallel tool calls of one model
+        response); None when it stands alone."""
+        return None
+
     def masked(self, text: str) -> Event:
         """A copy whose observation content reads `text`; it keeps its key."""
         raise NotImplementedError(f"{type(self).__name__} cannot be rewritten")
@@ -171,15 +178,28 @@ def summary_position(offset: int | None, length: int) -> int:
 
 
 def apply_condensation(view: View, condensation: Condensation) -> View:
-    """The view replay will produce once `condensation` is appended to the log."""
+    """The view replay will produce once `condensation` is appended to the log.
+
+    A summary without a key floats: it is superseded by a new summary, or put back
+    at its offset. A summary with a key is an event like any other: it stays where
+    it is unless the condensation forgets it, and a new summary is added beside it.
+    """
     forgotten = set(condensation.forgotten)
-    kept = [e for e in view if e is not view.summary and (e.key is None or e.key not in forgotten)]
     summary, offset = view.summary, view.summary_offset
+    floating = summary is not None and summary.key is None
+    kept = [
+        e
+        for e in view
+        if not (floating and e is summary) and (e.key is None or e.key not in forgotten)
+    ]
+    if summary is not None and not floating and summary.key in forgotten:
+        summary, offset = None, None
     if condensation.summary is not None:
         if view.make_summary is None:
             raise ValueError("this view cannot show a new summary")
         summary, offset = view.make_summary(condensation.summary), condensation.summary_offset
-    if summary is not None:
+        kept.insert(summary_position(offset, len(kept)), summary)
+    elif floating:
         kept.insert(summary_position(offset, len(kept)), summary)
     return replace(
         view,
@@ -198,6 +218,12 @@ class Problem:
     line: int | None
     message: str
     severity: str = "error"
+    path: str | None = None  # the file, when a log is several files (else the log itself)
+
+    def where(self, log: str) -> str:
+        """`file:line`, or the file alone; `log` when the problem names no file."""
+        path = self.path or log
+        return f"{path}:{self.line}" if self.line is not None else path
 
 
 @dataclass(slots=True)

@@ -179,13 +179,17 @@ def _indent(text: str) -> str:
 
 
 def view_json(view: View, replay: Replay) -> bytes:
-    """`{"dialect", "events": [...], "summary", "unhandled_condensation_request", "forgotten"}`.
+    """`{"dialect", "events": [...], "summary", "unhandled_condensation_request", "forgotten"}`,
+    with `"generation": {"name", "reason"}` after the dialect when the replay names one.
 
     Kept events are spliced in as the bytes of their log lines.
     """
     summary = view.summary or next((e for e in view if e.is_summary), None)
     events = b",".join(event.to_json() for event in view)
-    head = orjson.dumps({"dialect": replay.dialect})
+    first: dict[str, Any] = {"dialect": replay.dialect}
+    if replay.generation is not None:
+        first["generation"] = {"name": replay.generation, "reason": replay.generation_reason}
+    head = orjson.dumps(first)
     tail = orjson.dumps(
         {
             "summary": summary.text if summary is not None else None,
@@ -258,7 +262,10 @@ def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
     ]
     if tokens is not None:
         facts.append(f"tokens by {tokens['tokenizer']}")
-    parts.append(Text("; ".join(facts)))
+    generation = numbers.get("generation")
+    if generation:
+        facts.append(f"replayed as the {generation['name']} showed it ({generation['reason']})")
+    parts.append(Text(sanitize("; ".join(facts), one_line=True)))
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")

@@ -1,4 +1,5 @@
-"""Numbers about a log: events and bytes by type, condensations, and what the view saves."""
+"""Counting what the model reads, shared by every dialect's `stats`: characters and
+tokens of the log against the view, and the rows that describe each condensation."""
 
 from __future__ import annotations
 
@@ -6,15 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from condense_cli.dialects.openhands_v0 import V0Event, is_seen_by_agent
-from condense_cli.log import LogSource, line_body
-from condense_cli.model import Event
-from condense_cli.replay import LogIndex
+from condense_cli.model import CondensationRecord, Event
 from condense_cli.tokens import BATCH, Tokenizer
-
-NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 
 
 @dataclass
@@ -44,56 +38,11 @@ def model_text(event: Event) -> str:
     return f"{thought}\n{event.text}" if thought else event.text
 
 
-def collect_stats(
-    source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
-) -> dict[str, Any]:
-    """Walk the (already validated) log once more and count."""
-    by_type: dict[str, dict[str, int]] = {}
-    full, view = Tally(), Tally()
-    forgotten = index.forgotten.cursor()
-    for number, raw in enumerate(source.raw_lines(), start=1):
-        body = line_body(raw, first=number == 1)
-        if not body or body.isspace():
-            continue
-        data = orjson.loads(body)
-        event = V0Event(data, data.get("id"), body)
-        key = f"{event.kind}:{event.type}"
-        slot = by_type.setdefault(key, {"events": 0, "bytes": 0})
-        slot["events"] += 1
-        slot["bytes"] += len(raw)
-        if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
-            continue
-        text = model_text(event)
-        if event.key is None:  # a summary line without id: always in the view
-            view.add(text, tokenizer)
-            continue
-        full.add(text, tokenizer)
-        if event.key not in forgotten:
-            view.add(text, tokenizer)
-    if index.summary is not None:
-        view.add(index.summary, tokenizer)
+def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """`chars` and `tokens` of the log against the view (both tallies flushed here)."""
     for tally in (full, view):
         tally.flush(tokenizer)
     return {
-        "log": source.path,
-        "bytes": index.size,
-        "events": index.events,
-        "visible_events": index.visible_events,
-        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": [
-            {
-                "id": c.id,
-                "line": c.line,
-                "forgotten_events": c.forgotten_events,
-                "forgotten_ranges": [list(r) for r in c.ranges],
-                "summary_chars": c.summary_chars,
-                "view_size_after": c.view_size,
-            }
-            for c in index.condensations
-        ],
-        "requests": index.requests,
-        "unhandled_request": index.unhandled_request,
-        "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
         "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
         "tokens": (
             {
@@ -111,25 +60,27 @@ def collect_stats(
 def text_numbers(
     log_texts: Iterable[str], view_texts: Iterable[str], tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
-    """`chars` and `tokens` of `stats` for a dialect that lists the texts itself."""
+    """`tally_numbers` for a dialect that lists the texts itself."""
     full, view = Tally(), Tally()
     for tally, texts in ((full, log_texts), (view, view_texts)):
         for text in texts:
             tally.add(text, tokenizer)
-        tally.flush(tokenizer)
-    return {
-        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
-        "tokens": (
-            {
-                "log": full.tokens,
-                "view": view.tokens,
-                "ratio": ratio(view.tokens, full.tokens),
-                "tokenizer": tokenizer.name,
-            }
-            if tokenizer is not None
-            else None
-        ),
-    }
+    return tally_numbers(full, view, tokenizer)
+
+
+def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:
+    """What each condensation did, as `stats` reports it."""
+    return [
+        {
+            "id": c.id,
+            "line": c.line,
+            "forgotten_events": c.forgotten_events,
+            "forgotten_ranges": [list(r) for r in c.ranges],
+            "summary_chars": c.summary_chars,
+            "view_size_after": c.view_size,
+        }
+        for c in condensations
+    ]
 
 
 def ratio(part: int, whole: int) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from condense_cli.cli import app
+from tests.fake_llm import FakeLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -142,6 +143,28 @@ def make_log(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return _make
+
+
+API_KEY = "sk-test-secret-0123456789"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def config(tmp_path: Path, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[llm]\nmodel = "openai/test-model"\nbase_url = "{fake.base_url}"\n'
+        f'api_key = "{API_KEY}"\ntimeout = 2\nnum_retries = 1\n'
+        "retry_min_wait = 0.01\nretry_max_wait = 0.02\n"
+    )
+    return path
 
 
 @pytest.fixture

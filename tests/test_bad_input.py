@@ -144,7 +144,11 @@ def test_missing_file(cli, tmp_path) -> None:
 def test_directory(cli, tmp_path) -> None:
     result = cli("view", tmp_path)
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {tmp_path}: is a directory, not a log file\n"
+    assert result.stderr == (
+        f"Error: {tmp_path}: is a directory, not a log file or a conversation folder\n"
+        "Hint: give a JSONL log, or an OpenHands V1 conversation folder (the one holding "
+        "events/ or event_service/, or events/ itself)\n"
+    )
 
 
 def test_check_lists_every_problem_in_every_file(cli, make_log, tmp_path) -> None:

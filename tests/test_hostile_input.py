@@ -89,7 +89,11 @@ def test_symlink_to_a_directory(cli, tmp_path: Path) -> None:
     os.symlink(tmp_path, link)
     result = cli("view", link)
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {link}: is a directory, not a log file\n"
+    assert result.stderr == (
+        f"Error: {link}: is a directory, not a log file or a conversation folder\n"
+        "Hint: give a JSONL log, or an OpenHands V1 conversation folder (the one holding "
+        "events/ or event_service/, or events/ itself)\n"
+    )
     assert cli("request", link).exit_code == 1
 
 

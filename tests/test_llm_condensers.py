@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,29 +13,16 @@ import pytest
 
 from condense_cli.condensers.summarizing import STATE_FIELDS
 from condense_cli.dialects.openhands_v0 import load_view
-from tests.conftest import CONDENSE, SAMPLES, condensation, lines_of, msg, run_action, run_obs
-from tests.fake_llm import FakeLLM
-
-API_KEY = "sk-test-secret-0123456789"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def config(tmp_path: Path, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
-    path = tmp_path / "config.toml"
-    path.write_text(
-        f'[llm]\nmodel = "openai/test-model"\nbase_url = "{fake.base_url}"\n'
-        f'api_key = "{API_KEY}"\ntimeout = 2\nnum_retries = 1\n'
-        "retry_min_wait = 0.01\nretry_max_wait = 0.02\n"
-    )
-    return path
+from tests.conftest import (
+    API_KEY,
+    CONDENSE,
+    SAMPLES,
+    condensation,
+    lines_of,
+    msg,
+    run_action,
+    run_obs,
+)
 
 
 def session(count: int, long_at: int | None = None) -> list[dict[str, Any]]:

@@ -33,7 +33,8 @@ def run_pytest_without_corpus(tmp_path: Path, ci: str | None) -> subprocess.Comp
     """The project's conftest in a clone whose `../shared/corpus` does not exist."""
     clone = tmp_path / "clone"
     (clone / "tests").mkdir(parents=True)
-    shutil.copyfile(ROOT / "tests" / "conftest.py", clone / "tests" / "conftest.py")
+    for name in ("conftest.py", "fake_llm.py"):
+        shutil.copyfile(ROOT / "tests" / name, clone / "tests" / name)
     (clone / "tests" / "__init__.py").write_text("")
     (clone / "tests" / "test_uses_corpus.py").write_text(CORPUS_TESTS)
     env = {k: v for k, v in os.environ.items() if k != "CI"}

@@ -162,10 +162,9 @@ def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:
 
     from rich.console import Console
 
-    from condense_cli.dialects.openhands_v0 import scan_log
+    from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
     from condense_cli.log import LogSource
     from condense_cli.render import print_stats
-    from condense_cli.stats import collect_stats
 
     log, _ = small_log(make_log)
     with LogSource.open(str(log)) as source:

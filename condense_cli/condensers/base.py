@@ -89,7 +89,8 @@ def size_trigger(view: View, max_size: int) -> str | None:
 def pair_groups(view: View) -> dict[int, int]:
     """Map each event key to a group key; an action and its observations share one.
 
-    Pairs are linked by `tool_call_metadata.tool_call_id` and by `cause`.
+    Pairs are linked by `tool_call_id` and by `cause`; larger units (a model
+    response's parallel tool calls) by `unit`.
     """
     parent: dict[int, int] = {}
 
@@ -107,6 +108,8 @@ def pair_groups(view: View) -> dict[int, int]:
         partners = []
         if event.cause is not None and event.cause in parent:
             partners.append(event.cause)
+        if event.unit is not None and event.unit in parent:
+            partners.append(event.unit)
         call = event.tool_call_id
         if call is not None:
             if call in by_call:

@@ -97,6 +97,8 @@ class LLMSummarizingCondenser(ModelCondenser):
         previous = view.summary
         if previous is None and keep_first < len(events) and events[keep_first].is_summary:
             previous = events[keep_first]  # a summary line kept from a piped view
+        if previous is not None and previous.key is not None:
+            previous = None  # a summary that can be forgotten is summarised as an event
         forgotten = [e for e in events if e.key in forget]
         summary, usage = self.summarize(previous, forgotten)
         return Condensation(tuple(sorted(forget)), summary, summary_offset(view, forget), usage)

@@ -19,10 +19,13 @@ from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.claude_code import ClaudeCode
 from condense_cli.dialects.codex import Codex
 from condense_cli.dialects.openhands_v0 import OpenHandsV0
+from condense_cli.dialects.openhands_v1 import OpenHandsV1
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.log import BOM, LogSource, is_stream, refuse_streams
 
-DIALECTS: dict[str, type[Dialect]] = {cls.name: cls for cls in (ClaudeCode, Codex, OpenHandsV0)}
+DIALECTS: dict[str, type[Dialect]] = {
+    cls.name: cls for cls in (OpenHandsV1, ClaudeCode, Codex, OpenHandsV0)
+}
 
 SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
 
@@ -50,7 +53,7 @@ def read_log(
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input)."""
     if not is_stream(path) and Path(path).is_dir():
-        chosen = dialect_named(dialect) if dialect else detect_folder(path)
+        chosen = detect_folder(path, dialect)
         with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:
             yield replay
         return
@@ -70,10 +73,10 @@ def append_to_log(
 ) -> Iterator[Replay]:
     """Lock the log at `path` and replay it; the replay may then append one record."""
     refuse_streams(path)
-    if dialect:
+    if Path(path).is_dir():
+        chosen = detect_folder(path, dialect)
+    elif dialect:
         chosen = dialect_named(dialect)
-    elif Path(path).is_dir():
-        chosen = detect_folder(path)
     else:
         with LogSource.open(path) as source:
             chosen = detect_file(source)
@@ -81,12 +84,27 @@ def append_to_log(
         yield replay
 
 
-def detect_folder(path: str) -> Dialect:
-    """The dialect whose layout the folder has, or a clear error."""
+def detect_folder(path: str, dialect: str | None = None) -> Dialect:
+    """The dialect whose layout the folder has (only `dialect`, when named), or a
+    clear error."""
+    if dialect:
+        named = dialect_named(dialect)
+        if named.claims_folder(Path(path)):
+            return named
+        raise LogError(
+            path,
+            f"is a directory, which the {named.name} dialect does not read",
+            hint="leave out --dialect to detect the format, or give a log file",
+        )
     for cls in DIALECTS.values():
         if cls.claims_folder(Path(path)):
             return cls()
-    raise LogError(path, "is a directory, not a log file")
+    raise LogError(
+        path,
+        "is a directory, not a log file or a conversation folder",
+        hint="give a JSONL log, or an OpenHands V1 conversation folder "
+        "(the one holding events/ or event_service/, or events/ itself)",
+    )
 
 
 def detect_file(source: LogSource) -> Dialect:

@@ -54,6 +54,11 @@ class Replay(ABC):
         return None
 
     @property
+    def generation_reason(self) -> str | None:
+        """Why the replay took that generation (the evidence in the log)."""
+        return None
+
+    @property
     @abstractmethod
     def forgotten_events(self) -> int:
         """Events the agent saw that condensations have forgotten."""

@@ -39,7 +39,9 @@ from condense_cli.replay import (
     iter_kept_lines,
     iter_view_bytes,
 )
+from condense_cli.stats import Tally, condensation_rows, model_text, tally_numbers
 from condense_cli.text import plural
+from condense_cli.tokens import Tokenizer
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -640,6 +642,53 @@ def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:
         return build_view(source, index), index
 
 
+# --- stats -----------------------------------------------------------------------------
+
+NOT_SHOWN = frozenset({"condensation", "condensation_request"})
+
+
+def collect_stats(
+    source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
+) -> dict[str, Any]:
+    """Walk the (already validated) log once more and count."""
+    by_type: dict[str, dict[str, int]] = {}
+    full, view = Tally(), Tally()
+    forgotten = index.forgotten.cursor()
+    for number, raw in enumerate(source.raw_lines(), start=1):
+        body = line_body(raw, first=number == 1)
+        if not body or body.isspace():
+            continue
+        data = orjson.loads(body)
+        event = V0Event(data, data.get("id"), body)
+        key = f"{event.kind}:{event.type}"
+        slot = by_type.setdefault(key, {"events": 0, "bytes": 0})
+        slot["events"] += 1
+        slot["bytes"] += len(raw)
+        if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
+            continue
+        text = model_text(event)
+        if event.key is None:  # a summary line without id: always in the view
+            view.add(text, tokenizer)
+            continue
+        full.add(text, tokenizer)
+        if event.key not in forgotten:
+            view.add(text, tokenizer)
+    if index.summary is not None:
+        view.add(index.summary, tokenizer)
+    return {
+        "log": source.path,
+        "bytes": index.size,
+        "events": index.events,
+        "visible_events": index.visible_events,
+        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+        "condensations": condensation_rows(index.condensations),
+        "requests": index.requests,
+        "unhandled_request": index.unhandled_request,
+        "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
+        **tally_numbers(full, view, tokenizer),
+    }
+
+
 # --- the dialect ---------------------------------------------------------------------
 
 
@@ -673,8 +722,6 @@ class V0Replay(Replay):
         return forgotten_gaps(self.index)
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
-        from condense_cli.stats import collect_stats
-
         with reading(self.source):
             numbers = collect_stats(self.source, self.index, tokenizer)
         return {"dialect": self.dialect, **numbers}
