@@ -247,13 +247,15 @@ def locked_log(path: str, timeout: float) -> Iterator[LockedLog]:
     except OSError as exc:
         raise LogError(path, f"cannot open for appending: {exc.strerror or exc}") from None
     try:
-        _lock(fd, path, timeout)
+        lock_exclusively(fd, path, timeout)
         yield LockedLog(path, fd)
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _lock(fd: int, path: str, timeout: float, sleep: Callable[[float], None] = time.sleep) -> None:
+def lock_exclusively(
+    fd: int, path: str, timeout: float, sleep: Callable[[float], None] = time.sleep
+) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from condense_cli.log import LogSource
+from condense_cli.log import LockedLog, LogSource, locked_log
 from condense_cli.model import Condensation, CondensationRecord, Problem, View
 from condense_cli.replay import Gap
 
@@ -115,7 +115,19 @@ class Dialect(ABC):
         """Whether the folder `path` holds a log in this dialect."""
         return False
 
-    @abstractmethod
+    def replay_file(
+        self,
+        source: LogSource,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        """Validate and replay a log that is one file; with `locked`, the replay can
+        append once through it. Every dialect reads files (V1 reads folders too)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
     def reading(
         self,
         path: str,
@@ -124,15 +136,23 @@ class Dialect(ABC):
         upto: str | None = None,
         collect: bool = False,
         reading: Reading = quiet_reading,
-    ) -> AbstractContextManager[Replay]:
+    ) -> Iterator[Replay]:
         """Read and replay a log (an open `source` for files, None for a folder).
 
         `collect` lists every problem in `Replay.problems` instead of raising
         at the first; `upto` replays only up to that event (an id or a position).
         """
+        assert source is not None, "detect_folder hands folders only to dialects that read them"
+        with reading(source):
+            replay = self.replay_file(source, upto=upto, collect=collect)
+        yield replay
 
-    @abstractmethod
+    @contextlib.contextmanager
     def appending(
         self, path: str, lock_timeout: float, reading: Reading = quiet_reading
-    ) -> AbstractContextManager[Replay]:
+    ) -> Iterator[Replay]:
         """Lock the log, read and replay it; the replay can then `append` once."""
+        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
+            with reading(source):
+                replay = self.replay_file(source, locked=locked)
+            yield replay

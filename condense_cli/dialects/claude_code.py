@@ -27,7 +27,6 @@ summary and re-parented copies of every kept message (fresh uuids and fresh
 
 from __future__ import annotations
 
-import contextlib
 import uuid as uuidlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ import orjson
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import runs
-from condense_cli.log import LockedLog, LogSource, line_body, locked_log
+from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
 NAME = "claude-code"
@@ -798,27 +797,12 @@ class ClaudeCode(Dialect):
             return "payload" not in first
         return first.get("type") in FIRST_TYPES and "action" not in first
 
-    @contextlib.contextmanager
-    def reading(
+    def replay_file(
         self,
-        path: str,
-        source: LogSource | None,
+        source: LogSource,
         *,
         upto: str | None = None,
         collect: bool = False,
-        reading: Reading = quiet_reading,
-    ) -> Iterator[Replay]:
-        if source is None:
-            raise LogError(path, "is a directory; a Claude Code session is one .jsonl file")
-        with reading(source):
-            session = read_session(source, upto=upto, collect=collect)
-        yield ClaudeReplay(session)
-
-    @contextlib.contextmanager
-    def appending(
-        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
-    ) -> Iterator[Replay]:
-        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
-            with reading(source):
-                session = read_session(source)
-            yield ClaudeReplay(session, locked)
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        return ClaudeReplay(read_session(source, upto=upto, collect=collect), locked)

@@ -23,7 +23,6 @@ reads it as a pending request until the next compaction.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ import orjson
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
 from condense_cli.dialects.openhands_v0 import LineProblem, decode_line, json_type
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.log import LockedLog, LogSource, line_body, locked_log
+from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
 REQUEST = "condensation_request"
@@ -640,26 +639,13 @@ class Codex(Dialect):
     def claims(cls, first: dict[str, Any]) -> bool:
         return first.get("type") in LINE_TYPES and "payload" in first and "action" not in first
 
-    @contextlib.contextmanager
-    def reading(
+    def replay_file(
         self,
-        path: str,
-        source: LogSource | None,
+        source: LogSource,
         *,
         upto: str | None = None,
         collect: bool = False,
-        reading: Reading = quiet_reading,
-    ) -> Iterator[Replay]:
-        assert source is not None, "a Codex rollout is a file"
-        with reading(source):
-            state, problems, lines = read_rollout(source, upto, collect)
-        yield CodexReplay(source, state, problems, lines)
-
-    @contextlib.contextmanager
-    def appending(
-        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
-    ) -> Iterator[Replay]:
-        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
-            with reading(source):
-                state, problems, lines = read_rollout(source, None, False)
-            yield CodexReplay(source, state, problems, lines, locked)
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        state, problems, lines = read_rollout(source, upto, collect)
+        return CodexReplay(source, state, problems, lines, locked)

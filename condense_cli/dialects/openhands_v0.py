@@ -6,7 +6,6 @@ re-serialises an event it did not create.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ import orjson
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import describe_ids, runs
-from condense_cli.log import BOM, LockedLog, LogSource, line_body, locked_log
+from condense_cli.log import BOM, LockedLog, LogSource, line_body
 from condense_cli.model import (
     Condensation,
     CondensationRecord,
@@ -761,30 +760,16 @@ class OpenHandsV0(Dialect):
     def claims(cls, first: dict[str, Any]) -> bool:
         return "action" in first or "observation" in first or type(first.get("id")) is int
 
-    @contextlib.contextmanager
-    def reading(
+    def replay_file(
         self,
-        path: str,
-        source: LogSource | None,
+        source: LogSource,
         *,
         upto: str | None = None,
         collect: bool = False,
-        reading: Reading = quiet_reading,
-    ) -> Iterator[Replay]:
-        assert source is not None, "a V0 log is a file"
-        limit = parse_upto(upto)
-        with reading(source):
-            index = scan_log(source, upto=limit, collect=collect)
-        yield V0Replay(source, index)
-
-    @contextlib.contextmanager
-    def appending(
-        self, path: str, lock_timeout: float, reading: Reading = quiet_reading
-    ) -> Iterator[Replay]:
-        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
-            with reading(source):
-                index = scan_log(source)
-            yield V0Replay(source, index, locked)
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        index = scan_log(source, upto=parse_upto(upto), collect=collect)
+        return V0Replay(source, index, locked)
 
 
 def parse_upto(upto: str | None) -> int | None:

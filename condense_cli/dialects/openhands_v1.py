@@ -34,7 +34,7 @@ from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_r
 from condense_cli.dialects.openhands_v0 import LineProblem, decode_line, json_type
 from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogError
 from condense_cli.intervals import runs
-from condense_cli.log import LogSource, _lock, line_body, locked_log
+from condense_cli.log import LockedLog, LogSource, line_body, lock_exclusively
 from condense_cli.model import (
     Condensation,
     CondensationRecord,
@@ -1128,7 +1128,7 @@ def locked_events(path: str | Path, timeout: float = LOCK_TIMEOUT) -> Iterator[L
     except OSError as exc:
         raise LogError(str(lock_path), f"cannot open the lock: {exc.strerror or exc}") from None
     try:
-        _lock(fd, str(events_dir), timeout)
+        lock_exclusively(fd, str(events_dir), timeout)
         yield LockedEvents(events_dir)
     finally:
         os.close(fd)  # closing the descriptor releases the lock
@@ -1553,6 +1553,22 @@ class OpenHandsV1(Dialect):
         except OSError:
             return False
 
+    def replay_file(
+        self,
+        source: LogSource,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        conversation = read_lines(source.raw_lines(), source.path)
+        if not collect:
+            _refuse_invalid(conversation)
+        if locked is None:
+            return V1Replay(source.path, conversation, upto)
+        size = source.size
+        return V1Replay(source.path, conversation, writer=lambda b: locked.append_line(b, size))
+
     @contextlib.contextmanager
     def reading(
         self,
@@ -1563,11 +1579,13 @@ class OpenHandsV1(Dialect):
         collect: bool = False,
         reading: Reading = quiet_reading,
     ) -> Iterator[Replay]:
-        if source is None:
-            conversation = read_folder(path)
-        else:
-            with reading(source):
-                conversation = read_lines(source.raw_lines(), source.path)
+        if source is not None:
+            with super().reading(
+                path, source, upto=upto, collect=collect, reading=reading
+            ) as replay:
+                yield replay
+            return
+        conversation = read_folder(path)
         if not collect:
             _refuse_invalid(conversation)
         yield V1Replay(conversation.path, conversation, upto)
@@ -1576,18 +1594,15 @@ class OpenHandsV1(Dialect):
     def appending(
         self, path: str, lock_timeout: float, reading: Reading = quiet_reading
     ) -> Iterator[Replay]:
-        if Path(path).is_dir():
-            with locked_events(path, lock_timeout) as events:
-                conversation = read_folder(path)
-                _refuse_invalid(conversation)
-                expected = len(conversation.records)
-                yield V1Replay(path, conversation, writer=lambda b: events.append(b, expected))
+        if not Path(path).is_dir():
+            with super().appending(path, lock_timeout, reading) as replay:
+                yield replay
             return
-        with locked_log(path, lock_timeout) as locked, locked.open_source() as source:
-            with reading(source):
-                conversation = read_lines(source.raw_lines(), path)
+        with locked_events(path, lock_timeout) as events:
+            conversation = read_folder(path)
             _refuse_invalid(conversation)
-            yield V1Replay(path, conversation, writer=lambda b: locked.append_line(b, source.size))
+            expected = len(conversation.records)
+            yield V1Replay(path, conversation, writer=lambda b: events.append(b, expected))
 
 
 def _refuse_invalid(conversation: Conversation) -> None:
