@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from condense_cli.stats import Tally, model_text, ratio
+from condense_cli.stats import Tally, model_text, tally_numbers
 
 if TYPE_CHECKING:
     from condense_cli.dialects.claude_code import ClaudeReplay, Line
@@ -86,15 +86,5 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str
         "requests": requests,
         "unhandled_request": replay.view().unhandled_request,
         "view": {"events": len(replay.events), "forgotten_events": replay.forgotten_events},
-        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
-        "tokens": (
-            {
-                "log": full.tokens,
-                "view": view.tokens,
-                "ratio": ratio(view.tokens, full.tokens),
-                "tokenizer": tokenizer.name,
-            }
-            if tokenizer is not None
-            else None
-        ),
+        **tally_numbers(full, view, tokenizer),
     }
