@@ -17,7 +17,7 @@ from condense_cli.errors import CondenserError, ConfigError
 from condense_cli.text import plural
 
 if TYPE_CHECKING:
-    from condense_cli.config import LLMSettings
+    from condense_cli.schema import LLMSettings
 
 TRANSIENT = (
     "RateLimitError",

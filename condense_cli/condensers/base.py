@@ -15,7 +15,7 @@ from condense_cli.model import Condensation, View
 from condense_cli.text import plural
 
 if TYPE_CHECKING:
-    from condense_cli.config import LLMSettings
+    from condense_cli.schema import LLMSettings
 
 
 Result = View | Condensation
@@ -41,7 +41,7 @@ class Condenser(ABC):
 
     def describe(self) -> dict[str, Any]:
         """The condenser's table for `condense config`, defaults filled in."""
-        from condense_cli.config import settings_table
+        from condense_cli.schema import settings_table
 
         return {"type": self.name, **settings_table(self.config)}
 

@@ -31,8 +31,8 @@ from typing import Any
 import orjson
 
 from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
-from condense_cli.dialects.openhands_v0 import LineProblem, decode_line, json_type
 from condense_cli.errors import ConfigError, LogError
+from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
