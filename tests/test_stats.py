@@ -139,6 +139,8 @@ characters        31    28       90.3%
 
 7 events and {size:,} bytes in the log; 2 events forgotten; 1 condensation; 1 request (one pending)
 
+the model reads 3 messages (32 characters; tool schemas not counted); the conversion approximated 1 message
+
 by type
 type                             events  bytes
 action:condensation                   1    189
