@@ -339,28 +339,32 @@ def _convert_events(events: list[Event], out: Conversion) -> None:
                 ready += [results.pop(call)[0] for call in response.call_ids]
                 del pending[response_id]
         messages += ready
+    held: dict[str, list[str]] = {}  # call id -> the calls its response still waits for
     for response in pending.values():
         missing = [c for c in response.call_ids if c not in results]
+        for call_id in response.call_ids:
+            held[call_id] = missing
         for event in response.events:
             out.dropped.append(
                 Change(
                     UNMATCHED,
                     event.id,
                     None,
-                    f"tool call {event.tool_call_id} is held back and never sent: its model "
-                    f"response's call(s) {', '.join(missing)} have no observation in the view",
+                    f"tool call {event.tool_call_id} is never sent: its model response also "
+                    f"made call(s) {', '.join(missing)}, which have no observation in the view",
                 )
             )
     for call_id, (_, event) in results.items():
-        out.dropped.append(
-            Change(
-                ORPHAN,
-                event.id,
-                None,
-                f"observation for tool call {call_id} is dropped: the action that called "
-                "it is not in the view",
+        if call_id in held:
+            reason = (
+                f"observation for tool call {call_id} is never sent: its call waits for "
+                f"call(s) {', '.join(held[call_id])}, which have no observation in the view"
             )
-        )
+            out.dropped.append(Change(UNMATCHED, event.id, None, reason))
+        else:
+            reason = f"observation for tool call {call_id}: its action is not in the view"
+            out.dropped.append(Change(ORPHAN, event.id, None, reason))
+    out.dropped.sort(key=lambda c: c.event if isinstance(c.event, int) else -1)
     out.messages = _matched(messages)
 
 
