@@ -740,7 +740,8 @@ class V0Replay(Replay):
 
     def _first_messages(self) -> tuple[V0Event | None, V0Event | None]:
         """The first system message and the first user message the agent saw in the
-        log (forgotten or not): OpenHands puts them back when a view lost them."""
+        log (forgotten or not): OpenHands puts them back when a view lost them. The
+        search ends at the first user message (a system message comes before it)."""
         system = first_user = None
         index = self.index
         for position, offset in enumerate(index.line_offsets):
@@ -751,8 +752,7 @@ class V0Replay(Replay):
             if data.get("action") == "system" and system is None:
                 system = V0Event(data, data["id"], body)
             elif data.get("action") == "message" and data.get("source") == "user":
-                first_user = first_user or V0Event(data, data["id"], body)
-            if system is not None and first_user is not None:
+                first_user = V0Event(data, data["id"], body)
                 break
         return system, first_user
 
