@@ -26,7 +26,8 @@ from condense_cli.dialects.base import Reading, Replay
 from condense_cli.entry import INTERRUPTED, quit_now
 from condense_cli.errors import CondenseError, OutputError
 from condense_cli.log import STDIN, is_stream
-from condense_cli.model import View
+from condense_cli.messages import Conversion
+from condense_cli.model import Problem, View
 from condense_cli.output import StdoutConsole, install_stdout, silence_stdout
 from condense_cli.progress import progress
 from condense_cli.redact import mask
@@ -81,6 +82,7 @@ class ViewFormat(StrEnum):
     text = "text"
     json = "json"
     jsonl = "jsonl"
+    messages = "messages"
 
 
 class StatsFormat(StrEnum):
@@ -250,7 +252,13 @@ def main_options(
 def view(
     log: LogArg,
     format: Annotated[
-        ViewFormat, typer.Option("--format", "-f", help="text for people, json/jsonl for scripts.")
+        ViewFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text for people, json/jsonl for scripts, messages: the chat messages "
+            "the agent sends for the view.",
+        ),
     ] = ViewFormat.text,
     upto: UptoOpt = None,
     full: Annotated[
@@ -277,8 +285,27 @@ def view(
             return
         current = replay.view()
         gaps = replay.gaps()
+        conversion = replay.messages(current) if format is ViewFormat.messages else None
     title = replay.path if upto is None else f"{replay.path} (up to {upto})"
-    _print_view(current, replay, format, title, full, gaps=gaps, page=not no_pager)
+    _print_view(
+        current, replay, format, title, full, gaps=gaps, page=not no_pager, conversion=conversion
+    )
+
+
+def _say_changes(title: str, events: int, conversion: Conversion) -> None:
+    """One line on stderr when the messages are not the view one for one."""
+    parts = [
+        f"{what} {plural(len(changes), noun)}"
+        for what, changes, noun in (
+            ("dropped", conversion.dropped, "event"),
+            ("put in", conversion.inserted, "message"),
+            ("approximated", conversion.approximated, "message"),
+        )
+        if changes
+    ]
+    if parts:
+        counted = f"{plural(len(conversion.messages), 'message')} from {plural(events, 'event')}"
+        _say(f"{title}: {counted}; the conversion {', '.join(parts)} (see condense stats -f json)")
 
 
 def _reading(description: str) -> Reading:
@@ -295,12 +322,17 @@ def _print_view(
     *,
     gaps: list[Gap] | None = None,
     page: bool = False,
+    conversion: Conversion | None = None,
 ) -> None:
     """Print a view in the chosen format: rich on a terminal (paged when `page` and
-    longer than the screen), plain when piped."""
+    longer than the screen), plain when piped; `conversion` is the view as messages."""
     if format is not ViewFormat.text:
         sys.stdout.flush()
-        if format is ViewFormat.json:
+        if conversion is not None:
+            sys.stdout.buffer.write(orjson.dumps(conversion.messages, option=orjson.OPT_INDENT_2))
+            sys.stdout.buffer.write(b"\n")
+            _say_changes(title, len(current), conversion)
+        elif format is ViewFormat.json:
             sys.stdout.buffer.write(view_json(current, replay) + b"\n")
         else:
             write_jsonl((event.to_json() for event in current), sys.stdout.buffer)
@@ -352,19 +384,20 @@ def check(
             ) as replay:
                 name = replay.path
                 dialects.add(replay.dialect)
+                found = replay.problems + ([] if replay.errors else _lost_context(replay))
         except CondenseError as exc:
             _emit(sanitize(mask(exc.message), one_line=True))
             failed += 1
             problems += 1
             continue
-        for problem in replay.problems:
+        for problem in found:
             prefix = "warning: " if problem.severity == "warning" else ""
             _emit(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
         if replay.generation is not None:
             why = replay.generation_reason
             _say(f"{name}: replayed as the {replay.generation} showed it ({why})")
-        problems += len(replay.problems)
-        bad = replay.errors or (strict and replay.problems)
+        problems += len(found)
+        bad = replay.errors or (strict and found)
         failed += 1 if bad else 0
     if failed:
         counted = plural(problems, "problem")
@@ -372,6 +405,15 @@ def check(
         raise typer.Exit(1)
     notes = [", ".join(sorted(dialects))] + ([plural(problems, "warning")] if problems else [])
     _say(f"{plural(len(logs), 'log')} ok ({'; '.join(notes)})")
+
+
+def _lost_context(replay: Replay) -> list[Problem]:
+    """Warnings for what the conversion to messages drops: context the model
+    silently loses (a tool result without its call, a call without its result)."""
+    return [
+        Problem(change.line, f"the model never sees this: {change.reason}", "warning", change.path)
+        for change in replay.messages(replay.view()).lost
+    ]
 
 
 @app.command(cls=_Command)
@@ -416,6 +458,7 @@ def run(
         force=force,
         lock_timeout=lock_timeout,
         feedback=feedback,
+        messages=format is ViewFormat.messages,
     )
     result = outcome.result
     if not isinstance(result, Condensation):
@@ -424,7 +467,8 @@ def run(
         # that rewrote the view for this step (masking, recent_events) prints it.
         rewrite = describe_rewrite(outcome.before, result)
         if result.note is None or rewrite is not None:
-            _print_view(result, outcome.replay, format, f"{log} after {condenser.name}", False)
+            title = f"{log} after {condenser.name}"
+            _print_view(result, outcome.replay, format, title, False, conversion=outcome.messages)
         did = f"{rewrite} for this step" if rewrite else None
         if result.note is None and rewrite is None:
             did = "left the view unchanged"
@@ -507,8 +551,11 @@ def stats(
         settings = load_settings(config)
         model = _with_source(settings.path, lambda: LLMTables(settings.llm).default.model)
         tokenizer = tokenizer_for(model)
+    from condense_cli.messages import message_numbers
+
     with read_log(log, dialect=dialect, reading=_reading("reading")) as replay:
         numbers = replay.stats(tokenizer, _reading("counting"))
+        numbers["messages"] = message_numbers(replay.messages(replay.view()), tokenizer)
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -266,6 +266,8 @@ def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
     if generation:
         facts.append(f"replayed as the {generation['name']} showed it ({generation['reason']})")
     parts.append(Text(sanitize("; ".join(facts), one_line=True)))
+    if numbers.get("messages") is not None:
+        parts.append(Text(sanitize(_messages_line(numbers["messages"]), one_line=True)))
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
@@ -301,6 +303,29 @@ def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
         if any("log" in c for c in numbers["condensations"]):
             parts.append(_own_figures(numbers["condensations"][-20:], Table))
     return parts
+
+
+def _messages_line(messages: dict[str, Any]) -> str:
+    """`the model reads 12 messages: 3,456 tokens (...); the conversion dropped ...`."""
+    tokens = messages["tokens"]
+    counted = f": {tokens:,} tokens as litellm counts them" if tokens is not None else ""
+    line = (
+        f"the model reads {plural(messages['count'], 'message')}{counted} "
+        f"({messages['chars']:,} characters; tool schemas not counted)"
+    )
+    changes = []
+    for what, key, noun in (
+        ("dropped", "dropped", "event"),
+        ("put in", "inserted", "message"),
+        ("approximated", "approximated", "message"),
+    ):
+        if messages[key]:
+            kinds = sorted({c["kind"] for c in messages[key]} - {"approximated"})
+            why = f" ({', '.join(kinds)})" if kinds else ""
+            changes.append(f"{what} {plural(len(messages[key]), noun)}{why}")
+    if changes:
+        line += "; the conversion " + ", ".join(changes)
+    return line
 
 
 def _own_figures(condensations: list[dict[str, Any]], Table: Any) -> Any:

@@ -15,6 +15,7 @@ from condense_cli.condensers.base import Condenser
 from condense_cli.dialects import append_to_log, read_log
 from condense_cli.dialects.base import Reading, Record, Replay, quiet_reading
 from condense_cli.log import is_stream
+from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, View, apply_condensation
 from condense_cli.text import plural
 
@@ -38,6 +39,7 @@ class RunOutcome:
     after: View | None = None
     record: Record | None = None
     appended: bool = False
+    messages: Conversion | None = None  # a view result as chat messages, when asked for
 
 
 def describe_rewrite(before: View, after: View) -> str | None:
@@ -61,30 +63,37 @@ def run_condenser(
     force: bool = False,
     lock_timeout: float = 10.0,
     feedback: Feedback | None = None,
+    messages: bool = False,
 ) -> RunOutcome:
-    """Build the view, run the condenser, and append its condensation unless `dry_run`."""
+    """Build the view, run the condenser, and append its condensation unless `dry_run`.
+
+    With `messages`, a view result is also converted to chat messages (while the
+    log is still open: a dialect may read it to convert)."""
     feedback = feedback or Feedback()
     if dry_run or is_stream(path):
         with read_log(path, dialect=dialect, reading=feedback.reading) as replay:
-            return _decide(replay, condenser, force, feedback)
+            return _decide(replay, condenser, force, feedback, messages)
     with append_to_log(
         path, dialect=dialect, lock_timeout=lock_timeout, reading=feedback.reading
     ) as replay:
-        outcome = _decide(replay, condenser, force, feedback)
+        outcome = _decide(replay, condenser, force, feedback, messages)
         if outcome.record is not None:
             replay.append(outcome.record)
             outcome.appended = True
         return outcome
 
 
-def _decide(replay: Replay, condenser: Condenser, force: bool, feedback: Feedback) -> RunOutcome:
+def _decide(
+    replay: Replay, condenser: Condenser, force: bool, feedback: Feedback, messages: bool
+) -> RunOutcome:
     view = replay.view()
     if force:
         view = view.with_request()
     with feedback.condensing():
         result = condenser.condense(view)
     if not isinstance(result, Condensation):
-        return RunOutcome(replay, view, result)
+        converted = replay.messages(result) if messages else None
+        return RunOutcome(replay, view, result, messages=converted)
     record = replay.condensation_record(view, result)
     return RunOutcome(replay, view, result, apply_condensation(view, result), record)
 

@@ -132,12 +132,15 @@ def test_no_tokens(cli, make_log) -> None:
 def test_stats_text_is_plain_when_piped(cli, proc, make_log) -> None:
     log, _ = small_log(make_log)
     size = len(log.read_bytes())
+    reads = "the model reads 3 messages (32 characters; tool schemas not counted)"
     expected = f"""{log}
             full log  view  view / log
 events             4     3       75.0%
 characters        31    28       90.3%
 
 7 events and {size:,} bytes in the log; 2 events forgotten; 1 condensation; 1 request (one pending)
+
+{reads}; the conversion approximated 1 message
 
 by type
 type                             events  bytes

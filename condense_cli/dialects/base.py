@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from condense_cli.log import LockedLog, LogSource, locked_log
+from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Problem, View
 from condense_cli.replay import Gap
 
@@ -79,6 +80,11 @@ class Replay(ABC):
     @abstractmethod
     def view_lines(self) -> Iterator[bytes]:
         """The view as JSON lines (newline included): kept records byte-for-byte."""
+
+    def messages(self, view: View) -> Conversion:
+        """`view` as the chat messages this dialect's agent sends for it, and what
+        the conversion dropped or put in (`view` may be a condenser's rewrite)."""
+        raise NotImplementedError(f"{self.dialect} views cannot be shown as messages yet")
 
     @abstractmethod
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_r
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import runs
 from condense_cli.log import LockedLog, LogSource, line_body
+from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
 NAME = "claude-code"
@@ -650,6 +651,11 @@ class ClaudeReplay(Replay):
             yield boundary.raw + b"\n"  # without it, a piped view loses the preserved messages
         for event in self.events:
             yield event.to_json() + b"\n"
+
+    def messages(self, view: View) -> Conversion:
+        from condense_cli.dialects.claude_code_messages import chat_messages
+
+        return Conversion(chat_messages(api_messages(view.events)))
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
         from condense_cli.dialects.claude_code_stats import session_stats

@@ -34,6 +34,7 @@ from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_r
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import LockedLog, LogSource, line_body
+from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
 REQUEST = "condensation_request"
@@ -300,6 +301,12 @@ class CodexReplay(Replay):
             summary_offset=offset,
             make_summary=_new_summary,
         )
+
+    def messages(self, view: View) -> Conversion:
+        from condense_cli.dialects.codex_messages import convert
+
+        places = {id(e.data): (e.id, e.line) for e in view}
+        return convert([e.data for e in view], lambda item: places.get(id(item), (None, None)))
 
     def view_lines(self) -> Iterator[bytes]:
         """Kept response_item lines byte-for-byte, after one `compacted` line for

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
+from condense_cli.messages import Conversion
 from condense_cli.model import (
     Condensation,
     CondensationRecord,
@@ -676,6 +677,54 @@ class V0Replay(Replay):
         with reading(self.source):
             numbers = collect_stats(self.source, self.index, tokenizer)
         return {"dialect": self.dialect, **numbers}
+
+    def messages(self, view: View) -> Conversion:
+        from condense_cli.dialects.openhands_v0_messages import convert
+
+        system, first_user = self._first_messages()
+        conversion = convert(view.events, system, first_user)
+        changes = conversion.dropped + conversion.inserted + conversion.approximated
+        lines = self._lines_of({c.event for c in changes if isinstance(c.event, int)})
+        for changed in (conversion.dropped, conversion.inserted, conversion.approximated):
+            changed[:] = [replace(c, line=lines.get(c.event)) for c in changed]  # type: ignore[arg-type]
+        return conversion
+
+    def _first_messages(self) -> tuple[V0Event | None, V0Event | None]:
+        """The first system message and the first user message the agent saw in the
+        log (forgotten or not): OpenHands puts them back when a view lost them. The
+        search ends at the first user message (a system message comes before it)."""
+        system = first_user = None
+        index = self.index
+        for position, offset in enumerate(index.line_offsets):
+            if position in index.special:
+                continue
+            body = line_body(self.source.line_at(offset), first=offset == 0)
+            data = orjson.loads(body)
+            if data.get("action") == "system" and system is None:
+                system = V0Event(data, data["id"], body)
+            elif data.get("action") == "message" and data.get("source") == "user":
+                first_user = V0Event(data, data["id"], body)
+                break
+        return system, first_user
+
+    def _lines_of(self, ids: set[int]) -> dict[int, int]:
+        """The line numbers of the events with these ids."""
+        index = self.index
+        wanted: list[tuple[int, int]] = []
+        for event_id in ids:
+            position = bisect_left(index.line_ids, event_id)
+            if position < len(index.line_ids) and index.line_ids[position] == event_id:
+                wanted.append((index.line_offsets[position], event_id))
+        lines: dict[int, int] = {}
+        file = self.source.file
+        file.seek(0)
+        read = newlines = 0
+        for offset, event_id in sorted(wanted):
+            chunk = file.read(offset - read)
+            newlines += chunk.count(b"\n")
+            read = offset
+            lines[event_id] = newlines + 1
+        return lines
 
     def _next_id(self) -> int:
         """One more than the largest id, if that still fits in 64 bits."""

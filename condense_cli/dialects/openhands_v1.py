@@ -35,6 +35,7 @@ from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogEr
 from condense_cli.intervals import runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import LockedLog, LogSource, line_body, lock_exclusively
+from condense_cli.messages import Conversion
 from condense_cli.model import (
     Condensation,
     CondensationRecord,
@@ -1367,6 +1368,11 @@ class V1Replay(Replay):
         """The summary a condensation appended by this replay will show."""
         data = {"kind": SUMMARY_KIND, "id": f"{self.next_id}-summary", "summary": text}
         return V1Event(data, self.next_key if self.keyed_summaries else None, None)
+
+    def messages(self, view: View) -> Conversion:
+        from condense_cli.dialects.openhands_v1_messages import convert
+
+        return Conversion(convert(view.events, merge_user_turns=self.keyed_summaries))
 
     def view_lines(self) -> Iterator[bytes]:
         for event in self.view():

@@ -21,6 +21,12 @@ What the comparison ignores, exactly (all of it the client's own text):
 - the `cache_control` and `caller` keys the client adds to blocks;
 - the new turn: the prompt given to `claude -p` ("continue"), which the client
   joins to the last message when the view ends with a user message.
+
+`condense view --format messages` is checked against the same request: the
+client's messages, less what is ignored above, mapped to chat messages by
+`claude_code_messages.chat_messages` (the mapping the dialect documents), equal
+condense's messages with the new turn added the way the client adds it (and
+the task-notification lines left out, as above).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 import pytest
 
 from condense_cli.dialects.claude_code import ClaudeEvent, api_messages
+from condense_cli.dialects.claude_code_messages import chat_messages
 from tests.clients.install import Clients, ensure_clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer
@@ -127,6 +134,43 @@ def expected_request(events: list[ClaudeEvent], tools: set[str]) -> list[dict[st
     return comparable(api_messages([*sent, prompt]), tools)
 
 
+def condense_messages(proc: Callable[..., Any], session: Path) -> list[dict[str, Any]]:
+    done = proc("view", session, "-f", "messages")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def with_new_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """condense's messages less task notifications, then the prompt as the client
+    adds it: joined to a last user message (its last text ending with a newline),
+    else as a user message of its own."""
+    out = []
+    for message in messages:
+        parts = [
+            p
+            for p in _parts(message["content"])
+            if not str(p.get("text", "")).startswith("<task-notification>")
+        ]
+        if message["role"] == "user" and not parts:
+            continue
+        if message["role"] == "user":
+            text_only = len(parts) == 1 and parts[0]["type"] == "text"
+            message = {**message, "content": parts[0]["text"] if text_only else parts}
+        out.append(message)
+    last = out[-1] if out else None
+    if last is not None and last["role"] == "user":
+        parts = [dict(p) for p in _parts(last["content"])]
+        parts[-1]["text"] += "\n"
+        out[-1] = {**last, "content": [*parts, {"type": "text", "text": PROMPT}]}
+    else:
+        out.append({"role": "user", "content": PROMPT})
+    return out
+
+
 def resume(clients: Clients, session: Path, tmp: Path, server: AnthropicServer, **kw: Any) -> Any:
     run = resume_claude(clients.claude, session, tmp, server, **kw)
     assert run.returncode == 0, run.stderr
@@ -145,6 +189,8 @@ def assert_client_sends_the_view(
     assert comparable(body["messages"], tools) == expected_request(
         condense_view(proc, session), tools
     )
+    sent = chat_messages(comparable(body["messages"], tools))
+    assert sent == with_new_turn(condense_messages(proc, session))
     return run.session
 
 

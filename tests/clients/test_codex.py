@@ -15,6 +15,11 @@ Responses server and compares the `input` of the request it sends with
   added to `reasoning` items, empty `input_text` parts dropped from tool
   outputs, and an output `"aborted"` inserted after a call that has none.
 
+`condense view --format messages` is checked against the same request: its
+history items as sent (rewrites and "aborted" outputs included), mapped to chat
+messages by `codex_messages.convert` (the mapping the dialect documents), equal
+condense's messages.
+
 Skipped (with the reason) when node/npm are missing; a failure to install the
 pinned client is an error, not a skip.
 """
@@ -30,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from condense_cli.dialects.codex_messages import convert
 from tests.clients.install import Clients, ensure_clients
 from tests.clients.resume import Run, resume_codex
 from tests.clients.servers import OpenAIServer
@@ -127,6 +133,15 @@ def sent_view(
     end of the input. Before the history, at most an `additional_tools` item and
     the base instructions (a developer message) are dropped.
     """
+    items = sent_history(request, injected, expected)
+    return [normal(it) for it in items if not _synthesized(it, items)]
+
+
+def sent_history(
+    request: dict[str, Any], injected: list[dict[str, Any]], expected: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The request's input between what the client puts before and after the history
+    (see `sent_view`), as sent: rewrites and synthesized outputs included."""
     items = list(request["input"])
     assert items[len(items) - len(injected) :] == injected
     items = items[: len(items) - len(injected)]
@@ -136,8 +151,7 @@ def sent_view(
             items[head].get("type") == "additional_tools" or items[head].get("role") == "developer"
         )
         head += 1
-    items = items[head:]
-    return [normal(it) for it in items if not _synthesized(it, items)]
+    return items[head:]
 
 
 def _synthesized(item: dict[str, Any], items: list[dict[str, Any]]) -> bool:
@@ -169,6 +183,9 @@ def assert_sends_the_view(clients: Clients, server: OpenAIServer, rollout: Path,
         injected = appended_prompt(run, before)
         assert len(server.model_requests()) == 1
     assert sent_view(first, injected, expected) == expected
+    # the messages condense prints are what the client sent, mapped to chat messages
+    sent = convert(sent_history(first, injected, expected)).messages
+    assert sent == json.loads(condense("view", rollout, "--format", "messages").stdout)
     return run
 
 

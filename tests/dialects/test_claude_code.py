@@ -403,3 +403,39 @@ def test_the_corpus_compaction_keeps_the_client_figures(cli) -> None:
         "post_tokens": 6_977,
         "duration_ms": 122_374,
     }
+
+
+# --- --format messages ---------------------------------------------------------------
+
+
+def test_messages_are_the_api_messages_in_chat_form(tmp_path: Path, cli, proc) -> None:
+    b = basic()
+    b.user(
+        [
+            {"type": "text", "text": "<system-reminder>\nx\n</system-reminder>"},
+            {"type": "text", "text": "more"},
+        ]
+    )
+    path = b.write(tmp_path / "s.jsonl")
+    expected = [
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": "looking"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "Bash", "arguments": '{"command":"c1"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": "out1", "tool_call_id": "c1", "name": "Bash"},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "more"},
+    ]
+    done = cli("view", path, "-f", "messages")
+    assert done.exit_code == 0, done.output
+    assert orjson.loads(done.stdout_bytes) == expected
+    assert orjson.loads(proc("view", path, "-f", "messages").stdout) == expected

@@ -260,3 +260,73 @@ def test_corpus_rollouts_view_check_and_stat(name: str, cli) -> None:
     assert items_of(cli, path) == expected
     assert cli("check", path).exit_code == 0
     assert cli("stats", path, "--no-tokens").exit_code == 0
+
+
+# --- --format messages ---------------------------------------------------------------
+
+
+def test_messages_map_items_to_chat_and_answer_an_unanswered_call(cli, proc, make_log) -> None:
+    path = rollout(
+        make_log,
+        [
+            *PLAIN,
+            item({"type": "reasoning", "summary": [], "encrypted_content": "gAAA"}),
+            item(call("c2", '{"cmd":"pwd"}')),
+            item(
+                {
+                    "type": "custom_tool_call",
+                    "name": "apply_patch",
+                    "input": "*** x",
+                    "call_id": "c3",
+                }
+            ),
+            item({"type": "custom_tool_call_output", "call_id": "c3", "output": "ok"}),
+        ],
+    )
+    expected = [
+        {
+            "role": "user",
+            "content": "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>",
+        },
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": "", "tool_calls": [tool("c1", "exec_command", "ls")]},
+        {"role": "tool", "content": "a.py", "tool_call_id": "c1", "name": "exec_command"},
+        {
+            "role": "assistant",
+            "content": "done",
+            "tool_calls": [tool("c2", "exec_command", '{"cmd":"pwd"}')],
+        },
+        {"role": "tool", "content": "aborted", "tool_call_id": "c2", "name": "exec_command"},
+        {"role": "assistant", "content": "", "tool_calls": [tool("c3", "apply_patch", "*** x")]},
+        {"role": "tool", "content": "ok", "tool_call_id": "c3", "name": "apply_patch"},
+    ]
+    done = cli("view", path, "-f", "messages")
+    assert done.exit_code == 0, done.output
+    assert orjson.loads(done.stdout_bytes) == expected
+    assert orjson.loads(proc("view", path, "-f", "messages").stdout) == expected
+    stats = orjson.loads(cli("stats", path, "-f", "json", "--no-tokens").stdout_bytes)
+    assert stats["messages"]["dropped"] == [
+        {
+            "kind": "no chat form",
+            "event": 9,
+            "line": 9,
+            "reason": "a reasoning item has no text a chat message can carry",
+        },
+    ]
+    assert [c["reason"] for c in stats["messages"]["inserted"]] == [
+        'call c2 has no output: Codex sends "aborted" for it'
+    ]
+
+
+def tool(cid: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_an_output_without_its_call_is_dropped_and_reported() -> None:
+    from condense_cli.dialects.codex_messages import convert
+
+    conversion = convert([user("hi"), output("c9", "lost")], lambda item: ("L", 7))
+    assert conversion.messages == [{"role": "user", "content": "hi"}]
+    assert [(c.kind, c.event, c.line, c.reason) for c in conversion.lost] == [
+        ("orphan result", "L", 7, "output for call c9: the call is not in the view")
+    ]

@@ -588,3 +588,75 @@ def test_append_refuses_when_the_conversation_changed(copied: Path) -> None:
     with pytest.raises(LogError, match="cannot name an event file"):
         v1.append_event(copied, v1.new_condensation_request() | {"id": "not hex!"})
     assert len(v1.read_folder(copied).records) == 40
+
+
+# --- --format messages ---------------------------------------------------------------
+
+
+def test_messages_batch_one_responses_calls_and_show_summaries_as_user_turns(
+    tmp_path: Path, cli, proc
+) -> None:
+    bash = {
+        "kind": "ExecuteBashObservation",
+        "output": "hi",
+        "error": False,
+        "metadata": {"exit_code": 0, "working_dir": "/w", "prefix": "", "suffix": ""},
+    }
+    events = [
+        {**system(0), "system_prompt": {"type": "text", "text": "You are an agent."}},
+        {
+            **message(1),
+            "llm_message": {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        },
+        {
+            **call(2, "r1"),
+            "thought": [{"type": "text", "text": "two"}],
+            "tool_call": {
+                "id": "call2",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"c":1}'},
+            },
+        },
+        {
+            **call(3, "r1"),
+            "tool_call": {
+                "id": "call3",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"c":2}'},
+            },
+        },
+        {**result(4, 2), "observation": bash},
+        result(5, 3),
+        condensation(6, [], offset=1),
+    ]
+    path = write_jsonl(tmp_path / "conversation.jsonl", events)
+
+    def calls(*ids: tuple[str, str]) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "type": "function", "function": {"name": "bash", "arguments": a}}
+            for i, a in ids
+        ]
+
+    expected = [
+        {"role": "system", "content": "You are an agent."},
+        {  # the multi-summary SDK joins a summary and the user message after it
+            "role": "user",
+            "content": [{"type": "text", "text": "summary 6"}, {"type": "text", "text": "go"}],
+        },
+        {
+            "role": "assistant",
+            "content": "two",
+            "tool_calls": calls(("call2", '{"c":1}'), ("call3", '{"c":2}')),
+        },
+        {
+            "role": "tool",
+            "content": "hi\n[Current working directory: /w]\n[Command finished with exit code 0]",
+            "tool_call_id": "call2",
+            "name": "bash",
+        },
+        {"role": "tool", "content": "out5", "tool_call_id": "call3", "name": "bash"},
+    ]
+    done = cli("view", path, "-f", "messages", "--dialect", "openhands-v1")
+    assert done.exit_code == 0, done.output
+    assert orjson.loads(done.stdout_bytes) == expected
+    assert orjson.loads(proc("view", path, "-f", "messages").stdout) == expected
