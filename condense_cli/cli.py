@@ -816,7 +816,13 @@ def _usage_text(usage: dict[str, Any]) -> str:
         f"{usage.get('completion_tokens', 0):,} completion tokens"
     )
     cost = usage.get("cost")
-    return text + (f", ${cost:.4f}" if cost else ", cost unknown")
+    text += f", ${cost:.4f}" if cost else ", cost unknown"
+    facts = usage.get("facts")
+    if facts:
+        text += f", kept {facts['kept']:,} of {plural(facts['total'], 'fact')}"
+        if facts["asked_again_naming"]:
+            text += f" (asked again naming {facts['asked_again_naming']:,} it lost)"
+    return text
 
 
 def _load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> Any:

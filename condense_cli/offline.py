@@ -48,8 +48,10 @@ def go_offline(condenser: Condenser, summary: str, meter: Meter) -> None:
 
 
 def _summarise_offline(condenser: LLMSummarizingCondenser, summary: str, meter: Meter) -> None:
-    def summarize(previous: Event | None, forgotten: list[Event]) -> tuple[str, dict[str, Any]]:
-        meter.sent += meter.count(condenser.prompt(previous, forgotten))
+    def summarize(
+        previous: Event | None, forgotten: list[Event], extra: str = ""
+    ) -> tuple[str, dict[str, Any]]:
+        meter.sent += meter.count(condenser.prompt(previous, forgotten, extra))
         return summary, {}
 
     def tokens(events: list[Event]) -> list[int]:
