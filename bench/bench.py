@@ -83,11 +83,27 @@ def commands(log: Path, tiny: Path) -> dict[str, list[str]]:
             "--dry-run",
             "--force",
         ],
+        "simulate llm (placeholder summaries)": [
+            *CONDENSE,
+            "simulate",
+            str(log),
+            "--type",
+            "llm",
+            "--format",
+            "json",
+        ],
         "start-up (view, tiny log)": [*CONDENSE, "view", str(tiny), "--format", "jsonl"],
     }
 
 
-def bench_size(events: int, runs: int, data: Path) -> list[dict[str, object]]:
+# `simulate` holds the whole history in memory (each step is incremental): timed up to
+# this size.
+SIMULATE_MAX = 100_000
+
+
+def bench_size(
+    events: int, runs: int, data: Path, only: set[str] | None = None
+) -> list[dict[str, object]]:
     log = data / f"{events}.jsonl"
     if not log.exists():
         print(f"generating {log} ...", file=sys.stderr)
@@ -96,7 +112,12 @@ def bench_size(events: int, runs: int, data: Path) -> list[dict[str, object]]:
     if not tiny.exists():
         write_log(tiny, 10)
     size_mb = log.stat().st_size / 1e6
-    named = commands(log, tiny)
+    named = {
+        name: command
+        for name, command in commands(log, tiny).items()
+        if (only is None or name in only or name.startswith("floor: orjson"))
+        and not (name.startswith("simulate") and events > SIMULATE_MAX)
+    }
     # Tokenizing a million events takes minutes: one run of `stats` is enough there.
     per_command = {name: (1 if name == "stats" and events >= 1_000_000 else runs) for name in named}
     results = measure_all(named, per_command)
@@ -173,12 +194,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument(
+        "--only", help="comma-separated command names to time (the orjson floor always runs)"
+    )
     args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     args.data.mkdir(parents=True, exist_ok=True)
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         rows += bench_size(
-            size, args.runs if size < 1_000_000 else max(3, args.runs // 2), args.data
+            size, args.runs if size < 1_000_000 else max(3, args.runs // 2), args.data, only
         )
     machine = {
         "python": platform.python_version(),

@@ -562,6 +562,271 @@ def stats(
         print_stats(numbers, StdoutConsole(highlight=False))
 
 
+@app.command(cls=_Command)
+@guarded
+def audit(
+    logs: Annotated[
+        list[str],
+        typer.Argument(metavar="LOG...", help="Logs to audit (- for standard input)."),
+    ],
+    format: Annotated[
+        StatsFormat, typer.Option("--format", "-f", help="text (tables) or json.")
+    ] = StatsFormat.text,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            metavar="[KIND=]PERCENT",
+            help="Exit 1 when less than PERCENT of the facts (or of one KIND: instructions, "
+            "paths, commands, errors, urls, tasks) were kept over every condensation. "
+            "Repeatable.",
+        ),
+    ] = None,
+    upto: UptoOpt = None,
+    dialect: DialectOpt = None,
+) -> None:
+    """What each condensation lost: the facts of the events it forgot, by kind.
+
+    User instructions, file paths, commands, errors, URLs and task ids of the
+    forgotten events are looked up in the summary, then in the events the view
+    still holds; the rest is lost. With several logs, a last table adds them up.
+    Exit 1 when --fail-under is not met (over every condensation of every log).
+    """
+    from condense_cli.audit import audit_log, combined, failures, kinds_json, parse_threshold
+    from condense_cli.reports import audits_text
+
+    thresholds = [parse_threshold(value) for value in fail_under or []]
+    results = []
+    for log in logs:
+        with read_log(log, dialect=dialect, upto=upto, reading=_reading("reading")) as replay:
+            results.append(audit_log(replay))
+    overall = combined(results)
+    if format is StatsFormat.json:
+        data: Any = results[0].to_dict()
+        if len(results) > 1:
+            data = {"logs": [r.to_dict() for r in results], "overall": kinds_json(overall)}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    else:
+        typer.echo(audits_text(results, overall), nl=False)
+    below = failures(overall, thresholds)
+    for line in below:
+        _say(f"fail-under: {line}")
+    if below:
+        raise typer.Exit(1)
+
+
+ConfigsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="A config.toml to compare; repeat it for one column (or side) each.",
+    ),
+]
+VariantOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--variant",
+        metavar="'K=V ...'",
+        help="One group of --set overrides (space-separated KEY=VALUE) to compare; "
+        "repeat it for one column (or side) each, for every --config.",
+    ),
+]
+CallModelOpt = Annotated[
+    bool,
+    typer.Option(
+        "--call-model",
+        help="Let summarising condensers call their model (default: a placeholder summary).",
+    ),
+]
+SummaryTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--summary-tokens",
+        metavar="N",
+        min=1,
+        help="Size of the placeholder summary, in tokens.",
+    ),
+]
+
+
+@app.command(cls=_Command)
+@guarded
+def diff(
+    log: LogArg,
+    upto: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--upto",
+            metavar="ID",
+            help="Compare the view up to this event (once: with the view now; twice: the two).",
+        ),
+    ] = None,
+    config: ConfigsOpt = None,
+    variant: VariantOpt = None,
+    type: TypeOpt = None,
+    set: SetOpt = None,
+    call_model: CallModelOpt = False,
+    summary_tokens: SummaryTokensOpt = 500,
+    format: Annotated[
+        StatsFormat, typer.Option("--format", "-f", help="text or json.")
+    ] = StatsFormat.text,
+    dialect: DialectOpt = None,
+) -> None:
+    """Which events left and entered the view, which summaries changed, in tokens.
+
+    Two moments of a log (--upto A --upto B), or what two configurations would do to
+    the view (--config a.toml --config b.toml, or --variant groups). Nothing is
+    appended.
+    """
+    from condense_cli.diff import diff_views
+    from condense_cli.model import Condensation, apply_condensation
+    from condense_cli.reports import diff_text
+
+    points = upto or []
+    comparing = bool(config or variant or type or set)
+    if comparing:
+        if len(points) > 1:
+            raise _usage_error("compare configurations at one --upto point at most")
+        count = len(config or [None]) * len(variant or [None])
+        if count > 2:
+            raise _usage_error(f"diff compares two views, and these options make {count}")
+        sides = _sides(config, type, set, variant, call_model, summary_tokens)
+    elif not 1 <= len(points) <= 2:
+        raise _usage_error("give --upto A (and --upto B), or --config a.toml --config b.toml")
+    tokenizer = _tokenizer(config[0] if config else None)
+    if comparing:
+        point = points[0] if points else None
+        with read_log(log, dialect=dialect, upto=point, reading=_reading("reading")) as replay:
+            view, name, path = replay.view(), replay.dialect, replay.path
+        where = f"up to {point}" if point is not None else "now"
+        views = [(where, view)] if len(sides) == 1 else []
+        for label, condenser, _meter in sides:
+            result = condenser.condense(view)
+            after = apply_condensation(view, result) if isinstance(result, Condensation) else result
+            views.append((label, after))
+    else:
+        views = []
+        for point in points if len(points) == 2 else [points[0], None]:
+            with read_log(log, dialect=dialect, upto=point, reading=_reading("reading")) as replay:
+                label = f"up to {point}" if point is not None else "now"
+                views.append((label, replay.view()))
+                name, path = replay.dialect, replay.path
+    (label_a, a), (label_b, b) = views
+    result = diff_views(a, b, (label_a, label_b), tokenizer.count_batch)
+    if format is StatsFormat.json:
+        data = {"dialect": name, "log": path, **result.to_dict()}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    else:
+        typer.echo(diff_text(path, name, result), nl=False)
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+@app.command(cls=_Command)
+@guarded
+def simulate(
+    log: LogArg,
+    config: ConfigsOpt = None,
+    type: TypeOpt = None,
+    set: SetOpt = None,
+    variant: VariantOpt = None,
+    call_model: CallModelOpt = False,
+    summary_tokens: SummaryTokensOpt = 500,
+    format: Annotated[
+        SimulateFormat,
+        typer.Option("--format", "-f", help="text (a table and a chart), json or csv."),
+    ] = SimulateFormat.text,
+    upto: UptoOpt = None,
+    dialect: DialectOpt = None,
+) -> None:
+    """Replay the log's history under a condenser, in memory, step by step.
+
+    After each event: when it would condense, the view in events and tokens, the
+    tokens sent to the summariser, and the events rewritten where the prompt cache
+    is lost. One column per --config and per --variant group (each --variant
+    applies to every --config). Nothing is appended.
+    """
+    from condense_cli.reports import simulate_csv, simulate_text
+    from condense_cli.simulate import TokenCache
+    from condense_cli.simulate import simulate as run_simulation
+
+    sides = _sides(config, type, set, variant, call_model, summary_tokens)
+    tokenizer = _tokenizer(config[0] if config else None)
+    with read_log(log, dialect=dialect, upto=upto, reading=_reading("reading")) as replay:
+        history = list(replay.history())
+        start = View([], make_summary=replay.view().make_summary)
+        name, path = replay.dialect, replay.path
+    tokens = TokenCache(tokenizer.count_batch, history)
+    runs = [
+        run_simulation(history, label, condenser, start, tokens, meter)
+        for label, condenser, meter in sides
+    ]
+    events = [e for e in history if e is not None]
+    if format is SimulateFormat.json:
+        data = {
+            "dialect": name,
+            "log": path,
+            "events": len(events),
+            "tokenizer": tokenizer.name,
+            "runs": [run.to_dict() for run in runs],
+        }
+        typer.echo(orjson.dumps(data).decode())
+    elif format is SimulateFormat.csv:
+        typer.echo(simulate_csv([e.id for e in events], runs), nl=False)
+    else:
+        typer.echo(simulate_text(path, name, len(events), tokenizer.name, runs), nl=False)
+
+
+def _usage_error(message: str) -> Exception:
+    from condense_cli.errors import ConfigError
+
+    return ConfigError(message, hint="see condense diff --help")
+
+
+def _tokenizer(config: str | None) -> Any:
+    """The tokenizer of the [llm] model (as `stats` counts)."""
+    from condense_cli.config import LLMTables, load_settings
+    from condense_cli.tokens import tokenizer_for
+
+    settings = load_settings(config)
+    model = _with_source(settings.path, lambda: LLMTables(settings.llm).default.model)
+    return tokenizer_for(model)
+
+
+def _sides(
+    configs: list[str] | None,
+    type: str | None,
+    sets: list[str] | None,
+    variants: list[str] | None,
+    call_model: bool,
+    summary_tokens: int,
+) -> list[tuple[str, Any, Any]]:
+    """(label, condenser, meter) for every --config times every --variant group."""
+    import shlex
+    from pathlib import Path
+
+    from condense_cli.offline import Meter, go_offline, placeholder
+
+    sides = []
+    for file in configs or [None]:
+        tokenizer = _tokenizer(file)
+        for group in variants or [None]:
+            extra = shlex.split(group) if group else []
+            condenser = _load_condenser(file, type, [*(sets or []), *extra])
+            meter = Meter(lambda text, t=tokenizer: t.count_batch([text])[0])
+            if not call_model:
+                go_offline(condenser, placeholder(summary_tokens), meter)
+            label = Path(file).name if file else condenser.name
+            sides.append((f"{label} {group}" if group else label, condenser, meter))
+    return sides
+
+
 ID_CHARS = 12  # ids longer than this (uuids) are reported by position
 
 
@@ -598,7 +863,13 @@ def _usage_text(usage: dict[str, Any]) -> str:
         f"{usage.get('completion_tokens', 0):,} completion tokens"
     )
     cost = usage.get("cost")
-    return text + (f", ${cost:.4f}" if cost else ", cost unknown")
+    text += f", ${cost:.4f}" if cost else ", cost unknown"
+    facts = usage.get("facts")
+    if facts:
+        text += f", kept {facts['kept']:,} of {plural(facts['total'], 'fact')}"
+        if facts["asked_again_naming"]:
+            text += f" (asked again naming {facts['asked_again_naming']:,} it lost)"
+    return text
 
 
 def _load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> Any:

@@ -99,6 +99,21 @@ class Event:
         response); None when it stands alone."""
         return None
 
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        """For an action that calls a tool: the tool's name and its arguments."""
+        return None
+
+    @property
+    def is_instruction(self) -> bool:
+        """A message the user typed (not context a client added, not a summary)."""
+        return (
+            self.source == "user"
+            and self.is_action
+            and self.type == "message"
+            and not self.is_summary
+        )
+
     def masked(self, text: str) -> Event:
         """A copy whose observation content reads `text`; it keeps its key."""
         raise NotImplementedError(f"{type(self).__name__} cannot be rewritten")

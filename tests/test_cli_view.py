@@ -188,7 +188,10 @@ def test_version(cli) -> None:
     assert cli("--version").stdout == "condense 0.1.0\n"
 
 
-@pytest.mark.parametrize("command", ["view", "check", "run", "request", "config", "stats"])
+@pytest.mark.parametrize(
+    "command",
+    ["view", "check", "run", "request", "config", "stats", "audit", "simulate", "diff"],
+)
 def test_every_command_has_help_and_documentation(command: str, cli) -> None:
     from tests.conftest import ROOT
 

@@ -494,3 +494,82 @@ def test_read_only_commands_never_import_litellm(args: list[str]) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
+
+
+# --- verify: the facts the summary must carry -----------------------------------------------
+
+
+def edits(count: int) -> list[dict[str, Any]]:
+    """System prompt, user message, then `count` edit pairs of /repo/f<k>.py (ids 2, 3, ...)."""
+    events: list[dict[str, Any]] = [
+        {"id": 0, "source": "agent", "action": "system", "args": {"content": "be careful"}},
+        msg(1, "fix the bug"),
+    ]
+    for k in range(count):
+        a = 2 + 2 * k
+        events += [
+            {"id": a, "source": "agent", "action": "edit", "args": {"path": f"/repo/f{k}.py"}},
+            {"id": a + 1, "source": "agent", "observation": "edit", "content": "ok", "cause": a},
+        ]
+    return events
+
+
+VERIFY = ("-t", "llm", "-s", "max_size=8", "-s", "keep_first=2", "-s", "verify=true")
+
+
+def test_verify_asks_again_naming_the_path_the_first_answer_dropped(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(edits(4))  # 10 events; ids 2..7 (f0, f1, f2) are forgotten, 8 and 9 kept
+    fake.text("Edited /repo/f0.py and f2.py.").text("Edited /repo/f0.py, f1.py and f2.py.")
+    result = cli("run", log, "-c", config, *VERIFY)
+    assert result.exit_code == 0, result.output
+    first, second = (r["messages"][0]["content"] for r in fake.requests)
+    carry = (
+        "<facts>\nThe summary must carry these facts of the events (paths, commands, test ids "
+        "and errors as written):\n- paths: /repo/f0.py\n- paths: /repo/f1.py\n"
+        "- paths: /repo/f2.py\n</facts>\n\n"
+    )
+    assert carry + "Write the new summary now." in first
+    assert second.endswith(
+        carry + "<facts>\nA first summary lost these facts; carry each one (paths, commands, "
+        "test ids and errors as written):\n- paths: /repo/f1.py\n</facts>\n\n"
+        "Write the new summary now."
+    )
+    assert last(log)["args"]["summary"] == "Edited /repo/f0.py, f1.py and f2.py."
+    assert result.stderr == (
+        "llm: forgot 6 events (ids 2..7), view 10 -> 5, summary of 36 chars at offset 2, "
+        "model test-model, 240 prompt + 80 completion tokens, cost unknown, kept 3 of 3 facts "
+        f"(asked again naming 1 it lost); appended to {log}\n"
+    )
+
+
+def test_verify_asks_once_when_the_loss_is_within_max_fact_loss(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(edits(4))
+    fake.text("Edited /repo/f0.py and f2.py.")
+    result = cli("run", log, "-c", config, *VERIFY, "-s", "max_fact_loss=0.5")
+    assert result.exit_code == 0, result.output
+    assert len(fake.requests) == 1
+    assert "kept 2 of 3 facts; appended" in result.stderr
+
+
+def test_verify_works_for_structured_summaries(cli, config, fake, make_log) -> None:
+    log = make_log(edits(4))
+    fields = {name: "" for name in STATE_FIELDS}
+    fake.tool_call("create_state_summary", {**fields, "files_modified": "f0.py, f2.py"})
+    fake.tool_call("create_state_summary", {**fields, "files_modified": "f0.py, f1.py, f2.py"})
+    result = cli("run", log, "-c", config, *VERIFY, "-t", "structured")
+    assert result.exit_code == 0, result.output
+    assert "- paths: /repo/f1.py\n</facts>" in fake.requests[1]["messages"][0]["content"]
+    assert last(log)["args"]["summary"] == "FILES_MODIFIED:\nf0.py, f1.py, f2.py"
+
+
+def test_max_fact_loss_is_a_share(cli, config, make_log) -> None:
+    log = make_log(edits(4))
+    result = cli("run", log, "-c", config, *VERIFY, "-s", "max_fact_loss=1.5")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: {config}: [condenser] max_fact_loss must be a share from 0 to 1 (got 1.5)\n"
+    )

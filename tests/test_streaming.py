@@ -156,6 +156,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
         "stats",
         "stats --no-tokens",
         "run amortized --dry-run",
+        "simulate llm (placeholder summaries)",
         "start-up (view, tiny log)",
     ]
     assert all(row["seconds"] > 0 and row["peak_mb"] > 0 for row in results["rows"])

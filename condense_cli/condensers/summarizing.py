@@ -52,10 +52,17 @@ class LLMSummarizingConfig:
     max_event_length: int = 10_000
     max_tokens: int | None = None
     llm_config: str | dict[str, Any] | None = None
+    verify: bool = False
+    max_fact_loss: float = 0.1
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first, reserved=1)
         require(self.max_event_length >= 100, "max_event_length", "must be at least 100")
+        require(
+            0 <= self.max_fact_loss <= 1,
+            "max_fact_loss",
+            f"must be a share from 0 to 1 (got {self.max_fact_loss})",
+        )
         if self.max_tokens is not None:
             require(self.max_tokens >= 100, "max_tokens", "must be at least 100")
 
@@ -100,7 +107,11 @@ class LLMSummarizingCondenser(ModelCondenser):
         if previous is not None and previous.key is not None:
             previous = None  # a summary that can be forgotten is summarised as an event
         forgotten = [e for e in events if e.key in forget]
-        summary, usage = self.summarize(previous, forgotten)
+        if self.config.verify:
+            kept = [e for e in events if e.key not in forget and e is not previous]
+            summary, usage = self.summarize_verified(previous, forgotten, kept)
+        else:
+            summary, usage = self.summarize(previous, forgotten)
         return Condensation(tuple(sorted(forget)), summary, summary_offset(view, forget), usage)
 
     def _tail_length(self, events: list[Event]) -> int:
@@ -125,23 +136,55 @@ class LLMSummarizingCondenser(ModelCondenser):
 
     # --- the model call ------------------------------------------------------------
 
-    def prompt(self, previous: Event | None, forgotten: list[Event]) -> str:
+    def prompt(self, previous: Event | None, forgotten: list[Event], extra: str = "") -> str:
         text = previous.text if previous is not None else "(none yet)"
         return (
             f"{SUMMARY_PROMPT}\n<previous_summary>\n{text}\n</previous_summary>\n\n"
             f"<events>\n{format_events(forgotten, self.config.max_event_length)}\n</events>\n\n"
-            "Write the new summary now."
+            f"{extra}Write the new summary now."
         )
 
     def summarize(
-        self, previous: Event | None, forgotten: list[Event]
+        self, previous: Event | None, forgotten: list[Event], extra: str = ""
     ) -> tuple[str, dict[str, Any]]:
+        """Ask the model; `extra` is added to the prompt (the facts to carry)."""
         from condense_cli.llm import ask
 
-        messages = [{"role": "user", "content": self.prompt(previous, forgotten)}]
+        messages = [{"role": "user", "content": self.prompt(previous, forgotten, extra)}]
         options = self.request_options()
         summary, answer = ask(self.llm, messages, self.read_summary, "summary", **options)
         return summary, answer.usage()
+
+    def summarize_verified(
+        self, previous: Event | None, forgotten: list[Event], kept: list[Event]
+    ) -> tuple[str, dict[str, Any]]:
+        """Ask with the facts the summary must carry named; audit the answer against
+        them (in the summary or the kept events), and when it lost more than
+        `max_fact_loss` of them, ask once more naming the ones it lost."""
+        from condense_cli.audit import check_facts, total
+        from condense_cli.facts import extract
+
+        facts = extract(forgotten)
+        extra = facts_section(facts, "The summary must carry these facts of the events")
+        summary, usage = self.summarize(previous, forgotten, extra)
+        lost = total(check_facts(facts, [summary], kept)).lost
+        asked_again = 0
+        if facts and len(lost) > self.config.max_fact_loss * len(facts):
+            missing = [f for f in facts if f.text in set(lost)]
+            named = facts_section(missing, "A first summary lost these facts; carry each one")
+            retry, more = self.summarize(previous, forgotten, extra + named)
+            retry_lost = total(check_facts(facts, [retry], kept)).lost
+            usage = add_usage(usage, more)
+            asked_again = len(missing)
+            if len(retry_lost) <= len(lost):
+                summary, lost = retry, retry_lost
+        usage["facts"] = {
+            "total": len(facts),
+            "kept": len(facts) - len(lost),
+            "lost": lost,
+            "asked_again_naming": asked_again,
+        }
+        return summary, usage
 
     def request_options(self) -> dict[str, Any]:
         return {}
@@ -195,7 +238,7 @@ class StructuredSummaryCondenser(LLMSummarizingCondenser):
 
     name = "structured_summary"
 
-    def prompt(self, previous: Event | None, forgotten: list[Event]) -> str:
+    def prompt(self, previous: Event | None, forgotten: list[Event], extra: str = "") -> str:
         text = previous.text if previous is not None else "(none yet)"
         return (
             "You keep the working memory of an AI coding agent. The events below are about to "
@@ -204,6 +247,7 @@ class StructuredSummaryCondenser(LLMSummarizingCondenser):
             "functions, commands, errors); write an empty string for a field with nothing to say."
             f"\n\n<previous_summary>\n{text}\n</previous_summary>\n\n"
             f"<events>\n{format_events(forgotten, self.config.max_event_length)}\n</events>"
+            + (f"\n\n{extra.rstrip()}" if extra else "")
         )
 
     def request_options(self) -> dict[str, Any]:
@@ -223,6 +267,34 @@ class StructuredSummaryCondenser(LLMSummarizingCondenser):
         if not isinstance(fields, dict):
             raise ValueError("the create_state_summary arguments are not an object")
         return render_state(fields)
+
+
+MAX_NAMED_FACTS = 200  # facts named in one prompt
+
+
+def facts_section(facts: list[Any], title: str) -> str:
+    """`<facts>` for a prompt: one `- kind: fact` line each, instructions first."""
+    if not facts:
+        return ""
+    from condense_cli.facts import KINDS
+
+    ordered = sorted(facts, key=lambda f: KINDS.index(f.kind))[:MAX_NAMED_FACTS]
+    lines = "\n".join(f"- {f.kind}: {f.text}" for f in ordered)
+    return (
+        f"<facts>\n{title} (paths, commands, test ids and errors as written):\n"
+        f"{lines}\n</facts>\n\n"
+    )
+
+
+def add_usage(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The usage of two model calls together."""
+    costs = [u.get("cost") for u in (first, second)]
+    return {
+        "model": second.get("model") or first.get("model"),
+        "prompt_tokens": first.get("prompt_tokens", 0) + second.get("prompt_tokens", 0),
+        "completion_tokens": first.get("completion_tokens", 0) + second.get("completion_tokens", 0),
+        "cost": sum(c for c in costs if c) if any(costs) else None,
+    }
 
 
 def render_state(fields: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from condense_cli.log import LockedLog, LogSource, locked_log
 from condense_cli.messages import Conversion
-from condense_cli.model import Condensation, CondensationRecord, Problem, View
+from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.replay import Gap
 
 
@@ -27,6 +27,19 @@ class Record:
 
     body: bytes
     id: str
+
+
+@dataclass(frozen=True)
+class CondensationStep:
+    """One condensation of a log as it happened: the view just before it, the
+    events of that view it forgot, the summary it wrote, and the view right after."""
+
+    id: object  # the condensation's id as the log writes it
+    line: int  # its line (or file index) in the log
+    before: View
+    forgotten: list[Event]
+    summary: str | None
+    after: View
 
 
 # Wraps the reading of a big log, e.g. in a progress bar (the CLI's `progress`).
@@ -89,6 +102,18 @@ class Replay(ABC):
     @abstractmethod
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
         """The numbers of `condense stats` (tokens when `tokenizer` is given)."""
+
+    # --- history (audit, simulate; slower than `view`, read again on demand) -----------
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        """Each condensation of the log, in order, with the views around it."""
+        raise NotImplementedError(f"{self.dialect} logs cannot be audited yet")
+
+    def history(self) -> Iterator[Event | None]:
+        """Every event the agent saw, in the order it saw them, each with a key that
+        increases down the history; None marks a condensation request. The log's
+        own condensations and summaries are left out."""
+        raise NotImplementedError(f"{self.dialect} logs cannot be simulated yet")
 
     # --- appending (only on a replay opened by `Dialect.appending`) -------------------
 

@@ -35,7 +35,14 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
+from condense_cli.dialects.base import (
+    CondensationStep,
+    Dialect,
+    Reading,
+    Record,
+    Replay,
+    quiet_reading,
+)
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import runs
 from condense_cli.log import LockedLog, LogSource, line_body
@@ -52,6 +59,10 @@ FIRST_TYPES = frozenset(
     {"queue-operation", "file-history-snapshot", "summary", "permission-mode", "user", "system"}
 )
 BASE_FIELDS = ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
+
+
+# User lines the client writes itself (command output, reminders), not instructions.
+CLIENT_PREFIXES = ("<local-command-", "<system-reminder>", "<command-message>")
 
 
 class BadLine(Exception):
@@ -154,6 +165,20 @@ class ClaudeEvent(Event):
         return "\n".join(
             str(b.get("thinking") or "") for b in self.blocks if b.get("type") == "thinking"
         ).strip()
+
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        use = self._use
+        if use is None:
+            return None
+        arguments = use.get("input")
+        return str(use.get("name") or "tool_use"), arguments if isinstance(arguments, dict) else {}
+
+    @property
+    def is_instruction(self) -> bool:
+        if not super().is_instruction or self.data.get("isMeta") is True:
+            return False
+        return not self.text.lstrip().startswith(CLIENT_PREFIXES)
 
     @property
     def tool_call_id(self) -> str | None:
@@ -632,14 +657,42 @@ class ClaudeReplay(Replay):
         )
 
     def view(self) -> View:
-        summary_at = next((i for i, e in enumerate(self.events) if e.is_summary), None)
-        return View(
-            list(self.events),
-            unhandled_request=self._pending_request(),
-            summary=self.events[summary_at] if summary_at is not None else None,
-            summary_offset=summary_at,
-            make_summary=summary_event,
-        )
+        return _view_of(self.events, self._pending_request())
+
+    # --- history -------------------------------------------------------------------------
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        for boundary in [line for line in self.session.lines if line.is_boundary]:
+            before, after = self.around(boundary)
+            kept = {_origin(e) for e in after}
+            gone = [e for e in before if _origin(e) not in kept and not e.is_summary]
+            summary = next((e.text for e in after if e.is_summary), None)
+            yield CondensationStep(
+                boundary.uuid,
+                boundary.number,
+                _view_of(before),
+                list(gone),
+                summary,
+                _view_of(after),
+            )
+
+    def history(self) -> Iterator[Event | None]:
+        """The messages of every segment (before each compaction, then the active
+        chain), each once and in file order, copies taken as their originals."""
+        segments = [self.around(line)[0] for line in self.session.lines if line.is_boundary]
+        seen: dict[str, ClaudeEvent] = {}
+        for event in [e for segment in segments for e in segment] + self.events:
+            if not event.is_summary and event.data.get(COPY_OF) is None:
+                seen.setdefault(_origin(event), event)
+        events = sorted(seen.values(), key=lambda e: e.line or 0)
+        requests = [x.number for x in self.session.lines if x.type == REQUEST_TYPE]
+        for event in events:
+            while requests and requests[0] < (event.line or 0):
+                requests.pop(0)
+                yield None
+            yield event
+        for _ in requests:
+            yield None
 
     def _pending_request(self) -> bool:
         since = self.chain.boundary.number if self.chain.boundary is not None else 0
@@ -716,6 +769,23 @@ class ClaudeReplay(Replay):
         if self.locked is None:
             raise ValueError("this session was opened read-only")
         self.locked.append_line(record.body, self.session.size)
+
+
+def _origin(event: ClaudeEvent) -> str | None:
+    """The uuid of the message an event is (a copy `condense run` wrote: its original)."""
+    copied = event.data.get(COPY_OF)
+    return copied if isinstance(copied, str) else event.uuid
+
+
+def _view_of(events: list[ClaudeEvent], pending: bool = False) -> View:
+    summary_at = next((i for i, e in enumerate(events) if e.is_summary), None)
+    return View(
+        list(events),
+        unhandled_request=pending,
+        summary=events[summary_at] if summary_at is not None else None,
+        summary_offset=summary_at,
+        make_summary=summary_event,
+    )
 
 
 def _no_summary(boundary: Line) -> bool:

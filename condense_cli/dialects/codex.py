@@ -30,7 +30,14 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
+from condense_cli.dialects.base import (
+    CondensationStep,
+    Dialect,
+    Reading,
+    Record,
+    Replay,
+    quiet_reading,
+)
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import LockedLog, LogSource, line_body
@@ -190,6 +197,26 @@ class CodexEvent(Event):
         texts = _texts(self.data.get("content"))
         return not (texts and texts[0].lstrip().startswith(CONTEXT_PREFIXES))
 
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        data, kind = self.data, self.item_type
+        if kind == "function_call":
+            try:
+                arguments = orjson.loads(_str(data.get("arguments")))
+            except orjson.JSONDecodeError:
+                arguments = None
+            return _str(data.get("name")), arguments if isinstance(arguments, dict) else {}
+        if kind == "custom_tool_call":
+            return _str(data.get("name")), {"input": _str(data.get("input"))}
+        if kind == "local_shell_call":
+            action = data.get("action")
+            return "local_shell", action if isinstance(action, dict) else {}
+        return None
+
+    @property
+    def is_instruction(self) -> bool:
+        return self.is_user_turn
+
     def masked(self, text: str) -> CodexEvent:
         if self.item_type not in OUTPUTS:
             raise NotImplementedError(f"a {self.item_type} item cannot be masked")
@@ -255,7 +282,9 @@ class CodexReplay(Replay):
         problems: list[Problem],
         lines: int,
         locked: LockedLog | None = None,
+        upto: str | None = None,
     ) -> None:
+        self.upto = upto
         self.source = source
         self.path = source.path
         self.state = state
@@ -277,30 +306,38 @@ class CodexReplay(Replay):
         ]
 
     def view(self) -> View:
-        events = list(self.state.history)
-        summary = self.state.summary
-        offset = None
-        position = 0
+        return _view_of(self.state.history, self.state.summary, self.state.request_pending)
+
+    # --- history -------------------------------------------------------------------------
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        reader = _Reader(self.path, collect=True, record=True)
+        _read_lines(reader, self.source, self.upto)
+        for line, before, old, after, new in reader.steps:
+            view = _view_of(before, old, False)
+            kept = {orjson.dumps(e.data) for e in after}
+            gone = [e for e in before if not e.is_summary and orjson.dumps(e.data) not in kept]
+            summary = new.text if new is not None else None
+            yield CondensationStep(line, line, view, gone, summary, _view_of(after, new, False))
+
+    def history(self) -> Iterator[Event | None]:
+        reader = _Reader(self.path, collect=True, record=True)
+        _read_lines(reader, self.source, self.upto)
         calls: dict[str, int] = {}
-        for index, event in enumerate(events):
-            if event is summary:
-                event.key = None
-                offset = index
+        key = 0
+        for number, payload, body in reader.sent:
+            if payload is None:
+                yield None
                 continue
-            event.key = position
-            position += 1
+            event = CodexEvent(payload, body, number)
+            event.key = key
+            key += 1
             call = event.tool_call_id
             if call is not None and event.is_action:
                 calls[call] = event.key
             elif call is not None:
                 event.answers = calls.get(call)
-        return View(
-            events,
-            unhandled_request=self.state.request_pending,
-            summary=summary,
-            summary_offset=offset,
-            make_summary=_new_summary,
-        )
+            yield event
 
     def messages(self, view: View) -> Conversion:
         from condense_cli.dialects.codex_messages import convert
@@ -408,6 +445,33 @@ class CodexReplay(Replay):
         self.locked.append_line(record.body, self.source.size)
 
 
+def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: bool) -> View:
+    """The view of a history: keys are positions (the summary has none)."""
+    events = list(history)
+    offset = None
+    position = 0
+    calls: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event is summary:
+            event.key = None
+            offset = index
+            continue
+        event.key = position
+        position += 1
+        call = event.tool_call_id
+        if call is not None and event.is_action:
+            calls[call] = event.key
+        elif call is not None:
+            event.answers = calls.get(call)
+    return View(
+        events,
+        unhandled_request=pending,
+        summary=summary,
+        summary_offset=offset,
+        make_summary=_new_summary,
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -443,11 +507,16 @@ def _is_sent(item: dict[str, Any]) -> bool:
 class _Reader:
     """Validates lines and rebuilds the history; problems are collected or raised."""
 
-    def __init__(self, path: str, collect: bool) -> None:
+    def __init__(self, path: str, collect: bool, record: bool = False) -> None:
         self.path = path
         self.collect = collect
         self.problems: list[Problem] = []
         self.state = _State()
+        # With `record`: each compaction (line, history and summary before, after),
+        # and every item sent in file order (a request as None), for `history`.
+        self.record = record
+        self.steps: list[tuple[int, list[CodexEvent], Any, list[CodexEvent], Any]] = []
+        self.sent: list[tuple[int, dict[str, Any] | None, bytes]] = []
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         if severity == "error" and not self.collect:
@@ -477,6 +546,8 @@ class _Reader:
         elif kind == REQUEST:
             self.state.request_pending = True
             self.state.requests += 1
+            if self.record:
+                self.sent.append((number, None, body))
         elif kind == "event_msg":
             self.event(payload)
         elif kind not in LINE_TYPES:
@@ -495,12 +566,15 @@ class _Reader:
             return
         if _is_sent(payload):
             self.state.history.append(CodexEvent(payload, body, number))
+            if self.record:
+                self.sent.append((number, payload, body))
 
     def compacted(self, number: int, payload: dict[str, Any], body: bytes) -> None:
         state = self.state
         message = payload.get("message")
         history = payload.get("replacement_history")
         before = len(state.history)
+        previous, previous_summary = list(state.history), state.summary
         if history is not None:
             if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
                 self.problem(number, "replacement_history must be an array of objects")
@@ -534,6 +608,8 @@ class _Reader:
         if state.tokens_seen is not None:
             says["tokens_before"] = state.tokens_seen
         state.compactions.append(Compaction(number, before, len(events), summary_chars, says))
+        if self.record:
+            self.steps.append((number, previous, previous_summary, list(events), state.summary))
 
     def event(self, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -592,6 +668,15 @@ def read_rollout(
 ) -> tuple[_State, list[Problem], int]:
     """Validate and replay a rollout; return its state, problems and lines read."""
     reader = _Reader(source.path, collect)
+    lines = _read_lines(reader, source, upto)
+    if lines == 0 and not reader.problems:
+        reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
+    reader.check_pairs()
+    return reader.state, reader.problems, lines
+
+
+def _read_lines(reader: _Reader, source: LogSource, upto: str | None) -> int:
+    """Feed every line (up to `upto`) to `reader`; return how many were read."""
     limit, wanted = _parse_upto(upto)
     lines = 0
     found = wanted is None
@@ -613,10 +698,7 @@ def read_rollout(
                 break
     if not found:
         raise ConfigError(f"--upto {upto}: {source.path} has no item with this id")
-    if lines == 0 and not reader.problems:
-        reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
-    reader.check_pairs()
-    return reader.state, reader.problems, lines
+    return lines
 
 
 def _complete(body: bytes) -> bool:
@@ -655,4 +737,4 @@ class Codex(Dialect):
         locked: LockedLog | None = None,
     ) -> Replay:
         state, problems, lines = read_rollout(source, upto, collect)
-        return CodexReplay(source, state, problems, lines, locked)
+        return CodexReplay(source, state, problems, lines, locked, upto=upto)

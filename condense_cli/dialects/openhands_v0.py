@@ -15,9 +15,16 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
+from condense_cli.dialects.base import (
+    CondensationStep,
+    Dialect,
+    Reading,
+    Record,
+    Replay,
+    quiet_reading,
+)
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.intervals import describe_ids, runs
+from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
@@ -287,6 +294,12 @@ class V0Event(Event):
         return code if isinstance(code, int) and not isinstance(code, bool) else None
 
     @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        if not self.is_action or self.type in NOT_TOOLS:
+            return None
+        return self.type, self.args
+
+    @property
     def recall_query(self) -> str | None:
         if not (self.is_action and self.type == "recall"):
             return None
@@ -299,6 +312,9 @@ def summary_event(text: str) -> V0Event:
     data = {"source": "agent", "observation": "condense", "content": text, "extras": {}}
     return V0Event(data, None, None)
 
+
+# Actions that call no tool (the others are tool calls: `run`, `edit`, `browse`, ...).
+NOT_TOOLS = frozenset({"message", "system", "condensation", "condensation_request", "recall"})
 
 # Which `args` field carries an action's text, per action type.
 ACTION_TEXT_KEYS: dict[str, tuple[str, ...]] = {
@@ -587,6 +603,16 @@ def build_view(source: LogSource, index: LogIndex) -> View:
     return View(events, index.unhandled_request, summary, index.summary_offset, None, summary_event)
 
 
+def _folded_view(kept: list[Event], summary: str | None, offset: int | None) -> View:
+    """A view from the kept events and the summary in force (the history walk's)."""
+    events = list(kept)
+    shown = None
+    if summary is not None:
+        shown = summary_event(summary)
+        events.insert(summary_position(offset, len(events)), shown)
+    return View(events, False, shown, offset, None, summary_event)
+
+
 def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:
     """Scan and replay the V0 log at `path` (or `-`) in one call."""
     with LogSource.open(path) as source:
@@ -649,12 +675,19 @@ class V0Replay(Replay):
 
     dialect = "openhands-v0"
 
-    def __init__(self, source: LogSource, index: LogIndex, locked: LockedLog | None = None) -> None:
+    def __init__(
+        self,
+        source: LogSource,
+        index: LogIndex,
+        locked: LockedLog | None = None,
+        upto: int | None = None,
+    ) -> None:
         self.source = source
         self.index = index
         self.locked = locked
         self.path = source.path
         self.problems = index.problems
+        self.upto = MAX_ID if upto is None else upto
 
     @property
     def forgotten_events(self) -> int:
@@ -677,6 +710,53 @@ class V0Replay(Replay):
         with reading(self.source):
             numbers = collect_stats(self.source, self.index, tokenizer)
         return {"dialect": self.dialect, **numbers}
+
+    # --- history: a second, slower walk that parses every line -------------------------
+
+    def _lines(self) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+        """(line, event, bytes) of every event the agent sees, up to `upto`."""
+        for number, raw in enumerate(self.source.raw_lines(), start=1):
+            body = line_body(raw, first=number == 1)
+            if not body or body.isspace():
+                continue
+            data = orjson.loads(body)
+            event_id = data.get("id")
+            if isinstance(event_id, int) and event_id > self.upto:
+                return
+            if is_seen_by_agent(data):
+                yield number, data, body
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        kept: list[Event] = []
+        forgotten = IntervalSet()
+        summary: str | None = None
+        offset: int | None = None
+        for number, data, body in self._lines():
+            action = data.get("action")
+            if action == "condensation":
+                args = parse_condensation(data)
+                before = _folded_view(kept, summary, offset)
+                for start, end in args.ranges():
+                    forgotten.add(start, end)
+                gone = [e for e in kept if e.key is not None and e.key in forgotten]
+                kept = [e for e in kept if e.key is None or e.key not in forgotten]
+                if args.has_summary:
+                    summary, offset = args.summary, args.summary_offset
+                new = args.summary if args.has_summary else None
+                after = _folded_view(kept, summary, offset)
+                yield CondensationStep(data["id"], number, before, gone, new, after)
+            elif action != "condensation_request":
+                event = V0Event(data, data.get("id"), body)
+                if event.key is None or event.key not in forgotten:
+                    kept.append(event)
+
+    def history(self) -> Iterator[Event | None]:
+        for _number, data, body in self._lines():
+            action = data.get("action")
+            if action == "condensation_request":
+                yield None
+            elif action != "condensation" and "id" in data:
+                yield V0Event(data, data["id"], body)
 
     def messages(self, view: View) -> Conversion:
         from condense_cli.dialects.openhands_v0_messages import convert
@@ -769,8 +849,9 @@ class OpenHandsV0(Dialect):
         collect: bool = False,
         locked: LockedLog | None = None,
     ) -> Replay:
-        index = scan_log(source, upto=parse_upto(upto), collect=collect)
-        return V0Replay(source, index, locked)
+        limit = parse_upto(upto)
+        index = scan_log(source, upto=limit, collect=collect)
+        return V0Replay(source, index, locked, upto=limit)
 
 
 def parse_upto(upto: str | None) -> int | None:

@@ -30,7 +30,14 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects.base import Dialect, Reading, Record, Replay, quiet_reading
+from condense_cli.dialects.base import (
+    CondensationStep,
+    Dialect,
+    Reading,
+    Record,
+    Replay,
+    quiet_reading,
+)
 from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogError
 from condense_cli.intervals import runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
@@ -1206,6 +1213,12 @@ class V1Event(Event):
         return self.v1_kind == SUMMARY_KIND
 
     @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        if self.v1_kind != ACTION:
+            return None
+        return self.type, _arguments(self.text)
+
+    @property
     def unit(self) -> int | None:
         return self._unit
 
@@ -1257,6 +1270,15 @@ class V1Event(Event):
         return self.raw if self.raw is not None else orjson.dumps(self.data)
 
 
+def _arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments as an object (empty when they are not one)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _text_field(observation: dict[str, Any]) -> str:
     """The field that holds a tool result's text: the one `facts` reads, else the
     first one present, else `content` (the current SDK's field)."""
@@ -1302,6 +1324,7 @@ class V1Replay(Replay):
         self.conversation = conversation
         self.detected = detect_generation(conversation)
         self.replayed = replay(conversation, self.detected, upto)
+        self.upto = upto
         self.problems = [*conversation.problems, *self.replayed.problems]
         self._writer = writer
         records = conversation.records
@@ -1330,7 +1353,10 @@ class V1Replay(Replay):
     # --- the view --------------------------------------------------------------------
 
     def view(self) -> View:
-        entries = self.replayed.events
+        return self._view_of(self.replayed)
+
+    def _view_of(self, replayed: Replayed) -> View:
+        entries = replayed.events
         heads = _units(entries)
         keys: dict[str, int | None] = {}
         events: list[Event] = []
@@ -1345,9 +1371,37 @@ class V1Replay(Replay):
             keys[event.id] = event.key
             events.append(event)
         summary, offset = self._latest_summary(entries, events)
-        return View(
-            events, self.replayed.pending_request, summary, offset, None, self._make_summary
-        )
+        return View(events, replayed.pending_request, summary, offset, None, self._make_summary)
+
+    # --- history -------------------------------------------------------------------------
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        for condensation in self.replayed.condensations:
+            before = self._view_of(
+                replay(self.conversation, self.detected, condensation.position - 1)
+            )
+            after = self._view_of(replay(self.conversation, self.detected, condensation.position))
+            kept = {e.id for e in after}
+            gone = [e for e in before if e.id not in kept and not e.is_summary]
+            summary = summary_of(condensation)
+            yield CondensationStep(
+                condensation.id,
+                condensation.line if condensation.line is not None else condensation.position,
+                before,
+                gone,
+                summary.text if summary is not None else None,
+                after,
+            )
+
+    def history(self) -> Iterator[Event | None]:
+        records = self.conversation.records
+        if self.upto is not None:
+            records = records[: _cut(list(records), self.upto, self.path)]
+        for record in records:
+            if record.kind == CONDENSATION_REQUEST:
+                yield None
+            elif record.sent and record.kind not in (CONDENSATION, SUMMARY_KIND):
+                yield V1Event(record.data, record.position, record.raw)
 
     @staticmethod
     def _latest_summary(

@@ -1,0 +1,103 @@
+"""`condense diff`: what left and entered the view between two moments or two configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.tokens import tokenizer_for
+from tests import stories
+
+COUNT = tokenizer_for("gpt-4o-mini").count_batch
+
+
+def tokens(*texts: str) -> int:
+    return sum(COUNT(list(texts)))
+
+
+# The last event before the condensation, per dialect: V1 positions count from 0,
+# Codex and Claude Code lines count the session's first line.
+BEFORE = {"openhands-v0": "8", "openhands-v1": "7", "claude-code": "8", "codex": "9"}
+
+
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_a_condensation_seen_as_a_diff(dialect: str, tmp_path: Path, cli) -> None:
+    log = stories.write(dialect, tmp_path / "s.jsonl")
+    result = cli("diff", log, "--upto", BEFORE[dialect], "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout_bytes)
+    assert data["dialect"] == dialect
+    assert (data["a"]["label"], data["b"]["label"]) == (f"up to {BEFORE[dialect]}", "now")
+    assert (data["a"]["events"], data["b"]["events"]) == (8, 2)
+    assert [e["kind"] for e in data["left"]] == [
+        *("action", "action", "observation", "action", "observation"),
+        *("action", "action", "observation"),
+    ]
+    assert len(data["left"]) == 8
+    assert [e["preview"] for e in data["entered"]] == [stories.DONE]
+    assert data["rewritten"] == []
+    assert data["summaries"] == {"removed": [], "added": [stories.SUMMARY]}
+    assert data["b"]["tokens"] == tokens(stories.SUMMARY, stories.DONE)
+    assert data["tokens_delta"] == data["b"]["tokens"] - data["a"]["tokens"]
+
+
+def test_diff_text_of_two_moments(tmp_path: Path, cli) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    result = cli("diff", log, "--upto", "5", "--upto", "10")
+    first, command = tokens(stories.FIRST), tokens(stories.COMMAND)
+    output, edited, done = tokens(stories.OUTPUT), tokens(stories.EDITED), tokens(stories.DONE)
+    left = first + command + output + edited + tokens("edited")
+    after = tokens(stories.SUMMARY) + done
+    assert result.stdout == (
+        f"diff of {log} (openhands-v0): up to 5 -> up to 10\n"
+        f"  events: 5 -> 2; tokens: {left:,} -> {after:,} ({after - left:+,})\n"
+        f"left the view (5 events, {left} tokens):\n"
+        f"  - 1 user action:message ({first} tokens): {stories.FIRST}\n"
+        f"  - 2 agent action:run ({command} tokens): {stories.COMMAND}\n"
+        f"  - 3 agent observation:run ({output} tokens): FAILED tests/test_app.py::test_add "
+        "AssertionError: 1 != 2\n"
+        f"  - 4 agent action:edit ({edited} tokens): {stories.EDITED}\n"
+        f"  - 5 agent observation:edit ({tokens('edited')} tokens): edited\n"
+        f"entered (1 event, {done} tokens):\n"
+        f"  + 10 agent action:message ({done} tokens): {stories.DONE}\n"
+        "summary: added (53 chars)\n"
+    )
+
+
+def test_two_configs_at_one_moment(tmp_path: Path, proc) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl", condensed=False)
+    mask = tmp_path / "mask.toml"
+    mask.write_text('[condenser]\ntype = "observation_masking"\nattention_window = 2\n')
+    forget = tmp_path / "forget.toml"
+    forget.write_text('[condenser]\ntype = "amortized"\nmax_size = 4\n')
+    done = proc("diff", log, "--upto", "6", "-c", mask, "-c", forget, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    data = orjson.loads(done.stdout)
+    assert (data["a"]["label"], data["b"]["label"]) == ("mask.toml", "forget.toml")
+    # masking rewrote results 3 and 5 (ids kept); forgetting keeps the head and 6
+    assert [e["id"] for e in data["left"]] == [2, 3, 4, 5]
+    assert data["entered"] == []
+    one = proc("diff", log, "--upto", "6", "-c", mask, "-f", "json")
+    rewritten = orjson.loads(one.stdout)["rewritten"]
+    # results more than attention_window events from the end of 6: only 3
+    assert [(e["id"], e["preview"]) for e in rewritten] == [(3, "<MASKED>")]
+    assert rewritten[0]["tokens_before"] == tokens(stories.OUTPUT)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "Error: give --upto A (and --upto B), or --config a.toml --config b.toml\n"),
+        (
+            ("-t", "amortized", *("--variant", "max_size=4") * 3),
+            "Error: diff compares two views, and these options make 3\n",
+        ),
+    ],
+)
+def test_diff_needs_two_views(args: tuple[str, ...], message: str, tmp_path: Path, cli) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    result = cli("diff", log, *args)
+    assert result.exit_code == 2
+    assert result.stderr == message + "Hint: see condense diff --help\n"

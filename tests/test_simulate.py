@@ -1,0 +1,119 @@
+"""`condense simulate`: the history replayed under a condenser, step by step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.tokens import tokenizer_for
+from tests import stories
+
+# amortized_forgetting, max_size 4, keep_first 1, on the story's 9 events: at step 5
+# the view [1..5] keeps the head and the newest pair (4, 5); at step 7 [1, 4, 5, 6, 7]
+# keeps the head and 7. Each time the cached prefix ends after the head.
+EVENTS = [1, 2, 3, 4, 3, 4, 2, 3, 4]
+TEXTS = [
+    [stories.FIRST],
+    [stories.FIRST, stories.COMMAND],
+    [stories.FIRST, stories.COMMAND, stories.OUTPUT],
+]
+
+
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_amortized_forgetting_fires_where_the_view_outgrows_max_size(
+    dialect: str, tmp_path: Path, cli
+) -> None:
+    log = stories.write(dialect, tmp_path / "s.jsonl")
+    result = cli("simulate", log, "-t", "amortized", "-s", "max_size=4", "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout_bytes)
+    assert (data["dialect"], data["events"]) == (dialect, 9)
+    [run] = data["runs"]
+    assert run["label"] == "amortized_forgetting"
+    assert run["series"]["events"] == EVENTS
+    assert (run["condensations"], run["fired_at"]) == (2, [5, 7])
+    assert run["view_events"] == {"peak": 4, "mean": 2.9, "final": 4}
+    assert (run["cache_busts"], run["events_rewritten"]) == (2, 3)
+    assert run["summariser_tokens"] == 0
+
+
+def test_tokens_are_those_of_the_view_after_each_step(tmp_path: Path, cli) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    data = orjson.loads(cli("simulate", log, "-f", "json").stdout_bytes)
+    count = tokenizer_for("gpt-4o-mini").count_batch
+    [run] = data["runs"]
+    assert run["label"] == "noop"
+    assert run["series"]["tokens"][:3] == [sum(count(texts)) for texts in TEXTS]
+    assert run["series"]["events"] == list(range(1, 10))
+    assert (run["cache_busts"], run["condensations"]) == (0, 0)
+
+
+def test_masking_busts_the_cache_each_time_it_masks_one_more_result(tmp_path: Path, cli) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    args = ("-t", "observation_masking", "-s", "attention_window=2", "-f", "json")
+    [run] = orjson.loads(cli("simulate", log, *args).stdout_bytes)["runs"]
+    # a result is masked once 2 events or more follow it: result 3 at step 5 (the
+    # cached prefix ends before it, at 2 of 5 events), result 5 at step 7 (4 of 7);
+    # result 8 never is
+    assert (run["cache_busts"], run["condensations"]) == (2, 0)
+    assert run["events_rewritten"] == 3 + 3
+
+
+def test_llm_summaries_are_placeholders_and_their_prompts_are_counted(
+    tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    args = ("-t", "llm", "-s", "max_size=4", "-s", "keep_first=0", "--summary-tokens", "20")
+    [run] = orjson.loads(cli("simulate", log, *args, "-f", "json").stdout_bytes)["runs"]
+    # step 5: the summary and the newest pair (4, 5); step 7: the summary and 7
+    assert run["fired_at"] == [5, 7]
+    assert run["series"]["events"] == [1, 2, 3, 4, 3, 4, 2, 3, 4]
+    assert run["summariser_tokens"] > 0
+    # the placeholder is about 20 tokens: "[placeholder summary]" and 16 words
+    assert run["series"]["tokens"][4] < run["series"]["tokens"][3]
+
+
+def test_configs_and_variants_are_columns_of_the_table(tmp_path: Path, proc) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    a = tmp_path / "a.toml"
+    a.write_text('[condenser]\ntype = "amortized"\nmax_size = 4\n')
+    b = tmp_path / "b.toml"
+    b.write_text('[condenser]\ntype = "noop"\n')
+    done = proc("simulate", log, "-c", a, "-c", b)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == (
+        f"simulate {log} (openhands-v0): 9 events as the agent saw them; "
+        "tokens: tiktoken o200k_base (as litellm counts for gpt-4o-mini)"
+    )
+    assert lines[1].split() == ["a.toml", "b.toml"]
+    assert lines[2].split() == ["condensations", "2", "0"]
+    assert lines[3].split() == ["first", "fired", "at", "step", "5", "-"]
+    assert lines[7].split() == ["cache", "busts", "2", "0"]
+    assert lines[8].split() == ["events", "rewritten", "3", "0"]
+    assert lines[-1] == "  1 = a.toml   2 = b.toml"
+    csv = proc("simulate", log, "-t", "amortized", "--variant", "max_size=4", "-f", "csv")
+    rows = csv.stdout.decode().splitlines()
+    assert rows[0] == (
+        "step,event,amortized_forgetting max_size=4 events,amortized_forgetting max_size=4 "
+        "tokens,amortized_forgetting max_size=4 condensed"
+    )
+    assert [r.split(",")[:3] for r in rows[4:7]] == [
+        ["4", "4", "4"],
+        ["5", "5", "3"],
+        ["6", "6", "4"],
+    ]
+    assert rows[5].endswith(",1")
+
+
+def test_a_request_in_the_history_makes_conversation_window_fire(make_log, cli) -> None:
+    from tests.conftest import msg, request
+
+    log = make_log([msg(0), msg(1), msg(2, source="agent"), request(3), msg(4, source="agent")])
+    [run] = orjson.loads(
+        cli("simulate", log, "-t", "conversation_window", "-f", "json").stdout_bytes
+    )["runs"]
+    assert run["fired_at"] == [4]
