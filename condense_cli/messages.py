@@ -98,6 +98,15 @@ def tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
     return {"role": "tool", "content": text, "tool_call_id": call_id, "name": name}
 
 
+def content_of(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A message's `content`: a plain string for one text part, else the list of parts."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
+    return parts
+
+
 def content_text(content: Any) -> str:
     """The text of a message's content: the string, or its text parts joined."""
     if isinstance(content, str):

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.messages import tool_call, tool_result
+from condense_cli.messages import content_of, tool_call, tool_result
 
 REMINDER = "<system-reminder>"
 
@@ -51,14 +51,6 @@ def _part(block: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if not parts:
-        return ""
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return str(parts[0]["text"])
-    return parts
-
-
 def _result_text(block: dict[str, Any]) -> str:
     content = block.get("content")
     if isinstance(content, str):
@@ -85,7 +77,7 @@ def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     names[call_id] = name
                     arguments = orjson.dumps(block.get("input")).decode()
                     calls.append(tool_call(call_id, name, arguments))
-            chat: dict[str, Any] = {"role": "assistant", "content": _content(parts)}
+            chat: dict[str, Any] = {"role": "assistant", "content": content_of(parts)}
             if calls:
                 chat["tool_calls"] = calls
             if parts or calls:
@@ -96,5 +88,5 @@ def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 call_id = str(block.get("tool_use_id", ""))
                 out.append(tool_result(call_id, names.get(call_id, ""), _result_text(block)))
         if parts:
-            out.append({"role": str(message.get("role") or "user"), "content": _content(parts)})
+            out.append({"role": str(message.get("role") or "user"), "content": content_of(parts)})
     return out

@@ -33,6 +33,7 @@ from condense_cli.messages import (
     SYNTHESIZED,
     Change,
     Conversion,
+    content_of,
     tool_call,
     tool_result,
 )
@@ -56,14 +57,6 @@ def _parts(content: Any) -> list[dict[str, Any]]:
                 parts.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": str(part.get("image_url"))}})
-    return parts
-
-
-def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if not parts:
-        return ""
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return str(parts[0]["text"])
     return parts
 
 
@@ -138,7 +131,7 @@ def convert(
         elif kind == "message":
             role = str(item.get("role") or "user")
             role = "system" if role == "developer" else role
-            messages.append({"role": role, "content": _content(_parts(item.get("content")))})
+            messages.append({"role": role, "content": content_of(_parts(item.get("content")))})
         else:
             event, line = locate(item)
             reason = (

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.messages import tool_call, tool_result
+from condense_cli.messages import content_of, tool_call, tool_result
 from condense_cli.model import Event
 
 ACTION = "ActionEvent"
@@ -54,14 +54,6 @@ def _parts(content: Any) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": item["text"]})
         for url in item.get("image_urls") or ():
             parts.append({"type": "image_url", "image_url": {"url": str(url)}})
-    return parts
-
-
-def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if not parts:
-        return ""
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return str(parts[0]["text"])
     return parts
 
 
@@ -112,11 +104,11 @@ def message_of(event: Event) -> dict[str, Any]:
         return tool_result(event.tool_call_id or "", name, result_text(event))
     if kind == "SystemPromptEvent":
         parts = _parts(data.get("system_prompt")) + _parts(data.get("dynamic_context"))
-        return {"role": "system", "content": _content(parts)}
+        return {"role": "system", "content": content_of(parts)}
     if kind == "MessageEvent":
         message = _dict(data.get("llm_message"))
         parts = _parts(message.get("content")) + _parts(data.get("extended_content"))
-        return {"role": _str(message.get("role")) or "user", "content": _content(parts)}
+        return {"role": _str(message.get("role")) or "user", "content": content_of(parts)}
     return {"role": "user", "content": event.text}  # a summary
 
 
@@ -137,7 +129,7 @@ def convert(events: list[Event], merge_user_turns: bool) -> list[dict[str, Any]]
                 batch.append(events[i + len(batch)])
             message = {
                 "role": "assistant",
-                "content": _content(_parts(event.data.get("thought"))),
+                "content": content_of(_parts(event.data.get("thought"))),
                 "tool_calls": [_call(e.data) for e in batch],
             }
             i += len(batch)
