@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ import pytest
 
 from condense_cli.dialects.claude_code import ClaudeEvent, api_messages
 from condense_cli.dialects.claude_code_messages import chat_messages
-from tests.clients.install import Clients, ensure_clients
+from tests.clients.install import Clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer
 from tests.fake_llm import FakeLLM
@@ -56,17 +56,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
     reason="node and npm are needed to install and run the Claude Code client",
 )
-
-
-@pytest.fixture(scope="session")
-def clients() -> Clients:
-    return ensure_clients()
-
-
-@pytest.fixture
-def anthropic() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from condense_cli.dialects.codex_messages import convert
-from tests.clients.install import Clients, ensure_clients
+from tests.clients.install import Clients
 from tests.clients.resume import Run, resume_codex
 from tests.clients.servers import OpenAIServer
 from tests.conftest import CONDENSE
@@ -54,17 +54,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
     reason="node and npm are needed to install and run the Codex client",
 )
-
-
-@pytest.fixture(scope="session")
-def clients() -> Clients:
-    return ensure_clients()
-
-
-@pytest.fixture
-def openai() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
 
 
 def corpus_rollouts() -> list[Path]:

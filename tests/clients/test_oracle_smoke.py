@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.clients.install import Clients, ensure_clients
+from tests.clients.install import Clients
 from tests.clients.resume import resume_claude, resume_codex
 from tests.clients.servers import AnthropicServer, OpenAIServer
 
@@ -27,23 +26,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
     reason="node and npm are needed to install and run the Claude Code and Codex clients",
 )
-
-
-@pytest.fixture(scope="session")
-def clients() -> Clients:
-    return ensure_clients()
-
-
-@pytest.fixture
-def anthropic() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as server:
-        yield server
-
-
-@pytest.fixture
-def openai() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,28 @@
+"""Fixtures of the real-client tests: the pinned clients and the scripted servers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.clients.install import Clients, ensure_clients
+from tests.clients.servers import AnthropicServer, OpenAIServer
+
+
+@pytest.fixture(scope="session")
+def clients() -> Clients:
+    """Claude Code and Codex at their pinned versions, installed from npm if missing."""
+    return ensure_clients()
+
+
+@pytest.fixture
+def anthropic() -> Iterator[AnthropicServer]:
+    with AnthropicServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as server:
+        yield server
