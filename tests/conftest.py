@@ -194,3 +194,16 @@ def proc() -> Callable[..., subprocess.CompletedProcess[bytes]]:
         )
 
     return _run
+
+
+def start_condense_writers(target: Path) -> list[subprocess.Popen[bytes]]:
+    """Four `request` and four `run --force` processes on `target`, all at once."""
+    return [
+        subprocess.Popen(
+            [str(CONDENSE), *args, str(target)]
+            + (["-t", "amortized", "-s", "max_size=20", "--force"] if args == ["run"] else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for args in (["request"], ["run"]) * 4
+    ]

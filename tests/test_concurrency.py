@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.conftest import CONDENSE
+from tests.conftest import CONDENSE, start_condense_writers
 
 
 def test_eight_processes_append_at_once(tmp_path: Path, corpus: Path) -> None:
@@ -101,15 +101,7 @@ def test_agent_writers_run_and_request_together(tmp_path: Path, corpus: Path) ->
     writers = [
         subprocess.Popen(["python3", "-c", AGENT_WRITER, str(log), "30", f"w{k}"]) for k in range(3)
     ]
-    condense = [
-        subprocess.Popen(
-            [str(CONDENSE), *args, str(log)]
-            + (["-t", "amortized", "-s", "max_size=20", "--force"] if args == ["run"] else []),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for args in (["request"], ["run"]) * 4
-    ]
+    condense = start_condense_writers(log)
     for writer in writers:
         assert writer.wait(timeout=120) == 0
     outputs = [p.communicate(timeout=120) for p in condense]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,6 @@ IGNORED_NOTE = (
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    yield server
-    server.close()
 
 
 def switched(text: str, block: str) -> str:

@@ -3,13 +3,11 @@ by one rule; log lines never echoed whole."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import lines_of, msg, run_action, run_obs
-from tests.fake_llm import FakeLLM
 
 KEY = "sk-live-9f8e7d6c5b4a39281706"
 HEADER = "Bearer hdr-5e1f0c2b9a77"
@@ -20,13 +18,6 @@ PASSWORD = "pw-4d3c2b1a"
 def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    yield server
-    server.close()
 
 
 def test_config_masks_every_api_key(cli, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 
 from condense_cli.dialects import openhands_v1 as v1
-from tests.conftest import CONDENSE
+from tests.conftest import CONDENSE, start_condense_writers
 from tests.dialects.test_openhands_v1 import ONE_CONDENSATION, system, write_jsonl
 from tests.dialects.test_openhands_v1_cli import copy_of, event_files, events_dir
 
@@ -131,15 +131,7 @@ def test_sdk_writers_and_condense_append_together(tmp_path: Path) -> None:
         subprocess.Popen(["python3", "-c", SDK_WRITER, str(events_dir(folder)), "20", f"w{k}"])
         for k in range(3)
     ]
-    ours = [
-        subprocess.Popen(
-            [str(CONDENSE), *args, str(folder)]
-            + (["-t", "amortized", "-s", "max_size=20", "--force"] if args == ["run"] else []),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for args in (["request"], ["run"]) * 4
-    ]
+    ours = start_condense_writers(folder)
     for writer in writers:
         assert writer.wait(timeout=120) == 0
     outputs = [p.communicate(timeout=120) for p in ours]
