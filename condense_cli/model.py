@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import orjson
+
 
 class Event:
     """One event of a view, in neutral terms.
@@ -119,10 +121,9 @@ class Event:
         raise NotImplementedError(f"{type(self).__name__} cannot be rewritten")
 
     def to_json(self) -> bytes:
-        """The event as one JSON line body: the original bytes when we have them."""
-        if self.raw is None:
-            raise NotImplementedError(f"{type(self).__name__} has no serialisation")
-        return self.raw
+        """The event as one JSON line body: the original bytes when we have them,
+        else its record serialised (an event made or rewritten here)."""
+        return self.raw if self.raw is not None else orjson.dumps(self.data)
 
     # --- derived --------------------------------------------------------------------
 

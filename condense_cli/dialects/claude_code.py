@@ -207,9 +207,6 @@ class ClaudeEvent(Event):
         event.answers = self.answers
         return event
 
-    def to_json(self) -> bytes:
-        return self.raw if self.raw is not None else orjson.dumps(self.data)
-
 
 def summary_event(text: str) -> ClaudeEvent:
     """The summary line a Claude Code view shows (the client's `isCompactSummary`)."""

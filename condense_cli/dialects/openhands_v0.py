@@ -222,9 +222,6 @@ class V0Event(Event):
     def masked(self, text: str) -> V0Event:
         return self.replaced(content=text)
 
-    def to_json(self) -> bytes:
-        return self.raw if self.raw is not None else orjson.dumps(self.data)
-
     @property
     def is_summary(self) -> bool:
         return self.key is None and self.data.get("observation") == "condense"

@@ -1266,9 +1266,6 @@ class V1Event(Event):
             raise ValueError(f"a {kind} has no tool result to rewrite")
         return V1Event(data, self.key, None, self._unit)
 
-    def to_json(self) -> bytes:
-        return self.raw if self.raw is not None else orjson.dumps(self.data)
-
 
 def _arguments(text: str) -> dict[str, Any]:
     """A tool call's arguments as an object (empty when they are not one)."""
