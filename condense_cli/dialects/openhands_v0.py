@@ -6,15 +6,17 @@ re-serialises an event it did not create.
 
 from __future__ import annotations
 
+import io
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from condense_cli import fastlines
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -24,6 +26,12 @@ from condense_cli.dialects.base import (
     quiet_reading,
 )
 from condense_cli.errors import ConfigError, LogError
+from condense_cli.fastlines import (
+    Worker,
+    lines_end,
+    read_blocks,
+    split_point,
+)
 from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
@@ -50,6 +58,9 @@ from condense_cli.replay import (
 from condense_cli.stats import Tally, condensation_rows, model_text, tally_numbers
 from condense_cli.text import plural
 from condense_cli.tokens import Tokenizer
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.openhands_v0_fast import Classified
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -406,10 +417,104 @@ def scan_log(source: LogSource, *, upto: int | None = None, collect: bool = Fals
 
 class V0Scan(KeyedScan):
     """Pass one over a V0 log: ordinary events take a short fast path; condensations,
-    requests, hidden events and anything suspect go through the full validator."""
+    requests, hidden events and anything suspect go through the full validator.
+
+    Logs of `FAST_MIN_BYTES` or more are read in blocks decoded by msgspec
+    (`fastlines`), and from `parallel_min_bytes()` on, the second half is sorted by a
+    forked worker while this process reads the first.
+    """
 
     def run(self, source: LogSource) -> None:
-        """Read every line; ordinary events take the fast path, the rest `slow_line`.
+        """Read every line; ordinary events take a fast path, the rest `slow_line`."""
+        if source.size < fastlines.FAST_MIN_BYTES:
+            self.run_lines(source, 0, 0)
+            return
+        from condense_cli.dialects.openhands_v0_fast import classify_range
+
+        file = source.file
+        end = lines_end(file, source.size)
+        split = end
+        worker = None
+        if self.upto == MAX_ID and end >= fastlines.parallel_min_bytes():
+            split = split_point(file, 0, end)
+            if split < end:
+                worker = Worker(lambda: classify_range(file, split, end))
+        try:
+            lines = self.run_blocks(source, 0, split, 0)
+            if worker is not None:
+                half = worker.result()
+                if half is None:  # the worker failed: read its half here
+                    lines = self.run_blocks(source, split, end, lines)
+                else:
+                    self.apply(half, lines, end, source)
+                    lines += half.lines
+                    if source.on_progress is not None:
+                        source.on_progress(end)
+        finally:
+            if worker is not None:
+                worker.stop()
+        self.run_lines(source, end, lines)
+
+    def run_blocks(self, source: LogSource, start: int, end: int, lines: int) -> int:
+        """Read `start..end` in blocks (after `lines` lines); return the lines read."""
+        from condense_cli.dialects.openhands_v0_fast import DECODER, Classified, classify_block
+
+        report = source.on_progress
+        for offset, block in read_blocks(source.file, start, end):
+            decoded = DECODER.decode(block)
+            if decoded is None:
+                lines = self.run_lines(source, offset, lines, io.BytesIO(block))
+            else:
+                into = Classified()
+                classify_block(decoded, offset, self.upto, into)
+                self.apply(into, lines, offset + len(block), source)
+                lines += into.lines
+            if report is not None:
+                report(offset + len(block))
+        return lines
+
+    def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
+        """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
+        ids = stretch.ids
+        done = 0  # ordinary events applied
+        for seen, (before, position, start, stop) in enumerate(
+            [*stretch.others, (len(ids), -1, end, end)]
+        ):
+            if before > done:
+                self._apply_run(stretch, done, before, lines + done + seen, start, source)
+                done = before
+            if position >= 0:
+                raw = b"".join(source.read_range(start, stop))
+                self.slow_line(lines + position + 1, raw, start, stop, None)
+
+    def _apply_run(
+        self, stretch: Classified, first: int, last: int, line: int, end: int, source: LogSource
+    ) -> None:
+        """Ordinary events `first..last` of a stretch, on the lines after `line`, the
+        last one ending at offset `end`."""
+        index = self.index
+        ids, offsets = stretch.ids, stretch.offsets
+        if self.cut or ids[first] <= self.prev_id:  # the exact path says what is wrong
+            for k in range(first, last):
+                start = offsets[k]
+                stop = offsets[k + 1] if k + 1 < last else end
+                raw = b"".join(source.read_range(start, stop))
+                self.slow_line(line + 1 + k - first, raw, start, stop, None)
+            return
+        if first == 0 and last == len(ids):
+            index.line_ids.extend(ids)
+            index.line_offsets.extend(offsets)
+        else:
+            index.line_ids.extend(ids[first:last])
+            index.line_offsets.extend(offsets[first:last])
+        self.prev_id = ids[last - 1]
+        self.prev_line = line + last - first
+        index.replay_end = max(index.replay_end, end)
+
+    def run_lines(self, source: LogSource, offset: int, number: int, lines: Any = None) -> int:
+        """The exact line loop, from byte `offset` after line `number`: over `lines`
+        (a block's), or over the file to the size taken at open. Returns the last
+        line's number.
 
         The fast path only records each event's id and offset: counts are
         worked out from those arrays when a condensation needs them.
@@ -420,16 +525,17 @@ class V0Scan(KeyedScan):
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         upto = self.upto
         prev_id, prev_line = self.prev_id, self.prev_line
+        from_file = lines is None
         report, step = source.on_progress, source.PROGRESS_STEP
-        next_report = step if report is not None else sys.maxsize
-        size = source.size
+        next_report = step if report is not None and from_file else sys.maxsize
+        size = source.size if from_file else sys.maxsize
         watch = min(size + 1, next_report)  # the next offset that needs a look
-        number = offset = replay_end = 0
-        cut = False
-        raw = b""
-        file = source.file
-        file.seek(0)
-        for raw in file:
+        replay_end = 0
+        cut = self.cut
+        if from_file:
+            lines = source.file
+            lines.seek(offset)
+        for raw in lines:
             number += 1
             start = offset
             offset += len(raw)
@@ -438,6 +544,7 @@ class V0Scan(KeyedScan):
                     clipped = source.clip(raw, start)
                     if clipped is None:
                         offset = start
+                        number -= 1
                         break
                     raw, offset, size = clipped, start + len(clipped), source.size
                 if offset >= next_report:
@@ -481,8 +588,9 @@ class V0Scan(KeyedScan):
             prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
         self.prev_id, self.prev_line = prev_id, prev_line
         index.replay_end = max(index.replay_end, replay_end)
-        if not source.ends_with_newline(offset):
+        if from_file and not source.ends_with_newline(offset):
             index.clean = False  # the last line needs its newline written by us
+        return number
 
     def slow_line(
         self, number: int, raw: bytes, start: int, end: int, data: dict[str, Any] | None

@@ -1,0 +1,216 @@
+"""Reading big JSON-lines logs fast: whole blocks of lines decoded by msgspec, checked
+to be exactly what the exact path would accept, on one or two processes.
+
+The exact path (`orjson.loads` of each line, then the dialect's validator) stays the
+definition of a valid line. msgspec decodes a block of lines into small Structs and
+skips the fields it is not asked for without building them, which is what makes it
+faster; but it accepts some input orjson refuses. A block is taken from msgspec only
+when it also passes these checks:
+
+- as many values as lines, each line starting with `{` and ending with `}` (a CR
+  before the newline is allowed): so no blank line, no two values on a line and no
+  value split over lines, since `}` newline `{` cannot occur inside one JSON value;
+- valid UTF-8 (msgspec does not check the strings it skips);
+- no number that overflows a double (orjson refuses `1e400`, msgspec skips it): lines
+  where one might be are left to the exact path.
+
+Anything else (a block msgspec refuses, or one that fails a check) goes to the exact
+path line by line, so errors keep their wording. msgspec is imported only for logs of
+at least `FAST_MIN_BYTES`, where it pays for its import.
+
+A log of at least `PARALLEL_MIN_BYTES` is split at a newline near its middle; a forked
+worker classifies the second half while the caller reads the first (`Worker`). The
+environment variable `CONDENSE_PARALLEL_MIN_BYTES` overrides the threshold (0 always
+splits), for tests and for measuring the break-even point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Decoded = tuple[list[Any], list[int], set[int]]
+
+BLOCK_BYTES = 1 << 20
+# Below this, msgspec's import (about 20 ms) costs more than it saves.
+FAST_MIN_BYTES = 4 << 20
+# Below this, forking a worker costs more than it saves; `bench/breakeven.py` measures it.
+PARALLEL_MIN_BYTES = 48 << 20
+
+# Each digit maps to "0", an exponent mark to "e", a sign to "+", anything else to
+# itself: an overflowing number then shows as a 3-digit exponent or a long digit run.
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E-", b"000000000e+")
+# A number overflows a double only with an exponent of 3 or more digits, or with 210
+# or more digits before its decimal point (an exponent of 2 digits adds at most 99).
+_MAY_OVERFLOW = (b"0e000", b"0e+000", b"0" * 210)
+
+
+def parallel_min_bytes() -> int:
+    """The size from which a scan is split over two processes."""
+    value = os.environ.get("CONDENSE_PARALLEL_MIN_BYTES")
+    return int(value) if value and value.isdigit() else PARALLEL_MIN_BYTES
+
+
+def lines_end(file: Any, size: int) -> int:
+    """The offset just after the last newline within the first `size` bytes (0 if none)."""
+    position = size
+    while position > 0:
+        step = min(BLOCK_BYTES, position)
+        chunk = os.pread(file.fileno(), step, position - step)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            return position - step + newline + 1
+        position -= step
+    return 0
+
+
+def split_point(file: Any, start: int, end: int) -> int:
+    """A line start near the middle of `start..end` (whole lines), or `end`."""
+    middle = (start + end) // 2
+    fd = file.fileno()
+    while middle < end:
+        chunk = os.pread(fd, min(BLOCK_BYTES, end - middle), middle)
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return middle + newline + 1
+        middle += len(chunk)
+    return end
+
+
+def read_blocks(file: Any, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of blocks of whole lines covering `start..end`, where `end`
+    follows a newline. A block holds at least one line, however long."""
+    fd = file.fileno()
+    position = start
+    while position < end:
+        want = min(BLOCK_BYTES, end - position)
+        data = os.pread(fd, want, position)
+        cut = data.rfind(b"\n") + 1
+        while cut == 0 and position + len(data) < end:  # one line longer than a block
+            more = os.pread(fd, min(len(data), end - position - len(data)), position + len(data))
+            if not more:
+                break
+            data += more
+            cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            return
+        yield position, data if cut == len(data) else data[:cut]
+        position += cut
+
+
+class BlockDecoder:
+    """msgspec decoding of blocks into one Struct type, with the exactness checks."""
+
+    def __init__(self, struct: type) -> None:
+        import msgspec  # here: it costs ~20 ms to import and only big logs need it
+
+        self._decode = msgspec.json.Decoder(struct).decode_lines
+        self._errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+    def decode(self, block: bytes) -> Decoded | None:
+        """The block's values, the offset of each line in the block (and the block's
+        length after them), and the indexes of lines the exact path must check (a
+        number may overflow); None when the whole block must go to the exact path."""
+        try:
+            values = self._decode(block)
+        except self._errors:
+            return None
+        if not block.isascii():
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        starts = line_starts(block, len(values))
+        if starts is None:
+            return None
+        return values, starts, doubtful_lines(block, starts)
+
+
+def line_starts(block: bytes, count: int) -> list[int] | None:
+    """Where each of the block's lines starts, then the block's length, if it has
+    `count` lines that each start with `{` and end with `}` (or `}` CR); None otherwise."""
+    starts: list[int] = []
+    add = starts.append
+    find = block.find
+    position = 0
+    for _ in range(count):
+        end = find(b"\n", position)
+        if end < 0 or block[position] != 123:
+            return None
+        last = block[end - 1]
+        if last != 125 and not (last == 13 and block[end - 2] == 125 and end - 2 > position):
+            return None
+        add(position)
+        position = end + 1
+    if position != len(block):
+        return None
+    add(position)
+    return starts
+
+
+def doubtful_lines(block: bytes, starts: list[int]) -> set[int]:
+    """Indexes of the lines that may hold a number too large for a double."""
+    shapes = block.translate(_NUMBER_SHAPES)
+    doubtful: set[int] = set()
+    for pattern in _MAY_OVERFLOW:
+        found = shapes.find(pattern)
+        while found >= 0:
+            doubtful.add(bisect_right(starts, found) - 1)
+            found = shapes.find(pattern, found + 1)
+    return doubtful
+
+
+class Worker:
+    """A forked child that computes one picklable result; the parent collects it.
+
+    The child's result reaches the parent through a pipe. If the child fails or
+    dies, `result()` returns None and the caller does the work itself.
+    """
+
+    def __init__(self, task: Callable[[], Any]) -> None:
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child
+            status = 1
+            try:
+                os.close(read_end)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                data = pickle.dumps(task(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_end, "wb") as pipe:
+                    pipe.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self._pipe = os.fdopen(read_end, "rb")
+        self._done = False
+
+    def result(self) -> Any | None:
+        """The child's result, or None if it failed."""
+        try:
+            data = self._pipe.read()
+        finally:
+            self._pipe.close()
+        _, status = os.waitpid(self.pid, 0)
+        self._done = True
+        if os.waitstatus_to_exitcode(status) != 0 or not data:
+            return None
+        try:
+            return pickle.loads(data)
+        except (pickle.UnpicklingError, EOFError, ValueError):
+            return None
+
+    def stop(self) -> None:
+        """Kill and reap the child if its result was never collected."""
+        if self._done:
+            return
+        self._done = True
+        self._pipe.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
