@@ -30,8 +30,7 @@ import contextlib
 import os
 import pickle
 import signal
-from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 Decoded = tuple[list[Any], list[int], set[int]]
@@ -42,12 +41,19 @@ FAST_MIN_BYTES = 4 << 20
 # Below this, forking a worker costs more than it saves; `bench/breakeven.py` measures it.
 PARALLEL_MIN_BYTES = 48 << 20
 
-# Each digit maps to "0", an exponent mark to "e", a sign to "+", anything else to
-# itself: an overflowing number then shows as a 3-digit exponent or a long digit run.
-_NUMBER_SHAPES = bytes.maketrans(b"123456789E-", b"000000000e+")
-# A number overflows a double only with an exponent of 3 or more digits, or with 210
-# or more digits before its decimal point (an exponent of 2 digits adds at most 99).
-_MAY_OVERFLOW = (b"0e000", b"0e+000", b"0" * 210)
+# A number can overflow a double only with an exponent of 3 or more digits, or with
+# 210 or more digits before its decimal point (an exponent of 2 digits adds at most
+# 99). To find where one might be, digits become "0", exponent marks "e", signs and
+# letters other than e/E disappear, newlines stay, and every other byte becomes a
+# space: then "0e000" or a run of 210 "0" marks a line for the exact path. Deleting never splits
+# a run, so no number is missed; it may join some (a hex "3e400a"), which only costs
+# an exact look at that line.
+_SEPARATORS = bytes(c for c in range(128) if not chr(c).isalnum() and c not in b"+-\n")
+_SHAPES = bytes.maketrans(
+    b"0123456789eE" + _SEPARATORS, b"0" * 10 + b"ee" + b" " * len(_SEPARATORS)
+)
+_DROPPED = bytes(c for c in range(256) if c >= 128 or (chr(c).isalpha() and c not in b"eE")) + b"+-"
+_MAY_OVERFLOW = (b"0e000", b"0" * 210)
 
 
 def parallel_min_bytes() -> int:
@@ -128,7 +134,7 @@ class BlockDecoder:
         starts = line_starts(block, len(values))
         if starts is None:
             return None
-        return values, starts, doubtful_lines(block, starts)
+        return values, starts, doubtful_lines(block)
 
 
 def line_starts(block: bytes, count: int) -> list[int] | None:
@@ -153,64 +159,74 @@ def line_starts(block: bytes, count: int) -> list[int] | None:
     return starts
 
 
-def doubtful_lines(block: bytes, starts: list[int]) -> set[int]:
+def doubtful_lines(block: bytes) -> set[int]:
     """Indexes of the lines that may hold a number too large for a double."""
-    shapes = block.translate(_NUMBER_SHAPES)
+    shapes = block.translate(_SHAPES, _DROPPED)
     doubtful: set[int] = set()
     for pattern in _MAY_OVERFLOW:
         found = shapes.find(pattern)
         while found >= 0:
-            doubtful.add(bisect_right(starts, found) - 1)
+            doubtful.add(shapes.count(b"\n", 0, found))
             found = shapes.find(pattern, found + 1)
     return doubtful
 
 
 class Worker:
-    """A forked child that computes one picklable result; the parent collects it.
+    """A forked child that works through `task` and streams each item it yields back
+    to the parent through a pipe (pickled, one after another).
 
-    The child's result reaches the parent through a pipe. If the child fails or
-    dies, `result()` returns None and the caller does the work itself.
+    `items()` yields them in order; afterwards `complete` says whether the child
+    got to the end of its task. If it did not (it failed or was killed), the
+    caller does the rest itself, from the last item it received.
     """
 
-    def __init__(self, task: Callable[[], Any]) -> None:
+    def __init__(self, task: Callable[[], Iterable[Any]]) -> None:
         read_end, write_end = os.pipe()
         self.pid = os.fork()
-        if self.pid == 0:  # the child
+        if self.pid == 0:  # the child: never returns
             status = 1
             try:
                 os.close(read_end)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                data = pickle.dumps(task(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as pipe:
-                    pipe.write(data)
+                with os.fdopen(write_end, "wb", buffering=1 << 16) as pipe:
+                    for item in task():
+                        pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_end)
         self._pipe = os.fdopen(read_end, "rb")
-        self._done = False
+        self._running = True
+        self.complete = False
 
-    def result(self) -> Any | None:
-        """The child's result, or None if it failed."""
+    def items(self) -> Iterator[Any]:
+        """The child's items as they arrive; stops early if the child fails."""
+        ended = False
         try:
-            data = self._pipe.read()
+            while True:
+                try:
+                    item = pickle.load(self._pipe)
+                except EOFError:
+                    ended = True
+                    break
+                except (pickle.UnpicklingError, ValueError, OSError):
+                    break
+                yield item
         finally:
-            self._pipe.close()
+            self._finish(ended)
+
+    def _finish(self, ended: bool) -> None:
+        """Close the pipe and reap the child (killed first unless it ended)."""
+        if not self._running:
+            return
+        self._running = False
+        self._pipe.close()
+        if not ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
-        self._done = True
-        if os.waitstatus_to_exitcode(status) != 0 or not data:
-            return None
-        try:
-            return pickle.loads(data)
-        except (pickle.UnpicklingError, EOFError, ValueError):
-            return None
+        self.complete = ended and os.waitstatus_to_exitcode(status) == 0
 
     def stop(self) -> None:
-        """Kill and reap the child if its result was never collected."""
-        if self._done:
-            return
-        self._done = True
-        self._pipe.close()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
+        """Kill and reap the child if its items were not all read."""
+        self._finish(False)

@@ -197,10 +197,12 @@ def test_random_logs_are_judged_alike(size, inserts, cut, block, tmp_path_factor
 
 
 def test_a_failed_worker_changes_nothing(tmp_path: Path, monkeypatch) -> None:
-    """The parent reads the half itself when its worker dies or fails."""
+    """The parent reads the rest of the half itself when its worker dies or fails,
+    at the start or after sending some blocks."""
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(story(300)) + b"\n")
     expected = every_path(monkeypatch, log)[EXACT]
+    classify_range = openhands_v0_fast.classify_range
 
     def killed(*_args: Any) -> Any:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -208,10 +210,16 @@ def test_a_failed_worker_changes_nothing(tmp_path: Path, monkeypatch) -> None:
     def failing(*_args: Any) -> Any:
         raise MemoryError
 
-    for broken in (killed, failing):
+    def dies_midway(*args: Any) -> Any:
+        for sent, stretch in enumerate(classify_range(*args)):
+            if sent == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield stretch
+
+    for broken in (killed, failing, dies_midway):
         use_path(monkeypatch, TWO)
         monkeypatch.setattr(openhands_v0_fast, "classify_range", broken)
-        assert outcome(log) == expected
+        assert outcome(log) == expected, broken.__name__
     with pytest.raises(ChildProcessError):  # every worker was reaped
         os.waitpid(-1, os.WNOHANG)
 

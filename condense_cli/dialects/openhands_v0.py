@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -438,18 +439,18 @@ class V0Scan(KeyedScan):
         if self.upto == MAX_ID and end >= fastlines.parallel_min_bytes():
             split = split_point(file, 0, end)
             if split < end:
-                worker = Worker(lambda: classify_range(file, split, end))
+                worker = Worker(partial(classify_range, file, split, end))
         try:
             lines = self.run_blocks(source, 0, split, 0)
             if worker is not None:
-                half = worker.result()
-                if half is None:  # the worker failed: read its half here
-                    lines = self.run_blocks(source, split, end, lines)
-                else:
-                    self.apply(half, lines, end, source)
-                    lines += half.lines
+                for stretch in worker.items():
+                    self.apply(stretch, lines, stretch.end, source)
+                    lines += stretch.lines
+                    split = stretch.end
                     if source.on_progress is not None:
-                        source.on_progress(end)
+                        source.on_progress(split)
+                if not worker.complete:  # read the rest of its half here
+                    lines = self.run_blocks(source, split, end, lines)
         finally:
             if worker is not None:
                 worker.stop()
@@ -465,7 +466,7 @@ class V0Scan(KeyedScan):
             if decoded is None:
                 lines = self.run_lines(source, offset, lines, io.BytesIO(block))
             else:
-                into = Classified()
+                into = Classified(end=offset + len(block))
                 classify_block(decoded, offset, self.upto, into)
                 self.apply(into, lines, offset + len(block), source)
                 lines += into.lines

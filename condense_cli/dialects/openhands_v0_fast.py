@@ -8,6 +8,7 @@ annotations as types.
 
 import io
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -48,6 +49,7 @@ class Classified:
     offsets: array = field(default_factory=lambda: array("q"))
     others: list[tuple[int, int, int, int]] = field(default_factory=list)
     lines: int = 0
+    end: int = 0  # the offset after the stretch
 
 
 def classify_block(decoded: Decoded, base: int, upto: int, into: Classified) -> None:
@@ -89,20 +91,18 @@ def classify_block(decoded: Decoded, base: int, upto: int, into: Classified) -> 
     into.lines = first_line + len(values)
 
 
-def classify_range(file: Any, start: int, end: int) -> Classified:
-    """Sort the lines of `start..end` (a worker's half of the log); blocks the fast
-    path cannot take are listed line by line for the exact path."""
-    into = Classified()
+def classify_range(file: Any, start: int, end: int) -> Iterator[Classified]:
+    """Sort the lines of `start..end` (a worker's half of the log), one block at a
+    time; a block the fast path cannot take is listed line by line for the exact path."""
     for offset, block in read_blocks(file, start, end):
+        into = Classified(end=offset + len(block))
         decoded = DECODER.decode(block)
         if decoded is None:
-            line_start = 0
+            line_start = offset
             for raw in io.BytesIO(block):
-                into.others.append(
-                    (len(into.ids), into.lines, offset + line_start, offset + line_start + len(raw))
-                )
+                into.others.append((0, into.lines, line_start, line_start + len(raw)))
                 into.lines += 1
                 line_start += len(raw)
         else:
             classify_block(decoded, offset, MAX_ID, into)
-    return into
+        yield into
