@@ -35,7 +35,7 @@ from typing import Any
 
 Decoded = tuple[list[Any], list[int], set[int]]
 
-BLOCK_BYTES = 1 << 20
+BLOCK_BYTES = 256 << 10
 # Below this, msgspec's import (about 20 ms) costs more than it saves.
 FAST_MIN_BYTES = 4 << 20
 # Below this, forking a worker costs more than it saves; `bench/breakeven.py` measures it.
