@@ -12,12 +12,10 @@ import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
-from rich.console import Console
-from rich.text import Text
 from typer.core import TyperCommand, TyperOption
 
 from condense_cli import __version__
@@ -28,12 +26,18 @@ from condense_cli.errors import CondenseError, OutputError
 from condense_cli.log import STDIN, is_stream
 from condense_cli.messages import Conversion
 from condense_cli.model import Problem, View
-from condense_cli.output import StdoutConsole, install_stdout, silence_stdout
+from condense_cli.output import install_stdout, silence_stdout
 from condense_cli.progress import progress
 from condense_cli.redact import mask
 from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
 from condense_cli.replay import Gap
 from condense_cli.text import plural, sanitize
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich (~30 ms to import) is imported only where something is drawn with it: the
+# text view on a terminal, tables, messages on stderr; piped output and JSON never.
 
 app = typer.Typer(
     name="condense",
@@ -160,7 +164,9 @@ DialectOpt = Annotated[
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    from condense_cli.consoles import stderr_console
+
+    return stderr_console()
 
 
 def _say(message: str) -> None:
@@ -342,6 +348,10 @@ def _print_view(
     if not sys.stdout.isatty():
         write_plain(current, sys.stdout, header, full, gaps)
         return
+    from rich.console import Console
+
+    from condense_cli.consoles import StdoutConsole
+
     console = StdoutConsole(highlight=False)
     if not page:
         print_rich(current, console, header, full, gaps)
@@ -436,6 +446,8 @@ def run(
     dialect: DialectOpt = None,
 ) -> None:
     """Run the configured condenser and append its condensation."""
+    from rich.text import Text
+
     from condense_cli.model import Condensation
     from condense_cli.runner import Feedback, describe_rewrite, run_condenser
 
@@ -543,6 +555,7 @@ def stats(
     Also events and bytes by type, and what each condensation forgot.
     """
     from condense_cli.config import LLMTables, load_settings
+    from condense_cli.consoles import StdoutConsole
     from condense_cli.render import print_stats
     from condense_cli.tokens import tokenizer_for
 
