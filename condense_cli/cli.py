@@ -566,9 +566,7 @@ def stats(
     Also events and bytes by type, and what each condensation forgot.
     """
     from condense_cli.config import LLMTables, load_settings
-    from condense_cli.consoles import StdoutConsole
     from condense_cli.dialects import read_log
-    from condense_cli.render import print_stats
     from condense_cli.tokens import tokenizer_for
 
     tokenizer = None
@@ -584,6 +582,9 @@ def stats(
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
+        from condense_cli.consoles import StdoutConsole
+        from condense_cli.render import print_stats
+
         print_stats(numbers, StdoutConsole(highlight=False))
 
 

@@ -131,3 +131,5 @@ def test_check_and_stats_never_load_litellm(
     assert done.stdout == proc(*args, log, cwd=tmp_path, env=ENVIRON).stdout
     assert "condense_cli.dialects.openhands_v0" in modules
     assert under(modules, "litellm", "condense_cli.condensers", "condense_cli.llm") == set()
+    if "json" in args:  # nothing is drawn: no rich
+        assert under(modules, "rich") == set()
