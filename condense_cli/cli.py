@@ -1,6 +1,12 @@
-"""The typer app: parse options, call the core, render, map errors to exit codes."""
+"""The typer app: parse options, call the core, render, map errors to exit codes.
 
-from __future__ import annotations
+Start-up is kept to what the command needs. The core (dialects, replay, render)
+is imported by the commands that read a log, so `--version` and `--help` do
+without it; rich only where something is drawn with it (~30 ms to import: the
+text view on a terminal, tables, messages on stderr), never for piped output or
+JSON. No `from __future__ import annotations` here: typer evaluates every
+command's annotations at each start, and strings cost ~4 ms more to evaluate.
+"""
 
 import contextlib
 import functools
@@ -12,28 +18,26 @@ import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
-from rich.console import Console
-from rich.text import Text
 from typer.core import TyperCommand, TyperOption
 
 from condense_cli import __version__
-from condense_cli.dialects import read_log
-from condense_cli.dialects.base import Reading, Replay
 from condense_cli.entry import INTERRUPTED, quit_now
 from condense_cli.errors import CondenseError, OutputError
-from condense_cli.log import STDIN, is_stream
-from condense_cli.messages import Conversion
-from condense_cli.model import Problem, View
-from condense_cli.output import StdoutConsole, install_stdout, silence_stdout
-from condense_cli.progress import progress
+from condense_cli.output import install_stdout, silence_stdout
 from condense_cli.redact import mask
-from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
-from condense_cli.replay import Gap
 from condense_cli.text import plural, sanitize
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from condense_cli.dialects.base import Reading, Replay
+    from condense_cli.messages import Conversion
+    from condense_cli.model import Problem, View
+    from condense_cli.replay import Gap
 
 app = typer.Typer(
     name="condense",
@@ -159,8 +163,10 @@ DialectOpt = Annotated[
 ]
 
 
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+def _stderr() -> "Console":
+    from condense_cli.consoles import stderr_console
+
+    return stderr_console()
 
 
 def _say(message: str) -> None:
@@ -277,6 +283,8 @@ def view(
     On a terminal, text that does not fit on the screen is paged through $PAGER
     (default: less -R), unless --no-pager.
     """
+    from condense_cli.dialects import read_log
+
     with read_log(log, dialect=dialect, upto=upto, reading=_reading("reading")) as replay:
         if format is ViewFormat.jsonl:
             sys.stdout.flush()
@@ -292,7 +300,7 @@ def view(
     )
 
 
-def _say_changes(title: str, events: int, conversion: Conversion) -> None:
+def _say_changes(title: str, events: int, conversion: "Conversion") -> None:
     """One line on stderr when the messages are not the view one for one."""
     parts = [
         f"{what} {plural(len(changes), noun)}"
@@ -308,24 +316,28 @@ def _say_changes(title: str, events: int, conversion: Conversion) -> None:
         _say(f"{title}: {counted}; the conversion {', '.join(parts)} (see condense stats -f json)")
 
 
-def _reading(description: str) -> Reading:
+def _reading(description: str) -> "Reading":
     """A progress bar while a big log is read (only when stderr is a terminal)."""
+    from condense_cli.progress import progress
+
     return lambda source: progress(source, description)
 
 
 def _print_view(
-    current: View,
-    replay: Replay,
+    current: "View",
+    replay: "Replay",
     format: ViewFormat,
     title: str,
     full: bool,
     *,
-    gaps: list[Gap] | None = None,
+    gaps: "list[Gap] | None" = None,
     page: bool = False,
-    conversion: Conversion | None = None,
+    conversion: "Conversion | None" = None,
 ) -> None:
     """Print a view in the chosen format: rich on a terminal (paged when `page` and
     longer than the screen), plain when piped; `conversion` is the view as messages."""
+    from condense_cli.render import header_line, print_rich, view_json, write_jsonl, write_plain
+
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if conversion is not None:
@@ -342,6 +354,10 @@ def _print_view(
     if not sys.stdout.isatty():
         write_plain(current, sys.stdout, header, full, gaps)
         return
+    from rich.console import Console
+
+    from condense_cli.consoles import StdoutConsole
+
     console = StdoutConsole(highlight=False)
     if not page:
         print_rich(current, console, header, full, gaps)
@@ -374,6 +390,8 @@ def check(
 
     One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
     """
+    from condense_cli.dialects import read_log
+
     failed = 0
     problems = 0
     dialects: set[str] = set()
@@ -407,9 +425,11 @@ def check(
     _say(f"{plural(len(logs), 'log')} ok ({'; '.join(notes)})")
 
 
-def _lost_context(replay: Replay) -> list[Problem]:
+def _lost_context(replay: "Replay") -> "list[Problem]":
     """Warnings for what the conversion to messages drops: context the model
     silently loses (a tool result without its call, a call without its result)."""
+    from condense_cli.model import Problem
+
     return [
         Problem(change.line, f"the model never sees this: {change.reason}", "warning", change.path)
         for change in replay.messages(replay.view()).lost
@@ -436,6 +456,9 @@ def run(
     dialect: DialectOpt = None,
 ) -> None:
     """Run the configured condenser and append its condensation."""
+    from rich.text import Text
+
+    from condense_cli.log import STDIN, is_stream
     from condense_cli.model import Condensation
     from condense_cli.runner import Feedback, describe_rewrite, run_condenser
 
@@ -543,7 +566,7 @@ def stats(
     Also events and bytes by type, and what each condensation forgot.
     """
     from condense_cli.config import LLMTables, load_settings
-    from condense_cli.render import print_stats
+    from condense_cli.dialects import read_log
     from condense_cli.tokens import tokenizer_for
 
     tokenizer = None
@@ -559,6 +582,9 @@ def stats(
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
     else:
+        from condense_cli.consoles import StdoutConsole
+        from condense_cli.render import print_stats
+
         print_stats(numbers, StdoutConsole(highlight=False))
 
 
@@ -593,6 +619,7 @@ def audit(
     Exit 1 when --fail-under is not met (over every condensation of every log).
     """
     from condense_cli.audit import audit_log, combined, failures, kinds_json, parse_threshold
+    from condense_cli.dialects import read_log
     from condense_cli.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
@@ -680,6 +707,7 @@ def diff(
     the view (--config a.toml --config b.toml, or --variant groups). Nothing is
     appended.
     """
+    from condense_cli.dialects import read_log
     from condense_cli.diff import diff_views
     from condense_cli.model import Condensation, apply_condensation
     from condense_cli.reports import diff_text
@@ -752,6 +780,8 @@ def simulate(
     is lost. One column per --config and per --variant group (each --variant
     applies to every --config). Nothing is appended.
     """
+    from condense_cli.dialects import read_log
+    from condense_cli.model import View
     from condense_cli.reports import simulate_csv, simulate_text
     from condense_cli.simulate import TokenCache
     from condense_cli.simulate import simulate as run_simulation
@@ -830,7 +860,7 @@ def _sides(
 ID_CHARS = 12  # ids longer than this (uuids) are reported by position
 
 
-def _describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
+def _describe_forgotten(view: "View", forgotten: tuple[int, ...]) -> str:
     """The forgotten events by the ids the log shows: `ids 2..61` (runs of keys when
     ids are keys, as in V0; runs of neighbouring events, first..last id, when ids are
     short; `positions 177..202` when they are uuids)."""

@@ -1,5 +1,8 @@
 """The process's standard output: a failed write says what failed, and a closed
-pipe stays a BrokenPipeError, told apart from it (see `cli.guarded` for the rule)."""
+pipe stays a BrokenPipeError, told apart from it (see `cli.guarded` for the rule).
+
+No rich here: piped output and JSON never import it (see `consoles` for the rich
+console on stdout)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ import io
 import os
 import sys
 from typing import Any
-
-from rich.console import Console
 
 from condense_cli.errors import OutputError
 
@@ -62,12 +63,3 @@ def silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
-
-
-class StdoutConsole(Console):
-    """A rich console on stdout whose closed pipe is a BrokenPipeError, as anywhere else
-    (rich itself would exit 1, turning `condense stats | head` into a failure)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, "standard output closed")

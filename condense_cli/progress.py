@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from typing import TYPE_CHECKING
 
 from condense_cli.log import LogSource
 from condense_cli.text import sanitize
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 THRESHOLD = 50 * 1024 * 1024
 
@@ -17,8 +18,15 @@ THRESHOLD = 50 * 1024 * 1024
 @contextlib.contextmanager
 def progress(source: LogSource, description: str, console: Console | None = None) -> Iterator[None]:
     """Show how much of `source` has been read while the block runs."""
+    if source.size < THRESHOLD:
+        yield
+        return
+    # rich.progress takes ~15 ms to import: only for a log big enough to show a bar.
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
     console = console or Console(stderr=True)
-    if source.size < THRESHOLD or not console.is_terminal:
+    if not console.is_terminal:
         yield
         return
     bar = Progress(

@@ -3,24 +3,26 @@
 Event text is untrusted (command output, web pages): it is always rendered as
 `rich.text.Text` (never parsed as markup) and passed through `text.sanitize`, so it
 cannot move the cursor, clear the screen, set the clipboard or reorder what is shown.
+
+rich is imported only by what draws with it (`print_rich`, `print_stats`): plain
+text and JSON leave it out, as it takes ~30 ms to import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
-from rich.console import Console, Group
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.text import Text
 
 from condense_cli.dialects.base import Replay
 from condense_cli.intervals import format_runs
 from condense_cli.model import Event, View
 from condense_cli.replay import Gap
 from condense_cli.text import plural, sanitize
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -148,6 +150,11 @@ def print_rich(
     """The view as coloured blocks for a terminal: the header wrapped, not cut;
     user, agent and environment in their own colours; bodies indented, wrapped
     lines included; a marker where events were forgotten."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.text import Text
+
     console.print(Text(header, style="bold"))
     console.rule(style="dim")
     ids = shown_ids(view)
@@ -210,6 +217,8 @@ def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
 def print_stats(numbers: dict[str, Any], console: Console) -> None:
     """`condense stats` as tables: boxes and colour on a terminal; otherwise plain
     aligned columns, no box drawing, no trailing blanks (SPEC section 5)."""
+    from rich.text import Text
+
     if console.is_terminal:
         for part in _stats_parts(numbers, plain=False):
             console.print(part, soft_wrap=isinstance(part, Text))
@@ -225,7 +234,9 @@ def print_stats(numbers: dict[str, Any], console: Console) -> None:
 def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
     from functools import partial
 
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     if plain:
         Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")

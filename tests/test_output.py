@@ -131,12 +131,12 @@ def test_usage_lines_name_the_arguments_plainly(command: str, usage: str, cli) -
 
 
 def test_debug_works_after_the_command_too(cli, make_log, monkeypatch) -> None:
-    import condense_cli.cli as cli_module
+    import condense_cli.dialects as dialects
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cli_module, "read_log", broken)
+    monkeypatch.setattr(dialects, "read_log", broken)  # `view` imports it when it runs
     log = make_log([msg(0)])
     for args in (("--debug", "view", log), ("view", log, "--debug"), ("view", "--debug", log)):
         result = cli(*args)

@@ -1,30 +1,81 @@
 """Log formats ("dialects"): the registry, and detection from the input.
 
-Adding a dialect is one module with a `Dialect` subclass and one entry in
-`DIALECTS`. Detection asks each dialect, in order, whether it claims the input:
-a folder by its layout, a file by its first JSON object. OpenHands V0 comes last
-and takes what is left, so its own line-numbered errors report a broken log.
+Adding a dialect is one module with a `Dialect` subclass, a small `<name>_detect`
+module with the rules that recognise its logs, and one entry in `DIALECTS`.
+Detection asks each dialect, in order, whether it claims the input: a folder by its
+layout, a file by its first JSON object. OpenHands V0 comes last and takes what is
+left, so its own line-numbered errors report a broken log.
+
+Only the chosen dialect's module is imported: detection needs just the `_detect`
+modules, and a dialect's replay code takes a few milliseconds to import, which
+a short command would otherwise pay for every format.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from condense_cli.dialects import (
+    claude_code_detect,
+    codex_detect,
+    openhands_v0_detect,
+    openhands_v1_detect,
+)
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
-from condense_cli.dialects.claude_code import ClaudeCode
-from condense_cli.dialects.codex import Codex
-from condense_cli.dialects.openhands_v0 import OpenHandsV0
-from condense_cli.dialects.openhands_v1 import OpenHandsV1
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.log import BOM, LogSource, is_stream, refuse_streams
 
-DIALECTS: dict[str, type[Dialect]] = {
-    cls.name: cls for cls in (OpenHandsV1, ClaudeCode, Codex, OpenHandsV0)
+
+def _no_folder(path: Path) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A dialect as detection sees it: its name, its claims, and where its
+    `Dialect` class is (`module:Class`), imported only once the dialect is chosen."""
+
+    name: str
+    claims: Callable[[dict[str, Any]], bool]
+    where: str
+    claims_folder: Callable[[Path], bool] = _no_folder
+
+    def load(self) -> Dialect:
+        """The dialect, ready to read a log."""
+        module, _, cls = self.where.partition(":")
+        dialect: Dialect = getattr(importlib.import_module(module), cls)()
+        return dialect
+
+
+V0 = Registered(
+    openhands_v0_detect.NAME,
+    openhands_v0_detect.claims,
+    "condense_cli.dialects.openhands_v0:OpenHandsV0",
+)
+DIALECTS: dict[str, Registered] = {
+    d.name: d
+    for d in (
+        Registered(
+            openhands_v1_detect.NAME,
+            openhands_v1_detect.claims,
+            "condense_cli.dialects.openhands_v1:OpenHandsV1",
+            openhands_v1_detect.claims_folder,
+        ),
+        Registered(
+            claude_code_detect.NAME,
+            claude_code_detect.claims,
+            "condense_cli.dialects.claude_code:ClaudeCode",
+        ),
+        Registered(codex_detect.NAME, codex_detect.claims, "condense_cli.dialects.codex:Codex"),
+        V0,
+    )
 }
 
 SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
@@ -32,10 +83,10 @@ SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
 
 def dialect_named(name: str) -> Dialect:
     """The dialect called `name`, or a configuration error listing the choices."""
-    cls = DIALECTS.get(name)
-    if cls is None:
+    registered = DIALECTS.get(name)
+    if registered is None:
         raise ConfigError(f"--dialect {name!r} is not a dialect; choose one of: {choices()}")
-    return cls()
+    return registered.load()
 
 
 def choices() -> str:
@@ -89,16 +140,16 @@ def detect_folder(path: str, dialect: str | None = None) -> Dialect:
     clear error."""
     if dialect:
         named = dialect_named(dialect)
-        if named.claims_folder(Path(path)):
+        if DIALECTS[dialect].claims_folder(Path(path)):
             return named
         raise LogError(
             path,
             f"is a directory, which the {named.name} dialect does not read",
             hint="leave out --dialect to detect the format, or give a log file",
         )
-    for cls in DIALECTS.values():
-        if cls.claims_folder(Path(path)):
-            return cls()
+    for registered in DIALECTS.values():
+        if registered.claims_folder(Path(path)):
+            return registered.load()
     raise LogError(
         path,
         "is a directory, not a log file or a conversation folder",
@@ -115,16 +166,16 @@ def detect_file(source: LogSource) -> Dialect:
     """
     first = _first_value(source)
     if isinstance(first, dict):
-        for cls in DIALECTS.values():
-            if cls is not OpenHandsV0 and cls.claims(first):
-                return cls()
+        for registered in DIALECTS.values():
+            if registered is not V0 and registered.claims(first):
+                return registered.load()
     unreadable = _what_it_looks_like(first)
     if unreadable is not None:
         what, hint = unreadable
         raise LogError(
             source.path, f"this is not a log condense reads: it looks like {what}", 1, hint=hint
         )
-    return OpenHandsV0()
+    return V0.load()
 
 
 def _first_value(source: LogSource) -> Any:
@@ -189,4 +240,4 @@ def _is_legacy_pair(value: list[Any]) -> bool:
 
 
 def _all_claims() -> Iterator[Any]:
-    return (cls.claims for cls in DIALECTS.values())
+    return (registered.claims for registered in DIALECTS.values())

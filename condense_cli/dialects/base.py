@@ -1,8 +1,9 @@
 """The seam between log formats and the rest of `condense`.
 
-A dialect reads one format: it recognises it, validates and replays it (its own
-inner loop, for speed), and writes the records `run` and `request` append. Every
-command talks to a dialect only through `Dialect` and the `Replay` it returns.
+A dialect reads one format: it recognises it (by the rules of its `_detect`
+module), validates and replays it (its own inner loop, for speed), and writes the
+records `run` and `request` append. Every command talks to a dialect only through
+`Dialect` and the `Replay` it returns.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from condense_cli.log import LockedLog, LogSource, locked_log
@@ -131,20 +131,11 @@ class Replay(ABC):
 
 
 class Dialect(ABC):
-    """One log format: detection, replay, and the records it appends."""
+    """One log format: replay, and the records it appends. What marks a log as in
+    this format is in a small `<dialect>_detect` module beside it (see the registry)."""
 
     name: ClassVar[str]  # e.g. "openhands-v0"
     label: ClassVar[str]  # e.g. "OpenHands V0 event log"
-
-    @classmethod
-    @abstractmethod
-    def claims(cls, first: dict[str, Any]) -> bool:
-        """Whether a file whose first JSON object is `first` is in this dialect."""
-
-    @classmethod
-    def claims_folder(cls, path: Path) -> bool:
-        """Whether the folder `path` holds a log in this dialect."""
-        return False
 
     def replay_file(
         self,

@@ -43,21 +43,17 @@ from condense_cli.dialects.base import (
     Replay,
     quiet_reading,
 )
+from condense_cli.dialects.claude_code_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import runs
 from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
-NAME = "claude-code"
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 TREE_TYPES = MESSAGE_TYPES | {"system", "attachment"}  # the lines linked by parentUuid
 REQUEST_TYPE = "condense-request"
 COPY_OF = "condenseCopyOf"  # on the copies `condense run` writes: the uuid copied
-# Types seen first in a session file (older sessions start with a `summary` line).
-FIRST_TYPES = frozenset(
-    {"queue-operation", "file-history-snapshot", "summary", "permission-mode", "user", "system"}
-)
 BASE_FIELDS = ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
 
 
@@ -863,12 +859,6 @@ class ClaudeCode(Dialect):
 
     name = NAME
     label = "Claude Code session"
-
-    @classmethod
-    def claims(cls, first: dict[str, Any]) -> bool:
-        if any(k in first for k in ("parentUuid", "leafUuid", "sessionId")):
-            return "payload" not in first
-        return first.get("type") in FIRST_TYPES and "action" not in first
 
     def replay_file(
         self,

@@ -38,25 +38,13 @@ from condense_cli.dialects.base import (
     Replay,
     quiet_reading,
 )
+from condense_cli.dialects.codex_detect import LINE_TYPES, NAME, REQUEST
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
 
-REQUEST = "condensation_request"
-LINE_TYPES = frozenset(
-    {
-        "session_meta",
-        "response_item",
-        "event_msg",
-        "turn_context",
-        "compacted",
-        "world_state",
-        "token_usage_record",
-        REQUEST,
-    }
-)
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 ITEM_TYPES = (
@@ -273,7 +261,7 @@ class _State:
 class CodexReplay(Replay):
     """A rollout read and replayed; the view is kept in memory (it is what Codex keeps)."""
 
-    dialect = "codex"
+    dialect = NAME
 
     def __init__(
         self,
@@ -721,12 +709,8 @@ def _parse_upto(upto: str | None) -> tuple[int | None, str | None]:
 class Codex(Dialect):
     """Codex CLI: `{"timestamp", "type", "payload"}` lines, response items replayed."""
 
-    name = "codex"
+    name = NAME
     label = "Codex CLI rollout"
-
-    @classmethod
-    def claims(cls, first: dict[str, Any]) -> bool:
-        return first.get("type") in LINE_TYPES and "payload" in first and "action" not in first
 
     def replay_file(
         self,

@@ -26,6 +26,7 @@ from condense_cli.dialects.base import (
     Replay,
     quiet_reading,
 )
+from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import (
     Worker,
@@ -779,7 +780,7 @@ def collect_stats(
 class V0Replay(Replay):
     """A V0 log scanned into a `LogIndex`; its view is read back from the source."""
 
-    dialect = "openhands-v0"
+    dialect = NAME
 
     def __init__(
         self,
@@ -940,12 +941,8 @@ class V0Replay(Replay):
 class OpenHandsV0(Dialect):
     """OpenHands V0: one `event_to_dict` event per line, integer ids."""
 
-    name = "openhands-v0"
+    name = NAME
     label = "OpenHands V0 event log"
-
-    @classmethod
-    def claims(cls, first: dict[str, Any]) -> bool:
-        return "action" in first or "observation" in first or type(first.get("id")) is int
 
     def replay_file(
         self,

@@ -38,6 +38,18 @@ from condense_cli.dialects.base import (
     Replay,
     quiet_reading,
 )
+from condense_cli.dialects.openhands_v1_detect import (
+    ACTION,
+    CONDENSATION,
+    CONDENSATION_REQUEST,
+    EVENTS_DIR,
+    FILE_NAME_RE,
+    KNOWN_KINDS,
+    NAME,
+    OBSERVATION_KINDS,
+    SENT_KINDS,
+    SUMMARY_KIND,
+)
 from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogError
 from condense_cli.intervals import runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
@@ -53,40 +65,7 @@ from condense_cli.model import (
 )
 
 # --------------------------------------------------------------------------------------
-# The SDK's vocabulary
-
-CONDENSATION = "Condensation"
-CONDENSATION_REQUEST = "CondensationRequest"
-SUMMARY_KIND = "CondensationSummaryEvent"
-ACTION = "ActionEvent"
-
-#: Kinds that answer a tool call (the SDK's `ObservationBaseEvent` subclasses).
-OBSERVATION_KINDS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
-
-#: Kinds the SDK converts to chat messages (`LLMConvertibleEvent` subclasses).
-SENT_KINDS = frozenset(
-    {"SystemPromptEvent", "MessageEvent", ACTION, SUMMARY_KIND} | OBSERVATION_KINDS
-)
-
-#: Kinds that exist but never reach the model.
-UNSENT_KINDS = frozenset(
-    {
-        CONDENSATION,
-        CONDENSATION_REQUEST,
-        "PauseEvent",
-        "InterruptEvent",
-        "ConversationStateUpdateEvent",
-        "ConversationErrorEvent",
-        "ServerErrorEvent",
-        "HookExecutionEvent",
-        "LLMCompletionLogEvent",
-        "ACPToolCallEvent",
-        "StreamingDeltaEvent",
-        "TokenEvent",
-    }
-)
-
-KNOWN_KINDS = SENT_KINDS | UNSENT_KINDS
+# The SDK's vocabulary (its event kinds and folder layout are in `openhands_v1_detect`)
 
 #: Kinds `condense` appends itself.
 APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
@@ -96,12 +75,9 @@ BRANCH_ARTIFACT_KINDS = frozenset({"ConversationStateUpdateEvent", "Conversation
 
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 
-EVENTS_DIR = "events"
 LOCK_FILE = ".eventlog.lock"
 LOCK_TIMEOUT = 30.0  # seconds, as the SDK waits for its own lock
 
-#: The event file names the SDK reads (5 or more digits, then a hex-and-dash id).
-FILE_NAME_RE = re.compile(r"^event-(?P<index>\d{5,})-(?P<id>[0-9a-fA-F\-]{8,})\.json$")
 ID_RE = re.compile(r"^[0-9a-fA-F\-]{8,}$")
 ROOT_PARENT_ID = "__root__"
 
@@ -1308,7 +1284,7 @@ def _month(date: str) -> str:
 class V1Replay(Replay):
     """A V1 conversation read and replayed the way the generation that wrote it did."""
 
-    dialect = "openhands-v1"
+    dialect = NAME
 
     def __init__(
         self,
@@ -1594,21 +1570,8 @@ class V1Replay(Replay):
 class OpenHandsV1(Dialect):
     """OpenHands V1 (software-agent-sdk): a folder of event files, or their JSONL."""
 
-    name = "openhands-v1"
+    name = NAME
     label = "OpenHands V1 conversation"
-
-    @classmethod
-    def claims(cls, first: dict[str, Any]) -> bool:
-        return isinstance(first.get("kind"), str) and first["kind"] in KNOWN_KINDS
-
-    @classmethod
-    def claims_folder(cls, path: Path) -> bool:
-        if (path / "event_service").is_dir() or (path / EVENTS_DIR).is_dir():
-            return True
-        try:
-            return any(FILE_NAME_RE.match(name) for name in os.listdir(path))
-        except OSError:
-            return False
 
     def replay_file(
         self,

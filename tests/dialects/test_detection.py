@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from condense_cli.dialects import DIALECTS
 from tests.conftest import SAMPLES, lines_of, msg, run_action, run_obs
 
 V0_EVENTS = [msg(0), run_action(1), run_obs(2, 1)]
@@ -16,6 +17,16 @@ def test_a_v0_log_is_detected_and_named(cli, make_log) -> None:
     assert data["dialect"] == "openhands-v0"
     header = cli("view", log).stdout.splitlines()[0]
     assert header == f"{log} (openhands-v0): 3 events in view, 0 forgotten, 0 condensations"
+
+
+def test_the_registry_loads_each_dialect_by_its_name_in_detection_order() -> None:
+    loaded = [(name, registered.load().name) for name, registered in DIALECTS.items()]
+    assert loaded == [
+        ("openhands-v1", "openhands-v1"),
+        ("claude-code", "claude-code"),
+        ("codex", "codex"),
+        ("openhands-v0", "openhands-v0"),
+    ]
 
 
 def test_detection_works_on_standard_input(proc) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from condense_cli.dialects import openhands_v1 as v1
 from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation, Summary
+from condense_cli.dialects.openhands_v1_detect import SENT_KINDS, UNSENT_KINDS
 from condense_cli.errors import ConfigError, LogBusyError, LogError
 from condense_cli.model import Problem
 from tests.conftest import ROOT
@@ -214,9 +215,9 @@ def test_facts_of_tool_results(event: dict[str, Any], role: str, text: str) -> N
 
 
 def test_events_never_sent_to_the_model() -> None:
-    for kind in sorted(v1.UNSENT_KINDS):
+    for kind in sorted(UNSENT_KINDS):
         assert v1.facts({"kind": kind, "id": "abcdef12"}).sent is False
-    assert v1.SENT_KINDS.isdisjoint(v1.UNSENT_KINDS)
+    assert SENT_KINDS.isdisjoint(UNSENT_KINDS)
 
 
 # --------------------------------------------------------------------------------------

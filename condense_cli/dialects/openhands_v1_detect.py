@@ -1,0 +1,64 @@
+"""What marks a file or a folder as an OpenHands V1 conversation: the SDK's event
+kinds and its folder layout. Cheap to import, so that detection loads
+`openhands_v1` only for a log it reads."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+NAME = "openhands-v1"
+
+CONDENSATION = "Condensation"
+CONDENSATION_REQUEST = "CondensationRequest"
+SUMMARY_KIND = "CondensationSummaryEvent"
+ACTION = "ActionEvent"
+
+#: Kinds that answer a tool call (the SDK's `ObservationBaseEvent` subclasses).
+OBSERVATION_KINDS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
+
+#: Kinds the SDK converts to chat messages (`LLMConvertibleEvent` subclasses).
+SENT_KINDS = frozenset(
+    {"SystemPromptEvent", "MessageEvent", ACTION, SUMMARY_KIND} | OBSERVATION_KINDS
+)
+
+#: Kinds that exist but never reach the model.
+UNSENT_KINDS = frozenset(
+    {
+        CONDENSATION,
+        CONDENSATION_REQUEST,
+        "PauseEvent",
+        "InterruptEvent",
+        "ConversationStateUpdateEvent",
+        "ConversationErrorEvent",
+        "ServerErrorEvent",
+        "HookExecutionEvent",
+        "LLMCompletionLogEvent",
+        "ACPToolCallEvent",
+        "StreamingDeltaEvent",
+        "TokenEvent",
+    }
+)
+
+KNOWN_KINDS = SENT_KINDS | UNSENT_KINDS
+
+EVENTS_DIR = "events"
+#: The event file names the SDK reads (5 or more digits, then a hex-and-dash id).
+FILE_NAME_RE = re.compile(r"^event-(?P<index>\d{5,})-(?P<id>[0-9a-fA-F\-]{8,})\.json$")
+
+
+def claims(first: dict[str, Any]) -> bool:
+    """Whether a file whose first JSON object is `first` holds V1 events, one per line."""
+    return isinstance(first.get("kind"), str) and first["kind"] in KNOWN_KINDS
+
+
+def claims_folder(path: Path) -> bool:
+    """Whether the folder `path` is a V1 conversation (or its `events/` folder)."""
+    if (path / "event_service").is_dir() or (path / EVENTS_DIR).is_dir():
+        return True
+    try:
+        return any(FILE_NAME_RE.match(name) for name in os.listdir(path))
+    except OSError:
+        return False

@@ -1,0 +1,135 @@
+"""Start-up imports what the command needs and nothing more (SPEC section 8).
+
+Each case runs condense's entry point in a fresh interpreter and lists the
+modules loaded when the process ends. How long start-up takes is measured in
+bench/, never here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import stories
+from tests.conftest import ROOT
+
+# The entry point as `condense` runs it, except that the modules loaded are written
+# to the file named first, just before the process ends (condense ends with os._exit).
+LIST_MODULES = """
+import os, sys
+
+listing = sys.argv.pop(1)
+sys.argv[0] = "condense"
+end = os._exit
+
+
+def list_modules_and_end(code):
+    with open(listing, "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+    end(code)
+
+
+os._exit = list_modules_and_end
+from condense_cli.entry import main
+
+main()
+"""
+
+MODULES = {
+    "openhands-v0": "openhands_v0",
+    "openhands-v1": "openhands_v1",
+    "claude-code": "claude_code",
+    "codex": "codex",
+}
+NEVER = ("litellm", "tiktoken", "condense_cli.condensers", "condense_cli.llm")
+ENVIRON = {k: v for k, v in os.environ.items() if k != "CONDENSE_CONFIG"}
+
+
+def condense(
+    tmp_path: Path, *args: str | Path
+) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """Run condense with `args` (stdout piped, not a terminal), and the modules it loaded."""
+    listing = tmp_path / "modules.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", LIST_MODULES, str(listing), *[str(a) for a in args]],
+        capture_output=True,
+        cwd=tmp_path,  # no config.toml here: the defaults
+        env={**ENVIRON, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    return done, set(listing.read_text().split())
+
+
+def under(modules: set[str], *packages: str) -> set[str]:
+    """The loaded modules that are any of `packages` or inside one."""
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
+
+
+def other_dialects(modules: set[str], dialect: str) -> set[str]:
+    """Loaded modules of the dialects other than `dialect`, their detection rules aside."""
+    others = [f"condense_cli.dialects.{m}" for d, m in MODULES.items() if d != dialect]
+    return {
+        m
+        for m in modules
+        if any(m.startswith(prefix) for prefix in others) and not m.endswith("_detect")
+    }
+
+
+@pytest.mark.parametrize("format", ["jsonl", "text"])
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_a_piped_view_loads_its_dialect_only_and_no_rich(
+    dialect: str, format: str, tmp_path: Path, proc
+) -> None:
+    log = stories.write(dialect, tmp_path / "session.jsonl")
+    done, modules = condense(tmp_path, "view", log, "--format", format)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == proc("view", log, "--format", format).stdout
+    assert done.stderr == b""
+    assert f"condense_cli.dialects.{MODULES[dialect]}" in modules
+    assert other_dialects(modules, dialect) == set()
+    assert under(modules, "rich", *NEVER) == set()
+
+
+def test_version_loads_no_code_that_reads_logs(tmp_path: Path) -> None:
+    done, modules = condense(tmp_path, "--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"condense 0.1.0\n", b"")
+    assert "typer" in modules
+    assert (
+        under(
+            modules,
+            "rich",
+            "condense_cli.dialects",
+            "condense_cli.log",
+            "condense_cli.model",
+            "condense_cli.replay",
+            "condense_cli.render",
+            *NEVER,
+        )
+        == set()
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("check",), b"1 log ok (openhands-v0)\n"),
+        (("stats", "--format", "json"), b""),
+        (("stats",), b""),
+    ],
+)
+def test_check_and_stats_never_load_litellm(
+    args: tuple[str, ...], says: bytes, tmp_path: Path, proc
+) -> None:
+    """Tokens are counted with tiktoken and litellm's bundled encodings, without litellm."""
+    log = stories.write("openhands-v0", tmp_path / "session.jsonl")
+    done, modules = condense(tmp_path, *args, log)
+    assert (done.returncode, done.stderr) == (0, says)
+    assert done.stdout == proc(*args, log, cwd=tmp_path, env=ENVIRON).stdout
+    assert "condense_cli.dialects.openhands_v0" in modules
+    assert under(modules, "litellm", "condense_cli.condensers", "condense_cli.llm") == set()
+    if "json" in args:  # nothing is drawn: no rich
+        assert under(modules, "rich") == set()
