@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -47,7 +47,7 @@ from condense_cli.replay import (
     iter_kept_lines,
     iter_view_bytes,
 )
-from condense_cli.stats import Tally, condensation_rows, model_text, tally_numbers
+from condense_cli.stats import Count, Tally, condensation_rows, model_text, tally_numbers
 from condense_cli.text import plural
 from condense_cli.tokens import Tokenizer
 
@@ -626,30 +626,10 @@ def collect_stats(
     source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """Walk the (already validated) log once more and count."""
-    by_type: dict[str, dict[str, int]] = {}
-    full, view = Tally(), Tally()
-    forgotten = index.forgotten.cursor()
-    for number, raw in enumerate(source.raw_lines(), start=1):
-        body = line_body(raw, first=number == 1)
-        if not body or body.isspace():
-            continue
-        data = orjson.loads(body)
-        event = V0Event(data, data.get("id"), body)
-        key = f"{event.kind}:{event.type}"
-        slot = by_type.setdefault(key, {"events": 0, "bytes": 0})
-        slot["events"] += 1
-        slot["bytes"] += len(raw)
-        if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
-            continue
-        text = model_text(event)
-        if event.key is None:  # a summary line without id: always in the view
-            view.add(text, tokenizer)
-            continue
-        full.add(text, tokenizer)
-        if event.key not in forgotten:
-            view.add(text, tokenizer)
+    count = tokenizer.count if tokenizer is not None else None
+    by_type, full, view = count_lines(source.raw_lines(), True, index.forgotten, count)
     if index.summary is not None:
-        view.add(index.summary, tokenizer)
+        view.add(index.summary, count)
     return {
         "log": source.path,
         "bytes": index.size,
@@ -662,6 +642,47 @@ def collect_stats(
         "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
         **tally_numbers(full, view, tokenizer),
     }
+
+
+StatsPart = tuple[dict[str, dict[str, int]], Tally, Tally]  # by_type, log, view
+
+
+def count_lines(
+    lines: Iterable[bytes],
+    first: bool,
+    forgotten: IntervalSet,
+    count: Count | None,
+) -> StatsPart:
+    """Events and bytes by type, and the log's and the view's tallies, of some lines;
+    the text of an event the view keeps is tokenized once for both."""
+    by_type: dict[str, dict[str, int]] = {}
+    full, view = Tally(), Tally()
+    gone = forgotten.cursor()
+    for raw in lines:
+        body = line_body(raw, first=first)
+        first = False
+        if not body or body.isspace():
+            continue
+        data = orjson.loads(body)
+        event = V0Event(data, data.get("id"), body)
+        key = f"{event.kind}:{event.type}"
+        slot = by_type.get(key)
+        if slot is None:
+            slot = by_type[key] = {"events": 0, "bytes": 0}
+        slot["events"] += 1
+        slot["bytes"] += len(raw)
+        if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
+            continue
+        text = model_text(event)
+        chars = len(text)
+        tokens = count(text) if count is not None else 0
+        if event.key is None or event.key not in gone:  # a summary line without id: shown
+            view.chars += chars
+            view.tokens += tokens
+        if event.key is not None:
+            full.chars += chars
+            full.tokens += tokens
+    return by_type, full, view
 
 
 # --- the dialect ---------------------------------------------------------------------
