@@ -30,6 +30,11 @@ class Tally:
         if count is not None:
             self.tokens += count(text)
 
+    def merge(self, other: Tally) -> None:
+        """Add another part of the same walk (sums: the order does not matter)."""
+        self.chars += other.chars
+        self.tokens += other.tokens
+
 
 class TextCounts:
     """Tallies of lists of texts, tokenizing each text of `again` only once.
@@ -89,6 +94,24 @@ def text_numbers(
     """`tally_numbers` for a dialect that lists the texts itself."""
     counts = TextCounts(tokenizer, again=view_texts)
     return tally_numbers(counts.tally(log_texts), counts.tally(view_texts), tokenizer)
+
+
+def merge_by_type(
+    first: dict[str, dict[str, int]], second: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
+    """`by_type` of two consecutive parts of a log, as one walk would have built it.
+
+    A type keeps the place of its first appearance (it breaks ties in the table's
+    order): the first part's types, then the second's new ones in their order.
+    """
+    for key, slot in second.items():
+        mine = first.get(key)
+        if mine is None:
+            first[key] = slot
+        else:
+            mine["events"] += slot["events"]
+            mine["bytes"] += slot["bytes"]
+    return first
 
 
 def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:

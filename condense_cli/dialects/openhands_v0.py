@@ -24,6 +24,7 @@ from condense_cli.dialects.base import (
     quiet_reading,
 )
 from condense_cli.errors import ConfigError, LogError
+from condense_cli.halves import Report, in_halves, lines_between
 from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
@@ -47,7 +48,14 @@ from condense_cli.replay import (
     iter_kept_lines,
     iter_view_bytes,
 )
-from condense_cli.stats import Count, Tally, condensation_rows, model_text, tally_numbers
+from condense_cli.stats import (
+    Count,
+    Tally,
+    condensation_rows,
+    merge_by_type,
+    model_text,
+    tally_numbers,
+)
 from condense_cli.text import plural
 from condense_cli.tokens import Tokenizer
 
@@ -625,9 +633,14 @@ NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 def collect_stats(
     source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
-    """Walk the (already validated) log once more and count."""
+    """Walk the (already validated) log once more and count, in two processes on a big log."""
     count = tokenizer.count if tokenizer is not None else None
-    by_type, full, view = count_lines(source.raw_lines(), True, index.forgotten, count)
+
+    def walk(start: int, end: int, report: Report | None) -> StatsPart:
+        lines = lines_between(source, start, end, report)
+        return count_lines(source.path, lines, start == 0, index.forgotten, count)
+
+    by_type, full, view = in_halves(source, index.size, walk, merge_parts)
     if index.summary is not None:
         view.add(index.summary, count)
     return {
@@ -648,6 +661,7 @@ StatsPart = tuple[dict[str, dict[str, int]], Tally, Tally]  # by_type, log, view
 
 
 def count_lines(
+    path: str,
     lines: Iterable[bytes],
     first: bool,
     forgotten: IntervalSet,
@@ -663,7 +677,12 @@ def count_lines(
         first = False
         if not body or body.isspace():
             continue
-        data = orjson.loads(body)
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None
+        if type(data) is not dict:
+            raise LogError(path, CHANGED, hint="run the command again")
         event = V0Event(data, data.get("id"), body)
         key = f"{event.kind}:{event.type}"
         slot = by_type.get(key)
@@ -683,6 +702,17 @@ def count_lines(
             full.chars += chars
             full.tokens += tokens
     return by_type, full, view
+
+
+CHANGED = "changed while it was being counted: a line that held an event no longer does"
+
+
+def merge_parts(first: StatsPart, second: StatsPart) -> StatsPart:
+    """The counts of two consecutive parts of a log, as one walk would give them."""
+    by_type, full, view = first
+    full.merge(second[1])
+    view.merge(second[2])
+    return merge_by_type(by_type, second[0]), full, view
 
 
 # --- the dialect ---------------------------------------------------------------------
