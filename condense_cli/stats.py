@@ -8,14 +8,12 @@ walk), or its count is remembered from the log's tally (`TextCounts`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from condense_cli.model import CondensationRecord, Event
-from condense_cli.tokens import Tokenizer
-
-Count = Callable[[str], int]
+from condense_cli.tokens import Count, Tokenizer
 
 
 @dataclass
@@ -45,7 +43,7 @@ class TextCounts:
     """
 
     def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
-        self.count = tokenizer.count if tokenizer is not None else None
+        self.count = tokenizer.counter() if tokenizer is not None else None
         self.again = set(again)
         self.known: dict[str, int] = {}
 

@@ -10,6 +10,11 @@ Texts are counted one at a time: tiktoken's `encode_ordinary_batch` starts a
 pool of 8 threads per batch and hands each text to it as a future, which on
 this kind of machine takes longer than the encoding itself (the encoder holds
 the GIL); a plain loop gives the same counts in less than half the time.
+
+A tokenizer is loaded on its first count in each process (`Tokenizer.counter`):
+loading o200k_base takes 0.4 s, which `stats` spends while it reads the log,
+and a process forked to count half a log loads it at the same time as its
+parent, from the same files, instead of before the fork.
 """
 
 from __future__ import annotations
@@ -23,15 +28,31 @@ HF_FAMILIES = ("llama-2", "llama-3", "replicate", "command-r")
 OLD_ANTHROPIC = ("claude-2", "claude-instant")
 
 
-class Tokenizer:
-    """Counts tokens of a text (`count`) or of many; `name` says which tokenizer it is."""
+Count = Callable[[str], int]
 
-    def __init__(self, name: str, count: Callable[[str], int]) -> None:
+
+class Tokenizer:
+    """Counts tokens of a text (`count`) or of many; `name` says which tokenizer it is.
+
+    `load` makes the function that counts one text; it runs on the first count.
+    """
+
+    def __init__(self, name: str, load: Callable[[], Count]) -> None:
         self.name = name
-        self.count = count
+        self._load = load
+        self._count: Count | None = None
+
+    def counter(self) -> Count:
+        """The function that counts one text (the tokenizer is loaded the first time)."""
+        if self._count is None:
+            self._count = self._load()
+        return self._count
+
+    def count(self, text: str) -> int:
+        return self.counter()(text)
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        count = self.count
+        count = self.counter()
         return [count(text) for text in texts]
 
 
@@ -42,14 +63,18 @@ def tokenizer_for(model: str) -> Tokenizer:
         return _litellm_tokenizer(model)
     encoding_name = encoding_for(model)
     _use_bundled_encodings()
-    import tiktoken
 
-    encode = tiktoken.get_encoding(encoding_name).encode_ordinary
+    def load() -> Count:
+        import tiktoken
 
-    def count(text: str) -> int:
-        return len(encode(text))
+        encode = tiktoken.get_encoding(encoding_name).encode_ordinary
 
-    return Tokenizer(f"tiktoken {encoding_name} (as litellm counts for {model})", count)
+        def count(text: str) -> int:
+            return len(encode(text))
+
+        return count
+
+    return Tokenizer(f"tiktoken {encoding_name} (as litellm counts for {model})", load)
 
 
 def encoding_for(model: str) -> str:
@@ -81,11 +106,14 @@ def _use_bundled_encodings() -> None:
 
 
 def _litellm_tokenizer(model: str) -> Tokenizer:
-    from condense_cli.llm import litellm_module
+    def load() -> Count:
+        from condense_cli.llm import litellm_module
 
-    litellm = litellm_module()
+        litellm = litellm_module()
 
-    def count(text: str) -> int:
-        return litellm.token_counter(model=model, text=text)
+        def count(text: str) -> int:
+            return litellm.token_counter(model=model, text=text)
 
-    return Tokenizer(f"litellm's tokenizer for {model}", count)
+        return count
+
+    return Tokenizer(f"litellm's tokenizer for {model}", load)

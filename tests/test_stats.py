@@ -252,7 +252,7 @@ def counting_tokenizer() -> tuple[Tokenizer, list[str]]:
         asked.append(text)
         return real.count(text)
 
-    return Tokenizer(real.name, count), asked
+    return Tokenizer(real.name, lambda: count), asked
 
 
 def test_v0_tokenizes_each_text_once(make_log) -> None:

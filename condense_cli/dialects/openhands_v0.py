@@ -49,7 +49,6 @@ from condense_cli.replay import (
     iter_view_bytes,
 )
 from condense_cli.stats import (
-    Count,
     Tally,
     condensation_rows,
     merge_by_type,
@@ -57,7 +56,7 @@ from condense_cli.stats import (
     tally_numbers,
 )
 from condense_cli.text import plural
-from condense_cli.tokens import Tokenizer
+from condense_cli.tokens import Count, Tokenizer
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -634,15 +633,16 @@ def collect_stats(
     source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """Walk the (already validated) log once more and count, in two processes on a big log."""
-    count = tokenizer.count if tokenizer is not None else None
 
     def walk(start: int, end: int, report: Report | None) -> StatsPart:
+        # each process loads the tokenizer on its first count, the child too
+        count = tokenizer.counter() if tokenizer is not None else None
         lines = lines_between(source, start, end, report)
         return count_lines(source.path, lines, start == 0, index.forgotten, count)
 
     by_type, full, view = in_halves(source, index.size, walk, merge_parts)
     if index.summary is not None:
-        view.add(index.summary, count)
+        view.add(index.summary, tokenizer.counter() if tokenizer is not None else None)
     return {
         "log": source.path,
         "bytes": index.size,
