@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.tokens import BATCH, Tokenizer
+from condense_cli.tokens import Tokenizer
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -146,16 +146,10 @@ def _token_texts(message: dict[str, Any]) -> tuple[list[str], int]:
 def count_tokens(messages: Iterable[dict[str, Any]], tokenizer: Tokenizer) -> int:
     """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas)."""
     total = REPLY_PRIMING
-    pending: list[str] = []
+    count = tokenizer.counter()
     for message in messages:
         texts, overhead = _token_texts(message)
-        total += overhead
-        pending += texts
-        if len(pending) >= BATCH:
-            total += sum(tokenizer.count_batch(pending))
-            pending = []
-    if pending:
-        total += sum(tokenizer.count_batch(pending))
+        total += overhead + sum(count(text) for text in texts)
     return total
 
 

@@ -1,14 +1,19 @@
 """Counting what the model reads, shared by every dialect's `stats`: characters and
-tokens of the log against the view, and the rows that describe each condensation."""
+tokens of the log against the view, and the rows that describe each condensation.
+
+Tokenizing is most of the time `stats` takes, so every text is tokenized once: an
+event the view keeps is counted for the log and the view in one go (OpenHands V0's
+walk), or its count is remembered from the log's tally (`TextCounts`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from condense_cli.model import CondensationRecord, Event
-from condense_cli.tokens import BATCH, Tokenizer
+from condense_cli.tokens import Count, Tokenizer
 
 
 @dataclass
@@ -17,19 +22,45 @@ class Tally:
 
     chars: int = 0
     tokens: int = 0
-    pending: list[str] = field(default_factory=list)
 
-    def add(self, text: str, tokenizer: Tokenizer | None) -> None:
+    def add(self, text: str, count: Count | None) -> None:
         self.chars += len(text)
-        if tokenizer is not None:
-            self.pending.append(text)
-            if len(self.pending) >= BATCH:
-                self.flush(tokenizer)
+        if count is not None:
+            self.tokens += count(text)
 
-    def flush(self, tokenizer: Tokenizer | None) -> None:
-        if tokenizer is not None and self.pending:
-            self.tokens += sum(tokenizer.count_batch(self.pending))
-        self.pending.clear()
+    def merge(self, other: Tally) -> None:
+        """Add another part of the same walk (sums: the order does not matter)."""
+        self.chars += other.chars
+        self.tokens += other.tokens
+
+
+class TextCounts:
+    """Tallies of lists of texts, tokenizing each text of `again` only once.
+
+    `again` are the texts that will be tallied more than once (the views', which
+    are mostly the log's own); only their counts are kept, so memory grows with
+    the views, not with the log.
+    """
+
+    def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
+        self.count = tokenizer.counter() if tokenizer is not None else None
+        self.again = set(again)
+        self.known: dict[str, int] = {}
+
+    def tally(self, texts: Iterable[str]) -> Tally:
+        tally = Tally()
+        count, again, known = self.count, self.again, self.known
+        for text in texts:
+            tally.chars += len(text)
+            if count is None:
+                continue
+            tokens = known.get(text)
+            if tokens is None:
+                tokens = count(text)
+                if text in again:
+                    known[text] = tokens
+            tally.tokens += tokens
+        return tally
 
 
 def model_text(event: Event) -> str:
@@ -39,9 +70,7 @@ def model_text(event: Event) -> str:
 
 
 def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict[str, Any]:
-    """`chars` and `tokens` of the log against the view (both tallies flushed here)."""
-    for tally in (full, view):
-        tally.flush(tokenizer)
+    """`chars` and `tokens` of the log against the view."""
     return {
         "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
         "tokens": (
@@ -58,14 +87,29 @@ def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict
 
 
 def text_numbers(
-    log_texts: Iterable[str], view_texts: Iterable[str], tokenizer: Tokenizer | None
+    log_texts: Iterable[str], view_texts: list[str], tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """`tally_numbers` for a dialect that lists the texts itself."""
-    full, view = Tally(), Tally()
-    for tally, texts in ((full, log_texts), (view, view_texts)):
-        for text in texts:
-            tally.add(text, tokenizer)
-    return tally_numbers(full, view, tokenizer)
+    counts = TextCounts(tokenizer, again=view_texts)
+    return tally_numbers(counts.tally(log_texts), counts.tally(view_texts), tokenizer)
+
+
+def merge_by_type(
+    first: dict[str, dict[str, int]], second: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
+    """`by_type` of two consecutive parts of a log, as one walk would have built it.
+
+    A type keeps the place of its first appearance (it breaks ties in the table's
+    order): the first part's types, then the second's new ones in their order.
+    """
+    for key, slot in second.items():
+        mine = first.get(key)
+        if mine is None:
+            first[key] = slot
+        else:
+            mine["events"] += slot["events"]
+            mine["bytes"] += slot["bytes"]
+    return first
 
 
 def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:

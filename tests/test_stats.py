@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.tokens import tokenizer_for
+from condense_cli.tokens import Tokenizer, tokenizer_for
 from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 
 
@@ -202,3 +202,90 @@ def test_stats_count_hidden_events_but_not_their_text(cli, make_log) -> None:
     assert data["by_type"]["observation:run"]["events"] == 1
     assert data["chars"] == {"log": 8, "view": 8, "ratio": 1.0}
     assert data["view"] == {"events": 2, "forgotten_events": 0}
+
+
+# Counted by the code before issue 15 (which tokenized in batches and the view's texts
+# twice): (chars log, view), (tokens log, view), tokens of the messages.
+CORPUS_NUMBERS = [
+    ("openhands/ponylang-ponyc-4588.jsonl", (72652, 72652), (20465, 20465), 23262),
+    ("openhands/ponylang-ponyc-4593.jsonl", (56591, 56591), (14859, 14859), 15540),
+    ("openhands/ponylang-ponyc-4595.jsonl", (93941, 93941), (29984, 29984), 29806),
+    ("openhands/runtime-basic.jsonl", (4865, 4865), (1271, 1271), 2154),
+    ("openhands/runtime-basic_gui_mode.jsonl", (8310, 8310), (1942, 1942), 3643),
+    ("openhands/runtime-basic_interactions.jsonl", (421, 421), (107, 107), 125),
+    ("openhands/runtime-wrong_initial_state.jsonl", (798, 798), (189, 189), 354),
+    ("claude-code/FundWise.claude-session.jsonl", (214163, 214163), (54035, 54035), 56415),
+    (
+        "claude-code/posthog-impact-dashboard.claude-session.jsonl",
+        (208071, 66450),
+        (68130, 22700),
+        24082,
+    ),
+    ("codex/FundWise.codex-session.jsonl", (64204, 64204), (16383, 16383), 16532),
+    ("codex/edgerunner.codex-session.jsonl", (958448, 958448), (262189, 262189), 266725),
+    ("openhands-v1/0535c419f44a4e248c72e40c77a06a32", (367028, 88482), (96321, 22816), 23931),
+    ("openhands-v1/1e770021562640afb1d35be64cc26e2e", (91064, 91064), (25908, 25908), 27173),
+    ("openhands-v1/3749ed60c63e4def840a46f15f4ee18c", (201413, 84351), (52978, 20681), 21958),
+]
+
+
+@pytest.mark.parametrize(("name", "chars", "tokens", "messages"), CORPUS_NUMBERS)
+def test_corpus_numbers_are_unchanged(
+    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str, chars, tokens, messages
+) -> None:
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", "0")  # V0 logs: two processes
+    data = orjson.loads(cli("stats", corpus.parent / name, "-f", "json").stdout)
+    assert (data["chars"]["log"], data["chars"]["view"]) == chars
+    assert (data["tokens"]["log"], data["tokens"]["view"]) == tokens
+    assert data["messages"]["tokens"] == messages
+    if name.startswith("claude-code/posthog"):
+        compaction = data["condensations"][0]
+        assert (compaction["tokens_before"], compaction["tokens_after"]) == (45430, 3146)
+
+
+def counting_tokenizer() -> tuple[Tokenizer, list[str]]:
+    """The real tokenizer, noting every text it is asked to count."""
+    real = tokenizer_for("gpt-4o-mini")
+    asked: list[str] = []
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return real.count(text)
+
+    return Tokenizer(real.name, lambda: count), asked
+
+
+def test_v0_tokenizes_each_text_once(make_log) -> None:
+    from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+    from condense_cli.log import LogSource
+
+    log, _ = small_log(make_log)
+    tokenizer, asked = counting_tokenizer()
+    with LogSource.open(str(log)) as source:
+        numbers = collect_stats(source, scan_log(source), tokenizer)
+    # the log's 4 texts (2 of them also in the view), then the summary
+    assert asked == ["hello there", "cmd1", "twelve chars", "four", "short summary"]
+    view = tokenizer_for("gpt-4o-mini").count_batch(["hello there", "short summary", "four"])
+    assert numbers["tokens"]["view"] == sum(view)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-code/posthog-impact-dashboard.claude-session.jsonl",
+        "codex/FundWise.codex-session.jsonl",
+        "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
+    ],
+)
+def test_other_dialects_tokenize_a_text_of_the_view_once(corpus: Path, name: str) -> None:
+    from collections import Counter
+
+    from condense_cli.dialects import read_log
+    from condense_cli.stats import model_text
+
+    tokenizer, asked = counting_tokenizer()
+    with read_log(str(corpus.parent / name)) as replay:
+        replay.stats(tokenizer)
+        view = {model_text(e) for e in replay.view().events}
+    times = Counter(asked)
+    assert view and all(times[text] == 1 for text in view)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from condense_cli.stats import Tally, model_text, tally_numbers
+from condense_cli.stats import TextCounts, model_text, tally_numbers
 
 if TYPE_CHECKING:
     from condense_cli.dialects.claude_code import ClaudeReplay, Line
@@ -29,12 +29,8 @@ def _kind(line: Line) -> str:
     return f"{line.type}:{detail}" if isinstance(detail, str) else line.type or "?"
 
 
-def _tally(events: list[Event], tokenizer: Tokenizer | None) -> Tally:
-    tally = Tally()
-    for event in events:
-        tally.add(model_text(event), tokenizer)
-    tally.flush(tokenizer)
-    return tally
+def _texts(events: list[Event]) -> list[str]:
+    return [model_text(event) for event in events]
 
 
 def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
@@ -52,13 +48,19 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str
         for x in session.lines
         if x.type in MESSAGE_TYPES and x.data.get("isSidechain") is not True
     ]
-    full, view = _tally(seen, tokenizer), _tally(replay.events, tokenizer)
+    boundaries = [session.by_uuid[str(record.id)] for record in replay.condensations]
+    arounds = [replay.around(boundary) for boundary in boundaries]
+    # The views share most texts with the log and with each other: count each once.
+    view_texts = _texts(replay.events)
+    again = {t for before, after in arounds for t in _texts(before) + _texts(after)}
+    counts = TextCounts(tokenizer, again=again.union(view_texts))
+    full, view = counts.tally(_texts(seen)), counts.tally(view_texts)
     condensations = []
-    for record in replay.condensations:
-        boundary = session.by_uuid[str(record.id)]
+    for record, boundary, (before, after) in zip(
+        replay.condensations, boundaries, arounds, strict=True
+    ):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
-        before, after = replay.around(boundary)
         entry: dict[str, Any] = {
             "id": record.id,
             "line": record.line,
@@ -71,8 +73,8 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str
             | {"duration_ms": meta.get("durationMs")},
         }
         if tokenizer is not None:
-            entry["tokens_before"] = _tally(before, tokenizer).tokens
-            entry["tokens_after"] = _tally(after, tokenizer).tokens
+            entry["tokens_before"] = counts.tally(_texts(before)).tokens
+            entry["tokens_after"] = counts.tally(_texts(after)).tokens
         condensations.append(entry)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
     return {

@@ -1449,11 +1449,10 @@ class V1Replay(Replay):
         )
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
-        from condense_cli.stats import Tally, condensation_rows, model_text, tally_numbers
+        from condense_cli.stats import TextCounts, condensation_rows, model_text, tally_numbers
 
         records = self.conversation.records
         by_type: dict[str, dict[str, int]] = {}
-        full, seen = Tally(), Tally()
         for record in records:
             tool = record.data.get("tool_name")
             tool_event = record.kind == ACTION or record.kind in OBSERVATION_KINDS
@@ -1461,11 +1460,13 @@ class V1Replay(Replay):
             slot = by_type.setdefault(name, {"events": 0, "bytes": 0})
             slot["events"] += 1
             slot["bytes"] += len(record.raw)
-            if record.sent:
-                full.add(model_text(V1Event(record.data, record.position, record.raw)), tokenizer)
         view = self.view()
-        for event in view:
-            seen.add(model_text(event), tokenizer)
+        view_texts = [model_text(event) for event in view]
+        counts = TextCounts(tokenizer, again=view_texts)  # the view's texts: counted once
+        full = counts.tally(
+            model_text(V1Event(r.data, r.position, r.raw)) for r in records if r.sent
+        )
+        seen = counts.tally(view_texts)
         return {
             "dialect": self.dialect,
             "generation": {"name": self.generation, "reason": self.generation_reason},

@@ -1,0 +1,228 @@
+"""`stats` in two processes: the same numbers as one process, or an error, never a mix."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.dialects import openhands_v0
+from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+from condense_cli.errors import LogError
+from condense_cli.halves import SPLIT_ENV, SPLIT_MIN_BYTES, in_halves, lines_between, split_point
+from condense_cli.log import LogSource
+from condense_cli.tokens import tokenizer_for
+from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
+
+ONE = str(10**15)  # a threshold no test log reaches: one process
+TWO = "0"  # every log of two lines or more is split
+
+
+@pytest.fixture(autouse=True)
+def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
+    monkeypatch.delenv(SPLIT_ENV, raising=False)
+
+
+def tie(i: int, action: str, text: str) -> dict[str, Any]:
+    return {"id": i, "source": "agent", "action": action, "args": {"content": text}}
+
+
+def busy_events(pairs: int = 150) -> list[dict[str, Any]]:
+    """Every kind of line whose counting could go wrong across the two halves: a
+    summary line without id, hidden events, condensations whose forgotten ranges
+    straddle the middle, non-ASCII text, and two types with the same bytes, one
+    only in each half (their order in `by_type` is their first appearance)."""
+    events: list[dict[str, Any]] = [
+        msg(0, "fix the parser — ünïcode ✓ 日本語"),
+        {"source": "agent", "observation": "condense", "content": "an older summary", "extras": {}},
+        tie(1, "aaaa", "s" * 11),
+    ]
+    i = 2
+    for n in range(pairs):
+        events.append(run_action(i))
+        events.append(run_obs(i + 1, i, content=f"line {n}: " + "word " * (n % 13) + "é" * (n % 3)))
+        i += 2
+        if n == pairs // 3:
+            events += hidden_setup_run(i)
+            i += 2
+        if n == pairs // 2:
+            events.append(condensation(i, start=10, end=i - 20, summary="first summary", offset=1))
+            i += 1
+        if n == 2 * pairs // 3:
+            events.append(condensation(i, ids=[i - 30, i - 29, i - 7], summary="second", offset=1))
+            i += 1
+    events.append(tie(i, "zzzz", "s" * (12 - len(str(i)))))  # as many bytes as "aaaa"
+    events.append(msg(i + 1, "done"))
+    return events
+
+
+def busy_log(make_log) -> Path:
+    log = make_log(busy_events())
+    lines = log.read_bytes().splitlines(keepends=True)
+    first, last = lines[2], lines[-2]
+    assert b'"aaaa"' in first and b'"zzzz"' in last and len(first) == len(last)
+    return log
+
+
+def stats_json(cli, log: Path, monkeypatch: pytest.MonkeyPatch, threshold: str) -> bytes:
+    monkeypatch.setenv(SPLIT_ENV, threshold)
+    result = cli("stats", log, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return result.stdout_bytes
+
+
+def test_split_at_a_line_start_near_the_middle(make_log, monkeypatch) -> None:
+    log = busy_log(make_log)
+    data = log.read_bytes()
+    with LogSource.open(str(log)) as source:
+        assert split_point(source, len(data)) is None  # far below SPLIT_MIN_BYTES
+        monkeypatch.setenv(SPLIT_ENV, TWO)
+        middle = split_point(source, len(data))
+    assert middle is not None
+    assert data[middle - 1 : middle] == b"\n"
+    assert len(data) // 2 <= middle < len(data) // 2 + max(map(len, data.splitlines()))
+
+
+def test_two_processes_walk_one_half_each(make_log, monkeypatch) -> None:
+    log = busy_log(make_log)
+    size = len(log.read_bytes())
+    monkeypatch.setenv(SPLIT_ENV, TWO)
+    with LogSource.open(str(log)) as source:
+        middle = split_point(source, size)
+
+        def walk(start: int, end: int, report: Any) -> list[tuple[int, int, int, bytes]]:
+            text = b"".join(lines_between(source, start, end))
+            return [(os.getpid(), start, end, text)]
+
+        halves = in_halves(source, size, walk, lambda a, b: a + b)
+    (parent, start1, end1, text1), (child, start2, end2, text2) = halves
+    assert (start1, end1, start2, end2) == (0, middle, middle, size)
+    assert parent == os.getpid() and child != parent
+    assert text1 + text2 == log.read_bytes()
+
+
+def test_two_processes_give_the_same_json_as_one(cli, proc, make_log, monkeypatch) -> None:
+    log = busy_log(make_log)
+    one = stats_json(cli, log, monkeypatch, ONE)
+    two = stats_json(cli, log, monkeypatch, TWO)
+    assert two == one
+    env = {**os.environ, SPLIT_ENV: TWO}
+    assert proc("stats", log, "--format", "json", env=env).stdout == one
+    piped = proc("stats", "-", "--format", "json", input=log.read_bytes(), env=env).stdout
+    assert piped == one.replace(str(log).encode(), b"<stdin>")
+    data = orjson.loads(one)
+    assert data["tokens"]["log"] > data["tokens"]["view"] > 0
+    types = list(data["by_type"])
+    assert types.index("action:aaaa") == types.index("action:zzzz") - 1  # a tie, in order
+
+
+def test_a_log_above_the_threshold_is_split_by_default(cli, make_log, monkeypatch) -> None:
+    pairs = SPLIT_MIN_BYTES // 150 + 1
+    log = make_log(busy_events(pairs))
+    size = len(log.read_bytes())
+    assert size >= SPLIT_MIN_BYTES
+    with LogSource.open(str(log)) as source:
+        assert split_point(source, size) is not None
+    default = cli("stats", log, "--format", "json").stdout_bytes
+    assert default == stats_json(cli, log, monkeypatch, ONE)
+
+
+@pytest.mark.parametrize("failure", ["killed", "raises"])
+def test_a_failed_child_is_replaced_by_this_process(
+    cli, make_log, monkeypatch, failure: str
+) -> None:
+    log = busy_log(make_log)
+    one = stats_json(cli, log, monkeypatch, ONE)
+    parent = os.getpid()
+    walked: list[tuple[int, int]] = []
+
+    def failing(source: LogSource, start: int, end: int, report: Any = None) -> Any:
+        if os.getpid() != parent:
+            if failure == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("the child fails")
+        walked.append((start, end))
+        return lines_between(source, start, end, report)
+
+    monkeypatch.setattr(openhands_v0, "lines_between", failing)
+    assert stats_json(cli, log, monkeypatch, TWO) == one
+    size = len(log.read_bytes())
+    with LogSource.open(str(log)) as source:
+        middle = split_point(source, size)
+    assert walked == [(0, middle), (middle, size)]  # the second half, walked here
+
+
+@pytest.mark.parametrize("threshold", [ONE, TWO])
+def test_a_log_that_shrank_after_the_scan_is_an_error(make_log, monkeypatch, threshold) -> None:
+    log = busy_log(make_log)
+    size = len(log.read_bytes())
+    monkeypatch.setenv(SPLIT_ENV, threshold)
+    tokenizer = tokenizer_for("gpt-4o-mini")
+    with LogSource.open(str(log)) as source:
+        index = scan_log(source)
+        os.truncate(log, size * 3 // 4)  # in the second half: the child's
+        with pytest.raises(LogError) as caught:
+            collect_stats(source, index, tokenizer)
+    assert str(caught.value) == (
+        f"{log}: is shorter than when it was read ({size:,} bytes, now {size * 3 // 4:,}): "
+        "it changed while it was being counted"
+    )
+
+
+@pytest.mark.parametrize("threshold", [ONE, TWO])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda line: b"[" + line[1:],  # not JSON
+        lambda line: b"[" + b" " * (len(line) - 3) + b"]\n",  # JSON, not an object
+    ],
+    ids=["not-json", "not-an-object"],
+)
+def test_a_line_that_changed_after_the_scan_is_an_error(
+    make_log, monkeypatch, threshold, edit
+) -> None:
+    log = busy_log(make_log)
+    data = bytearray(log.read_bytes())
+    monkeypatch.setenv(SPLIT_ENV, threshold)
+    with LogSource.open(str(log)) as source:
+        index = scan_log(source)
+        last = data.rindex(b"\n", 0, len(data) - 1) + 1
+        data[last:] = edit(bytes(data[last:]))  # the same size
+        log.write_bytes(bytes(data))
+        with pytest.raises(LogError) as caught:
+            collect_stats(source, index, None)
+    assert str(caught.value) == (
+        f"{log}: changed while it was being counted: a line that held an event no longer does"
+    )
+
+
+def test_lines_between_joins_lines_longer_than_a_block(make_log, monkeypatch) -> None:
+    monkeypatch.setattr("condense_cli.halves.BLOCK", 7)
+    content = b'{"a": 1}\n' + b'{"long": "' + b"x" * 40 + b'"}\r\n' + b"\n" + b'{"end": 2}'
+    log = make_log(content)
+    with LogSource.open(str(log)) as source:
+        lines = list(lines_between(source, 0, len(content)))
+        middle = content.index(b"\n") + 1
+        tail = list(lines_between(source, middle, len(content)))
+    assert lines == content.splitlines(keepends=True)
+    assert tail == lines[1:]
+
+
+def test_progress_of_two_processes_covers_the_whole_log(make_log, monkeypatch) -> None:
+    monkeypatch.setattr(LogSource, "PROGRESS_STEP", 1000)
+    monkeypatch.setenv(SPLIT_ENV, TWO)
+    log = make_log(lines_of(busy_events()))
+    size = len(log.read_bytes())
+    seen: list[int] = []
+    with LogSource.open(str(log)) as source:
+        index = scan_log(source)
+        source.on_progress = seen.append
+        collect_stats(source, index, None)
+    assert seen == sorted(seen)
+    assert size * 0.9 < seen[-1] <= size
