@@ -19,19 +19,18 @@ path line by line, so errors keep their wording. msgspec is imported only for lo
 at least `FAST_MIN_BYTES`, where it pays for its import.
 
 A log of at least `PARALLEL_MIN_BYTES` is split at a newline near its middle; a forked
-worker classifies the second half while the caller reads the first (`Worker`). The
+worker (`halves.Worker`) classifies the second half while the caller reads the first. The
 environment variable `CONDENSE_PARALLEL_MIN_BYTES` overrides the threshold (0 always
 splits), for tests and for measuring the break-even point.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pickle
-import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
+
+from condense_cli.halves import threshold
 
 Decoded = tuple[list[Any], list[int], set[int]]
 
@@ -40,6 +39,7 @@ BLOCK_BYTES = 256 << 10
 FAST_MIN_BYTES = 4 << 20
 # Below this, forking a worker costs more than it saves; `bench/breakeven.py` measures it.
 PARALLEL_MIN_BYTES = 48 << 20
+PARALLEL_ENV = "CONDENSE_PARALLEL_MIN_BYTES"
 
 # A number can overflow a double only with an exponent of 3 or more digits, or with
 # 210 or more digits before its decimal point (an exponent of 2 digits adds at most
@@ -58,8 +58,7 @@ _MAY_OVERFLOW = (b"0e000", b"0" * 210)
 
 def parallel_min_bytes() -> int:
     """The size from which a scan is split over two processes."""
-    value = os.environ.get("CONDENSE_PARALLEL_MIN_BYTES")
-    return int(value) if value and value.isdigit() else PARALLEL_MIN_BYTES
+    return threshold(PARALLEL_ENV, PARALLEL_MIN_BYTES)
 
 
 def lines_end(file: Any, size: int) -> int:
@@ -73,19 +72,6 @@ def lines_end(file: Any, size: int) -> int:
             return position - step + newline + 1
         position -= step
     return 0
-
-
-def split_point(file: Any, start: int, end: int) -> int:
-    """A line start near the middle of `start..end` (whole lines), or `end`."""
-    middle = (start + end) // 2
-    fd = file.fileno()
-    while middle < end:
-        chunk = os.pread(fd, min(BLOCK_BYTES, end - middle), middle)
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            return middle + newline + 1
-        middle += len(chunk)
-    return end
 
 
 def read_blocks(file: Any, start: int, end: int) -> Iterator[tuple[int, bytes]]:
@@ -169,64 +155,3 @@ def doubtful_lines(block: bytes) -> set[int]:
             doubtful.add(shapes.count(b"\n", 0, found))
             found = shapes.find(pattern, found + 1)
     return doubtful
-
-
-class Worker:
-    """A forked child that works through `task` and streams each item it yields back
-    to the parent through a pipe (pickled, one after another).
-
-    `items()` yields them in order; afterwards `complete` says whether the child
-    got to the end of its task. If it did not (it failed or was killed), the
-    caller does the rest itself, from the last item it received.
-    """
-
-    def __init__(self, task: Callable[[], Iterable[Any]]) -> None:
-        read_end, write_end = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: never returns
-            status = 1
-            try:
-                os.close(read_end)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                with os.fdopen(write_end, "wb", buffering=1 << 16) as pipe:
-                    for item in task():
-                        pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        self._pipe = os.fdopen(read_end, "rb")
-        self._running = True
-        self.complete = False
-
-    def items(self) -> Iterator[Any]:
-        """The child's items as they arrive; stops early if the child fails."""
-        ended = False
-        try:
-            while True:
-                try:
-                    item = pickle.load(self._pipe)
-                except EOFError:
-                    ended = True
-                    break
-                except (pickle.UnpicklingError, ValueError, OSError):
-                    break
-                yield item
-        finally:
-            self._finish(ended)
-
-    def _finish(self, ended: bool) -> None:
-        """Close the pipe and reap the child (killed first unless it ended)."""
-        if not self._running:
-            return
-        self._running = False
-        self._pipe.close()
-        if not ended:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
-        self.complete = ended and os.waitstatus_to_exitcode(status) == 0
-
-    def stop(self) -> None:
-        """Kill and reap the child if its items were not all read."""
-        self._finish(False)

@@ -1,7 +1,8 @@
 """A walk over a big log in two processes: this one reads the first half while a
-forked child reads the second, and the child sends back what it found.
+forked child (`Worker`) reads the second, and the child sends back what it found.
 
-`stats` uses it: its time goes into tokenizing, which holds the GIL, so a second
+The V0 scan uses `Worker` and `middle_line` for its second half (`fastlines`).
+`stats` uses `in_halves`: its time goes into tokenizing, which holds the GIL, so a second
 process is the only way to use the second core. The child is forked, so it counts
 with the very same tokenizer (same encoding, same files) and sees the validated
 index; it sends back partial tallies (sums, and types in order of appearance), so
@@ -22,10 +23,11 @@ the bytes that were validated: one that shrank meanwhile is an error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, TypeVar
 
 from condense_cli.errors import LogError
 from condense_cli.log import LogSource
@@ -42,13 +44,16 @@ SPLIT_ENV = "CONDENSE_STATS_SPLIT_MIN_BYTES"
 BLOCK = 1 << 20
 
 
+def threshold(variable: str, default: int) -> int:
+    """A size threshold in bytes: the environment variable `variable` when it holds a
+    whole number, else `default`."""
+    value = os.environ.get(variable, "").strip()
+    return int(value) if value.isdigit() else default
+
+
 def split_min_bytes() -> int:
     """The threshold in force: `CONDENSE_STATS_SPLIT_MIN_BYTES`, else `SPLIT_MIN_BYTES`."""
-    value = os.environ.get(SPLIT_ENV, "").strip()
-    try:
-        return int(value) if value else SPLIT_MIN_BYTES
-    except ValueError:
-        return SPLIT_MIN_BYTES
+    return threshold(SPLIT_ENV, SPLIT_MIN_BYTES)
 
 
 def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T], T]) -> T:
@@ -58,18 +63,17 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
     middle = split_point(source, end)
     if middle is None:
         return walk(0, end, report)
-    child = _Child(lambda: walk(middle, end, None))
+    child = Worker(lambda: [walk(middle, end, None)])
     try:
         # Both halves go at about the same pace: this one's progress stands for both.
         scaled = (lambda done: report(done * end // middle)) if report is not None else None
         first = walk(0, middle, scaled)
-        second = child.result()
-    except BaseException:
+        sent = list(child.items())
+    finally:
         child.stop()
-        raise
-    if second is None:  # the child failed: count its half here
-        second = walk(middle, end, report)
-    return merge(first, second)  # type: ignore[arg-type]
+    # A child that failed is not trusted: count its half here.
+    second = sent[0] if child.complete and sent else walk(middle, end, report)
+    return merge(first, second)
 
 
 def split_point(source: LogSource, end: int) -> int | None:
@@ -77,8 +81,14 @@ def split_point(source: LogSource, end: int) -> int | None:
     when the log is too small to split, cannot be forked, or is one line."""
     if end < max(split_min_bytes(), 2) or not hasattr(os, "fork"):
         return None
-    fd = source.file.fileno()
-    position = end // 2 - 1
+    return middle_line(source.file, 0, end)
+
+
+def middle_line(file: BinaryIO, start: int, end: int) -> int | None:
+    """The start of the first line after the middle of bytes [start, end), or None
+    when no line starts between the middle and `end`."""
+    fd = file.fileno()
+    position = max(start, (start + end) // 2 - 1)
     while position < end:
         data = os.pread(fd, min(BLOCK, end - position), position)
         if not data:
@@ -136,48 +146,66 @@ def lines_between(
         yield b"".join(head)
 
 
-class _Child:
-    """A forked child running `work`; its pickled result comes back through a pipe."""
+class Worker:
+    """A forked child that works through `task` and streams each item it yields back
+    to the parent through a pipe (pickled, one after another).
 
-    def __init__(self, work: Callable[[], object]) -> None:
-        import pickle  # here: `view` and `check` never need it
+    `items()` yields them in order; afterwards `complete` says whether the child
+    got to the end of its task. If it did not (it failed or was killed), the
+    caller does the rest itself, from the last item it received.
+    """
+
+    def __init__(self, task: Callable[[], Iterable[Any]]) -> None:
+        import pickle  # here: most commands never fork
 
         read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns, never runs the parent's exit handlers
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns, never runs the parent's exit handlers
             status = 1
             try:
                 os.close(read_end)
-                payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as pipe:
-                    pipe.write(payload)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                with os.fdopen(write_end, "wb", buffering=1 << 16) as pipe:
+                    for item in task():
+                        pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_end)
-        self.pid: int | None = pid
-        self.pipe = os.fdopen(read_end, "rb")
+        self._pipe = os.fdopen(read_end, "rb")
+        self._running = True
+        self.complete = False
 
-    def result(self) -> object | None:
-        """What the child sent, or None when it did not finish cleanly."""
-        payload = self.pipe.read()
-        self.pipe.close()
-        assert self.pid is not None
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        if os.waitstatus_to_exitcode(status) != 0:
-            return None
+    def items(self) -> Iterator[Any]:
+        """The child's items as they arrive; stops early if the child fails."""
         import pickle
 
+        ended = False
         try:
-            return pickle.loads(payload)  # type: ignore[no-any-return]
-        except Exception:
-            return None
+            while True:
+                try:
+                    item = pickle.load(self._pipe)
+                except EOFError:
+                    ended = True
+                    break
+                except (pickle.UnpicklingError, ValueError, OSError):
+                    break
+                yield item
+        finally:
+            self._finish(ended)
+
+    def _finish(self, ended: bool) -> None:
+        """Close the pipe and reap the child (killed first unless it ended)."""
+        if not self._running:
+            return
+        self._running = False
+        self._pipe.close()
+        if not ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        self.complete = ended and os.waitstatus_to_exitcode(status) == 0
 
     def stop(self) -> None:
-        """End the child, if it still runs (this process is giving up), and reap it."""
-        self.pipe.close()
-        if self.pid is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            self.pid = None
+        """Kill and reap the child if its items were not all read."""
+        self._finish(False)

@@ -28,13 +28,8 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.fastlines import (
-    Worker,
-    lines_end,
-    read_blocks,
-    split_point,
-)
-from condense_cli.halves import Report, in_halves, lines_between
+from condense_cli.fastlines import lines_end, read_blocks
+from condense_cli.halves import Report, Worker, in_halves, lines_between, middle_line
 from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
@@ -445,7 +440,7 @@ class V0Scan(KeyedScan):
         split = end
         worker = None
         if self.upto == MAX_ID and end >= fastlines.parallel_min_bytes():
-            split = split_point(file, 0, end)
+            split = middle_line(file, 0, end) or end
             if split < end:
                 worker = Worker(partial(classify_range, file, split, end))
         try:
