@@ -114,6 +114,10 @@ TRICKY = {
     "overflowing signed exponent": user(b',"x":[-2E+308]}'),
     "overflowing integer": user(b',"n":' + b"9" * 400 + b"}"),
     "largest double": user(b',"x":1.7976931348623157e308}'),
+    "overflow after a space": user(b',"x": 1e400}'),
+    "overflow after a comma": user(b',"x":[1,-2E+308]}'),
+    "overflow shape in a uuid": user(b',"x":"c610adf4-81d8-4e93-8e3e-529650ef9145"}'),
+    "overflow shape after a space in a string": user(b',"x":"git show 3e400a1"}'),
     "underflowing exponent": user(b',"x":1e-400}'),
     "invalid UTF-8": user(b"}", b'{"content":"\xff"}'),
     "invalid UTF-8 in a skipped field": user(b',"z":"\xc3("}'),
@@ -207,6 +211,25 @@ def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
         "LogError",
         f'{log}:13: a user line needs a "uuid" string',
     )
+
+
+def test_only_lines_that_may_hold_an_overflowing_number_are_doubted() -> None:
+    """A uuid such as `…-8e3e-529650…` has the shape of `8e3e-529650` but sits in a
+    string: the line takes the fast path; a real overflowing number never does."""
+    from condense_cli.dialects.claude_code_fast import DECODER
+
+    names = [
+        "overflow shape in a uuid",
+        "overflowing exponent",
+        "overflow after a space",
+        "overflow after a comma",
+        "overflowing integer",
+        "overflow shape after a space in a string",  # needless doubts, but safe
+        "largest double",
+    ]
+    decoded = DECODER.decode(b"\n".join(TRICKY[name] for name in names) + b"\n")
+    assert decoded is not None
+    assert sorted(decoded[2]) == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
