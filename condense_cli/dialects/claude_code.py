@@ -474,12 +474,12 @@ def read_session(source: LogSource, *, upto: str | None = None, collect: bool = 
     """
     session = Session(source.path)
     limit = _line_limit(upto)
-    number = offset = 0
+    done = offset = 0  # lines read in blocks, and where they end
     if limit is None and source.size >= fastlines.FAST_MIN_BYTES:
         from condense_cli.dialects.claude_code_fast import read_blocks
 
-        number, offset = read_blocks(session, source, collect)
-    for number, raw in enumerate(source.raw_lines(offset), start=number + 1):  # noqa: B020
+        done, offset = read_blocks(session, source, collect)
+    for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:
             break
         session.read(number, raw, collect)
