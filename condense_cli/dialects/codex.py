@@ -30,7 +30,6 @@ from typing import Any
 
 import orjson
 
-from condense_cli import fastlines
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -106,51 +105,28 @@ def _str(value: Any) -> str:
 
 
 class CodexEvent(Event):
-    """One response item; `data` is the item (the payload), `raw` its whole line.
+    """One response item; `data` is the item (the payload), `raw` its whole line."""
 
-    The fast path (`codex_fast`) makes events with `data` None, their item type and
-    call id: `data` is parsed from `raw` when first asked for.
-    """
-
-    __slots__ = ("_call", "_data", "answers", "item_type", "line", "sub", "summary")
+    __slots__ = ("answers", "line", "sub", "summary")
 
     def __init__(
-        self,
-        data: dict[str, Any] | None,
-        raw: bytes | None,
-        line: int | None,
-        sub: int = 0,
-        *,
-        kind: str = "",
-        call: str | None = None,
+        self, data: dict[str, Any], raw: bytes | None, line: int | None, sub: int = 0
     ) -> None:
-        super().__init__(data, None, raw)  # type: ignore[arg-type]
-        if data is not None:
-            kind = _str(data.get("type"))
-            call = data.get("call_id") if kind in CALLS or kind in OUTPUTS else None
-        self.item_type = kind
-        self._call = call if isinstance(call, str) else None
+        super().__init__(data, None, raw)
         self.line = line
         self.sub = sub
         self.summary = False
         self.answers: int | None = None  # the key of the call an output answers
-
-    @property  # type: ignore[override]
-    def data(self) -> dict[str, Any]:
-        data = self._data
-        if data is None:
-            data = self._data = orjson.loads(self.raw)["payload"]  # type: ignore[arg-type]
-        return data
-
-    @data.setter
-    def data(self, value: dict[str, Any] | None) -> None:
-        self._data = value
 
     @property
     def id(self) -> object:
         if self.line is None:
             return None
         return f"{self.line}.{self.sub}" if self.sub else self.line
+
+    @property
+    def item_type(self) -> str:
+        return _str(self.data.get("type"))
 
     @property
     def role(self) -> str:
@@ -191,7 +167,10 @@ class CodexEvent(Event):
 
     @property
     def tool_call_id(self) -> str | None:
-        return self._call
+        if self.item_type in CALLS or self.item_type in OUTPUTS:
+            call = self.data.get("call_id")
+            return call if isinstance(call, str) else None
+        return None
 
     @property
     def cause(self) -> int | None:
@@ -516,14 +495,10 @@ def _history_length(raw: bytes) -> int:
 
 def _is_sent(item: dict[str, Any]) -> bool:
     """Whether Codex sends this recorded item to the model."""
-    return is_sent(item.get("type"), item.get("role"))
-
-
-def is_sent(kind: Any, role: Any) -> bool:
-    """Whether Codex sends a recorded item of type `kind` and role `role` to the model."""
+    kind = item.get("type")
     if not isinstance(kind, str) or kind not in ITEM_TYPES or kind in NOT_SENT:
         return False
-    return not (kind == "message" and role == "system")
+    return not (kind == "message" and item.get("role") == "system")
 
 
 # --- reading -------------------------------------------------------------------------
@@ -547,16 +522,6 @@ class _Reader:
         if severity == "error" and not self.collect:
             raise LogError(self.path, message, line)
         self.problems.append(Problem(line, message, severity))
-
-    def take(self, number: int, raw: bytes) -> dict[str, Any] | None:
-        """Line `number` as read (newline included): blank, cut off, or read."""
-        body = line_body(raw, first=number == 1)
-        if not body.strip():
-            return None
-        if not raw.endswith(b"\n") and not _complete(body):
-            self.problem(number, "the last line is cut off (torn write); it is not read")
-            return None
-        return self.read_line(number, body)
 
     def read_line(self, number: int, body: bytes) -> dict[str, Any] | None:
         try:
@@ -703,31 +668,29 @@ def read_rollout(
 ) -> tuple[_State, list[Problem], int]:
     """Validate and replay a rollout; return its state, problems and lines read."""
     reader = _Reader(source.path, collect)
-    lines = _read_lines(reader, source, upto, fast=True)
+    lines = _read_lines(reader, source, upto)
     if lines == 0 and not reader.problems:
         reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
     reader.check_pairs()
     return reader.state, reader.problems, lines
 
 
-def _read_lines(reader: _Reader, source: LogSource, upto: str | None, fast: bool = False) -> int:
-    """Feed every line (up to `upto`) to `reader`; return how many were read.
-
-    With `fast`, a rollout of `FAST_MIN_BYTES` or more without `upto` is read in
-    blocks (`codex_fast`), but for its last unfinished line.
-    """
+def _read_lines(reader: _Reader, source: LogSource, upto: str | None) -> int:
+    """Feed every line (up to `upto`) to `reader`; return how many were read."""
     limit, wanted = _parse_upto(upto)
-    lines = offset = 0
-    if fast and upto is None and source.size >= fastlines.FAST_MIN_BYTES:
-        from condense_cli.dialects.codex_fast import read_blocks
-
-        lines, offset = read_blocks(reader, source)
+    lines = 0
     found = wanted is None
-    for number, raw in enumerate(source.raw_lines(offset), start=lines + 1):
+    for number, raw in enumerate(source.raw_lines(), start=1):
         if limit is not None and number > limit:
             break
         lines = number
-        data = reader.take(number, raw)
+        body = line_body(raw, first=number == 1)
+        if not body.strip():
+            continue
+        if not raw.endswith(b"\n") and not _complete(body):
+            reader.problem(number, "the last line is cut off (torn write); it is not read")
+            continue
+        data = reader.read_line(number, body)
         if wanted is not None and isinstance(data, dict):
             payload = data.get("payload")
             if isinstance(payload, dict) and wanted in (payload.get("id"), payload.get("call_id")):
