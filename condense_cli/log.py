@@ -150,13 +150,14 @@ class LogSource:
         self.file.seek(offset - 1)
         return self.file.read(1) == b"\n"
 
-    def raw_lines(self) -> Iterator[bytes]:
-        """Yield every line as read, newline included, up to the size taken at open."""
+    def raw_lines(self, start: int = 0) -> Iterator[bytes]:
+        """Yield every line as read, newline included, up to the size taken at open
+        (from offset `start`, a line start)."""
         file = self.file
-        file.seek(0)
-        offset = 0
+        file.seek(start)
+        offset = start
         report, step = self.on_progress, self.PROGRESS_STEP
-        next_report = step if report is not None else sys.maxsize
+        next_report = start + step if report is not None else sys.maxsize
         for line in file:
             raw = self.clip(line, offset)
             if raw is None:

@@ -22,15 +22,16 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "openhands"
 CONDENSE = Path(sys.executable).parent / "condense"
 
 
-def require_corpus() -> Path:
-    """The shared corpus of real logs, or skip the calling test when it is absent.
+def require_corpus(folder: Path = CORPUS) -> Path:
+    """A folder of the shared corpus of real logs (OpenHands' by default), or skip the
+    calling test when it is absent.
 
     A clone on another machine has no `../shared/corpus`: its tests skip and say
     why. Under CI (`$CI` set) the corpus is required, so its absence fails the test.
     """
-    if CORPUS.is_dir():
-        return CORPUS
-    reason = f"the shared corpus of real logs is not at {CORPUS}"
+    if folder.is_dir():
+        return folder
+    reason = f"the shared corpus of real logs is not at {folder}"
     if os.environ.get("CI"):
         pytest.fail(f"{reason}, and CI is set, so corpus tests must run", pytrace=False)
     pytest.skip(f"{reason} (a clone outside the project's machine)")

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from condense_cli import fastlines
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -54,6 +55,7 @@ MESSAGE_TYPES = frozenset({"user", "assistant"})
 TREE_TYPES = MESSAGE_TYPES | {"system", "attachment"}  # the lines linked by parentUuid
 REQUEST_TYPE = "condense-request"
 COPY_OF = "condenseCopyOf"  # on the copies `condense run` writes: the uuid copied
+BOUNDARY = "compact_boundary"  # the `subtype` of a compaction's system line
 BASE_FIELDS = ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
 
 
@@ -93,16 +95,34 @@ def _block_text(block: dict[str, Any]) -> str:
 
 
 class ClaudeEvent(Event):
-    """One `user` or `assistant` line of the active chain; its key is its line."""
+    """One `user` or `assistant` line of the active chain; its key is its line.
 
-    __slots__ = ("answers", "line")
+    Made with `data` None (and its `raw` bytes), it parses them when first asked.
+    """
+
+    __slots__ = ("_data", "answers", "line")
 
     def __init__(
-        self, data: dict[str, Any], key: int | None, raw: bytes | None, line: int | None = None
+        self,
+        data: dict[str, Any] | None,
+        key: int | None,
+        raw: bytes | None,
+        line: int | None = None,
     ) -> None:
-        super().__init__(data, key, raw)
+        super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
         self.answers: int | None = None  # key of the tool_use line a result answers
+
+    @property  # type: ignore[override]
+    def data(self) -> dict[str, Any]:
+        data = self._data
+        if data is None:
+            data = self._data = orjson.loads(self.raw)  # type: ignore[arg-type]
+        return data
+
+    @data.setter
+    def data(self, value: dict[str, Any] | None) -> None:
+        self._data = value
 
     @property
     def message(self) -> dict[str, Any]:
@@ -250,46 +270,128 @@ def api_messages(events: list[Event]) -> list[dict[str, Any]]:
 # --- reading a session ---------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class Line:
-    """One non-blank line: its position, parsed object and bytes."""
+    """One non-blank line: its position, its bytes, and what the replay reads of it.
 
-    number: int
-    data: dict[str, Any]
-    raw: bytes
+    `data` (the parsed object) is parsed from `raw` when first asked for: the fast
+    path (`claude_code_fast`) builds lines from a few decoded fields only.
+    """
+
+    __slots__ = (
+        "_data",
+        "compact_summary",
+        "copy",
+        "is_boundary",
+        "message_id",
+        "number",
+        "parent",
+        "raw",
+        "sidechain",
+        "tools",
+        "type",
+        "uuid",
+    )
+
+    def __init__(
+        self,
+        number: int,
+        raw: bytes,
+        data: dict[str, Any] | None,
+        kind: str,
+        uuid: str | None,
+        parent: str | None,
+        *,
+        boundary: bool = False,
+        sidechain: bool = False,
+        compact_summary: bool = False,
+        copy: bool = False,
+        message_id: str | None = None,
+        tools: tuple[tuple[bool, Any], ...] = (),
+    ) -> None:
+        self.number = number
+        self.raw = raw
+        self._data = data
+        self.type = kind  # "" when the line has no type string
+        self.uuid = uuid
+        self.parent = parent
+        self.is_boundary = boundary
+        self.sidechain = sidechain  # `isSidechain` is true
+        self.compact_summary = compact_summary  # `isCompactSummary` is true
+        self.copy = copy  # has a `condenseCopyOf` key
+        self.message_id = message_id
+        # The tool blocks of a content list, in order: (True, id) for a `tool_use`
+        # with a string id, (False, its `tool_use_id`) for a `tool_result`.
+        self.tools = tools
+
+    @classmethod
+    def parsed(cls, number: int, data: dict[str, Any], raw: bytes) -> Line:
+        """A line the exact path parsed (and `parse_line` accepted)."""
+        message = data.get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
+        tools: tuple[tuple[bool, Any], ...] = ()
+        if isinstance(content, list):
+            tools = tuple(
+                (True, b["id"]) if b.get("type") == "tool_use" else (False, b.get("tool_use_id"))
+                for b in content
+                if isinstance(b, dict)
+                and (
+                    (b.get("type") == "tool_use" and isinstance(b.get("id"), str))
+                    or b.get("type") == "tool_result"
+                )
+            )
+        kind, uuid, parent, message_id = (
+            data.get("type"),
+            data.get("uuid"),
+            data.get("parentUuid"),
+            message.get("id"),
+        )
+        kind = kind if isinstance(kind, str) else ""
+        return cls(
+            number,
+            raw,
+            data,
+            kind,
+            uuid if isinstance(uuid, str) else None,
+            parent if isinstance(parent, str) else None,
+            boundary=kind == "system" and data.get("subtype") == BOUNDARY,
+            sidechain=data.get("isSidechain") is True,
+            compact_summary=data.get("isCompactSummary") is True,
+            copy=COPY_OF in data,
+            message_id=message_id if isinstance(message_id, str) else None,
+            tools=tools,
+        )
 
     @property
-    def type(self) -> str:
-        value = self.data.get("type")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def uuid(self) -> str | None:
-        value = self.data.get("uuid")
-        return value if isinstance(value, str) else None
-
-    @property
-    def parent(self) -> str | None:
-        value = self.data.get("parentUuid")
-        return value if isinstance(value, str) else None
-
-    @property
-    def is_boundary(self) -> bool:
-        return self.type == "system" and self.data.get("subtype") == "compact_boundary"
-
-    @property
-    def message_id(self) -> str | None:
-        message = self.data.get("message")
-        value = message.get("id") if isinstance(message, dict) else None
-        return value if isinstance(value, str) else None
+    def data(self) -> dict[str, Any]:
+        """The parsed line (parsed now if the fast path read it)."""
+        data = self._data
+        if data is None:
+            data = self._data = orjson.loads(self.raw)
+        return data
 
     @property
     def is_result(self) -> bool:
-        message = self.data.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        return isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-        )
+        return any(not use for use, _ in self.tools)
+
+
+def line_problem(kind: Any, uuid: Any, parent: Any, message: bool, content: Any) -> str | None:
+    """What is wrong with a session line, from its `type`, `uuid`, `parentUuid`,
+    whether its `message` is an object and that message's `content` (None: nothing).
+    The one statement of these rules, for the exact path and the fast path."""
+    if not isinstance(kind, str):
+        return 'has no "type" string'
+    if kind in TREE_TYPES:
+        if not isinstance(uuid, str):
+            return f'a {kind} line needs a "uuid" string'
+        if parent is not None and not isinstance(parent, str):
+            return '"parentUuid" must be a string or null'
+    if kind in MESSAGE_TYPES:
+        if not message:
+            return f'a {kind} line needs a "message" object'
+        if not isinstance(content, str | list):
+            return '"message.content" must be a string or an array of blocks'
+    return None
 
 
 def parse_line(raw: bytes) -> dict[str, Any]:
@@ -300,21 +402,14 @@ def parse_line(raw: bytes) -> dict[str, Any]:
         raise BadLine(f"invalid JSON: {str(exc).split(':')[0]}") from None
     if not isinstance(data, dict):
         raise BadLine("expected a JSON object")
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise BadLine('has no "type" string')
-    if kind in TREE_TYPES:
-        if not isinstance(data.get("uuid"), str):
-            raise BadLine(f'a {kind} line needs a "uuid" string')
-        parent = data.get("parentUuid")
-        if parent is not None and not isinstance(parent, str):
-            raise BadLine('"parentUuid" must be a string or null')
-    if kind in MESSAGE_TYPES:
-        message = data.get("message")
-        if not isinstance(message, dict):
-            raise BadLine(f'a {kind} line needs a "message" object')
-        if not isinstance(message.get("content"), str | list):
-            raise BadLine('"message.content" must be a string or an array of blocks')
+    message = data.get("message")
+    is_object = isinstance(message, dict)
+    content = message.get("content") if is_object else None
+    wrong = line_problem(
+        data.get("type"), data.get("uuid"), data.get("parentUuid"), is_object, content
+    )
+    if wrong is not None:
+        raise BadLine(wrong)
     return data
 
 
@@ -350,26 +445,40 @@ class Session:
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         self.problems.append(Problem(line, message, severity))
 
-
-def read_session(source: LogSource, *, upto: str | None = None, collect: bool = False) -> Session:
-    """Parse and index the session; bad lines raise LogError unless `collect`."""
-    session = Session(source.path)
-    limit = _line_limit(upto)
-    for number, raw in enumerate(source.raw_lines(), start=1):
-        if limit is not None and number > limit:
-            break
-        session.size += len(raw)
+    def read(self, number: int, raw: bytes, collect: bool) -> None:
+        """The exact path for line `number` as read (newline included): a bad line
+        raises LogError, or with `collect` is listed as a problem."""
+        self.size += len(raw)
         body = line_body(raw, first=number == 1)
         if not body.strip():
-            continue
+            return
         try:
             data = parse_line(body)
         except BadLine as exc:
             if not collect:
-                raise LogError(source.path, str(exc), number) from None
-            session.problem(number, str(exc))
-            continue
-        session.add(Line(number, data, body))
+                raise LogError(self.path, str(exc), number) from None
+            self.problem(number, str(exc))
+            return
+        self.add(Line.parsed(number, data, body))
+
+
+def read_session(source: LogSource, *, upto: str | None = None, collect: bool = False) -> Session:
+    """Parse and index the session; bad lines raise LogError unless `collect`.
+
+    Sessions of `FAST_MIN_BYTES` or more are read in blocks (`claude_code_fast`),
+    but for their last unfinished line and unless `--upto` is a line position.
+    """
+    session = Session(source.path)
+    limit = _line_limit(upto)
+    done = offset = 0  # lines read in blocks, and where they end
+    if limit is None and source.size >= fastlines.FAST_MIN_BYTES:
+        from condense_cli.dialects.claude_code_fast import read_blocks
+
+        done, offset = read_blocks(session, source, collect)
+    for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
+        if limit is not None and number > limit:
+            break
+        session.read(number, raw, collect)
     if upto is not None and limit is None:
         line = session.by_uuid.get(upto)
         if line is None:
@@ -400,7 +509,7 @@ class Chain:
 def leaf_of(session: Session) -> Line | None:
     """The newest main-chain message."""
     for line in reversed(session.lines):
-        if line.type in MESSAGE_TYPES and line.data.get("isSidechain") is not True:
+        if line.type in MESSAGE_TYPES and not line.sidechain:
             return line
     return None
 
@@ -469,7 +578,7 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
     by_message: dict[str, list[Line]] = {}
     results: dict[str, list[Line]] = {}
     for line in session.lines:
-        if line.number in on_chain or line.data.get("isSidechain") is True:
+        if line.number in on_chain or line.sidechain:
             continue
         if line.type == "assistant" and line.message_id is not None:
             by_message.setdefault(line.message_id, []).append(line)
@@ -505,16 +614,7 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
 
 
 def _result_ids(line: Line) -> set[str]:
-    content = (line.data.get("message") or {}).get("content")
-    if not isinstance(content, list):
-        return set()
-    return {
-        b["tool_use_id"]
-        for b in content
-        if isinstance(b, dict)
-        and b.get("type") == "tool_result"
-        and isinstance(b.get("tool_use_id"), str)
-    }
+    return {call for use, call in line.tools if not use and isinstance(call, str)}
 
 
 # --- the replay ----------------------------------------------------------------------
@@ -546,13 +646,13 @@ class ClaudeReplay(Replay):
         for line in lines:
             if line.type not in MESSAGE_TYPES:
                 continue
-            summary = line.data.get("isCompactSummary") is True
-            event = ClaudeEvent(line.data, None if summary else line.number, line.raw, line.number)
-            for block in event.blocks:
-                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    uses[block["id"]] = line.number
-                elif block.get("type") == "tool_result" and event.answers is None:
-                    event.answers = uses.get(block.get("tool_use_id"))  # type: ignore[arg-type]
+            key = None if line.compact_summary else line.number
+            event = ClaudeEvent(line._data, key, line.raw, line.number)
+            for use, call in line.tools:
+                if use:
+                    uses[call] = line.number
+                elif event.answers is None and isinstance(call, str):
+                    event.answers = uses.get(call)
             events.append(event)
         return events
 
@@ -570,7 +670,7 @@ class ClaudeReplay(Replay):
         problems += self._pair_problems()
         summarised = set()
         for line in session.lines:
-            if line.data.get("isCompactSummary") is True:
+            if line.compact_summary:
                 boundary = walk(session, line).boundary
                 if boundary is not None:
                     summarised.add(boundary.number)
@@ -585,22 +685,18 @@ class ClaudeReplay(Replay):
         uses: dict[str, int] = {}
         answered: set[str] = set()
         problems: list[Problem] = []
-        for event in self.events:
-            for block in event.blocks:
-                kind = block.get("type")
-                if kind == "tool_use" and isinstance(block.get("id"), str):
-                    uses[block["id"]] = event.line
-                elif kind == "tool_result":
-                    call = block.get("tool_use_id")
-                    if call in uses:
-                        answered.add(call)  # type: ignore[arg-type]
-                    else:
-                        problems.append(
-                            Problem(event.line, f"tool_result for {call}: no tool_use before it")
-                        )
-        last_user = max(
-            (e.line or 0 for e in self.events if e.data.get("type") == "user"), default=0
-        )
+        lines = [x for x in self.chain.lines if x.type in MESSAGE_TYPES]  # the events'
+        for line in lines:
+            for use, call in line.tools:
+                if use:
+                    uses[call] = line.number
+                elif isinstance(call, str) and call in uses:  # (a list id cannot be)
+                    answered.add(call)
+                else:
+                    problems.append(
+                        Problem(line.number, f"tool_result for {call}: no tool_use before it")
+                    )
+        last_user = max((x.number for x in lines if x.type == "user"), default=0)
         for call, line in uses.items():
             if call not in answered:
                 pending = line > last_user  # the session stopped while the tool ran
@@ -792,9 +888,7 @@ def _block_end(session: Session, boundary: Line) -> Line:
     """The last line of what a compaction wrote: its summary and kept copies."""
     end = boundary
     for line in session.lines[session.lines.index(boundary) + 1 :]:
-        if line.type in MESSAGE_TYPES and (
-            line.data.get("isCompactSummary") is True or COPY_OF in line.data
-        ):
+        if line.type in MESSAGE_TYPES and (line.compact_summary or line.copy):
             end = line
         elif line.type in MESSAGE_TYPES:
             break

@@ -484,7 +484,7 @@ def _history_length(raw: bytes) -> int:
 def _is_sent(item: dict[str, Any]) -> bool:
     """Whether Codex sends this recorded item to the model."""
     kind = item.get("type")
-    if kind not in ITEM_TYPES or kind in NOT_SENT:
+    if not isinstance(kind, str) or kind not in ITEM_TYPES or kind in NOT_SENT:
         return False
     return not (kind == "message" and item.get("role") == "system")
 

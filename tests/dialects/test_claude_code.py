@@ -439,3 +439,15 @@ def test_messages_are_the_api_messages_in_chat_form(tmp_path: Path, cli, proc) -
     assert done.exit_code == 0, done.output
     assert orjson.loads(done.stdout_bytes) == expected
     assert orjson.loads(proc("view", path, "-f", "messages").stdout) == expected
+
+
+def test_a_tool_result_whose_id_is_a_list_is_an_answer_to_nothing(tmp_path: Path, cli) -> None:
+    """It crashed the replay (an unhashable dictionary key)."""
+    b = basic()
+    b.user([{"type": "tool_result", "tool_use_id": ["c1"], "content": "x"}])  # line 10
+    log = b.write(tmp_path / "s.jsonl")
+    result = cli("check", log)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        f"{log}:10: tool_result for ['c1']: no tool_use before it"
+    )

@@ -330,3 +330,11 @@ def test_an_output_without_its_call_is_dropped_and_reported() -> None:
     assert [(c.kind, c.event, c.line, c.reason) for c in conversion.lost] == [
         ("orphan result", "L", 7, "output for call c9: the call is not in the view")
     ]
+
+
+def test_a_replacement_item_whose_type_is_a_list_is_not_sent(cli, make_log) -> None:
+    """It crashed the replay (an unhashable set member)."""
+    odd = {"type": ["message"], "role": "user", "content": []}
+    compacted = line("compacted", {"message": "", "replacement_history": [odd, user("kept")]})
+    path = rollout(make_log, [*PLAIN, compacted])
+    assert items_of(cli, path) == [user("kept")]

@@ -1,0 +1,39 @@
+"""Helpers for the differential tests of the dialects' fast paths (msgspec blocks)
+against their exact paths (orjson line by line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli import fastlines
+
+EXACT, FAST = "exact", "fast"
+
+
+def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256) -> None:
+    """Force one way of reading, with small blocks so that a small log has many."""
+    monkeypatch.setattr(fastlines, "BLOCK_BYTES", block)
+    monkeypatch.setattr(fastlines, "FAST_MIN_BYTES", 1 << 60 if path == EXACT else 0)
+
+
+def fresh_ids(value: Any, ids: set[str], suffix: str) -> Any:
+    """`value` with every string in `ids` given `suffix` (a copy of a session whose
+    uuids, message ids and tool call ids are all new)."""
+    if isinstance(value, str):
+        return value + suffix if value in ids else value
+    if isinstance(value, list):
+        return [fresh_ids(v, ids, suffix) for v in value]
+    if isinstance(value, dict):
+        return {k: fresh_ids(v, ids, suffix) for k, v in value.items()}
+    return value
+
+
+def repeated(lines: list[bytes], copies: int, ids: set[str]) -> bytes:
+    """`copies` copies of a log's lines, each copy with fresh ids (copy 0 unchanged)."""
+    out = list(lines)
+    for copy in range(1, copies):
+        out += [orjson.dumps(fresh_ids(orjson.loads(x), ids, f"-{copy}")) for x in lines]
+    return b"\n".join(out) + b"\n"

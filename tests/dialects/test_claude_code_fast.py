@@ -1,0 +1,372 @@
+"""Claude Code's fast path (msgspec blocks, lines parsed lazily) against the exact
+path (orjson line by line): the same lines, problems, view and errors on every input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from condense_cli import fastlines
+from condense_cli.dialects import read_log
+from condense_cli.errors import ConfigError, LogError
+from tests.conftest import require_corpus
+from tests.dialects.fast_paths import EXACT, FAST, repeated, use_path
+from tests.dialects.test_claude_code import CORPUS, Builder, basic
+
+DIALECT = "claude-code"
+
+
+def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
+    """Everything a replay decides about a session, or the error it stops with."""
+    try:
+        with read_log(str(log), dialect=DIALECT, collect=collect, upto=upto) as replay:
+            session = replay.session  # type: ignore[attr-defined]
+            lines = [
+                (
+                    x.number,
+                    x.raw,
+                    x.type,
+                    x.uuid,
+                    x.parent,
+                    x.is_boundary,
+                    x.sidechain,
+                    x.compact_summary,
+                    x.copy,
+                    x.message_id,
+                    x.tools,
+                    list(x.data),  # its keys: a deeply nested value cannot be compared
+                )
+                for x in session.lines
+            ]
+            events = [(e.key, e.line, e.answers, e.raw, list(e.data)) for e in replay.view()]
+            return (
+                session.size,
+                lines,
+                {uuid: line.number for uuid, line in session.by_uuid.items()},
+                [(p.line, p.message, p.severity) for p in replay.problems],
+                b"".join(replay.view_lines()),
+                events,
+                [
+                    (c.id, c.line, c.ranges, c.forgotten_events, c.summary_chars, c.view_size)
+                    for c in replay.condensations
+                ],
+                [None if e is None else (e.key, e.raw) for e in replay.history()],
+            )
+    except (LogError, ConfigError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+def both_paths(
+    monkeypatch: pytest.MonkeyPatch, log: Path, block: int = 256, **read: Any
+) -> dict[str, Any]:
+    results = {}
+    for path in (EXACT, FAST):
+        use_path(monkeypatch, path, block)
+        results[path] = outcome(log, **read)
+    return results
+
+
+def story() -> list[bytes]:
+    """A session with a compaction, parallel calls on a side branch, a sidechain, a
+    copy `condense run` wrote, a dangling parent and lines outside the tree."""
+    b = basic()  # lines 1-9
+    b.other("queue-operation")
+    first = b.use("c2", "m5")
+    b.use("c3", "m5")
+    b.result("c3", "out3 héllo ✓ 日本")
+    b.result("c2", "out2", parent=first)
+    b.user("aside", isSidechain=True)
+    b.boundary(postTokens=20)
+    b.user("SUMMARY", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    b.user("kept again", condenseCopyOf="u1")
+    b.say("resumed", "m6")
+    b.user("lost parent", parent="nowhere")
+    b.use("c4", "m7")
+    b.result("c4", "x" * 300)
+    b.result("c9", "an answer to nothing")
+    b.say("end", "m8")
+    return [orjson.dumps(x) for x in b.lines]
+
+
+USER = b'"type":"user","uuid":"t1","parentUuid":null'
+
+
+def user(after: bytes = b"", message: bytes = b'{"content":"x"}') -> bytes:
+    """A user line with `message`, then `after` (more fields, or garbage)."""
+    return b"{" + USER + b',"message":' + message + after
+
+
+def result(call: bytes) -> bytes:
+    """A user line with one tool_result whose `tool_use_id` is `call` (JSON)."""
+    return user(b"}", b'{"content":[{"type":"tool_result","tool_use_id":' + call + b"}]}")
+
+
+# Lines the fast path must judge exactly as the exact path does, each placed in the
+# middle of an ordinary session.
+TRICKY = {
+    "overflowing exponent": user(b',"cost":1e400}'),
+    "overflowing signed exponent": user(b',"x":[-2E+308]}'),
+    "overflowing integer": user(b',"n":' + b"9" * 400 + b"}"),
+    "largest double": user(b',"x":1.7976931348623157e308}'),
+    "overflow after a space": user(b',"x": 1e400}'),
+    "overflow after a comma": user(b',"x":[1,-2E+308]}'),
+    "overflow shape in a uuid": user(b',"x":"c610adf4-81d8-4e93-8e3e-529650ef9145"}'),
+    "overflow shape after a space in a string": user(b',"x":"git show 3e400a1"}'),
+    "underflowing exponent": user(b',"x":1e-400}'),
+    "invalid UTF-8": user(b"}", b'{"content":"\xff"}'),
+    "invalid UTF-8 in a skipped field": user(b',"z":"\xc3("}'),
+    "encoded surrogate": user(b',"z":"\xed\xa0\x80"}'),
+    "lone surrogate escape": user(b',"z":"\\ud800"}'),
+    "trailing garbage": user(b"} x"),
+    "two objects": b'{"type":"last-prompt"}{"type":"last-prompt"}',
+    "leading space": b' {"type":"last-prompt"}',
+    "trailing space": b'{"type":"last-prompt"} ',
+    "carriage return": user(b"}\r"),
+    "blank": b"",
+    "spaces": b"   ",
+    "split object": user(b"\n}"),
+    "two objects then a split one": b'{"type":"last-prompt"}{"type":"ai-title",\n"x":1}',
+    "duplicate type key": b'{"type":"user","type":"last-prompt","uuid":5}',
+    "duplicate uuid key": user(b',"uuid":"u3"}'),
+    "deep nesting": user(b',"x":' + b"[" * 1000 + b"]" * 1000 + b"}"),
+    "NaN": user(b',"x":NaN}'),
+    "not an object": b'["user"]',
+    "a string": b'"user"',
+    "null": b"null",
+    # wrong types of each field the fast path reads
+    "type a number": b'{"type":5,"uuid":"t1"}',
+    "type null": b'{"type":null,"uuid":"t1"}',
+    "no type": b'{"uuid":"t1","message":{"content":"x"}}',
+    "uuid a number": b'{"type":"user","uuid":5,"message":{"content":"x"}}',
+    "system without uuid": b'{"type":"system","subtype":"informational"}',
+    "attachment uuid null": b'{"type":"attachment","uuid":null}',
+    "parentUuid a number": user(b',"parentUuid":5}'),
+    "parentUuid an object off the tree": b'{"type":"last-prompt","parentUuid":{"a":1}}',
+    "uuid a number off the tree": b'{"type":"queue-operation","uuid":7}',
+    "subtype a number": b'{"type":"system","uuid":"t1","subtype":5}',
+    "boundary subtype off the system": b'{"type":"attachment","subtype":"compact_boundary"}',
+    "isSidechain a string": user(b',"isSidechain":"true"}'),
+    "isCompactSummary 1": user(b',"isCompactSummary":1}'),
+    "condenseCopyOf null": user(b',"condenseCopyOf":null}'),
+    "message a string": user(b"}", b'"hello"'),
+    "message a string off the tree": b'{"type":"last-prompt","message":"hello"}',
+    "message null": user(b"}", b"null"),
+    "no message": b"{" + USER + b"}",
+    "message id a number": b'{"type":"assistant","uuid":"t1","message":{"id":5,"content":[]}}',
+    "content a number": user(b"}", b'{"content":5}'),
+    "content an object": user(b"}", b'{"content":{"type":"text"}}'),
+    "content null": user(b"}", b'{"content":null}'),
+    "no content": user(b"}", b'{"role":"user"}'),
+    "a block not an object": user(b"}", b'{"content":["x",{"type":"text"}]}'),
+    "block type a number": user(b"}", b'{"content":[{"type":5}]}'),
+    "tool_use id a number": user(b"}", b'{"id":"m","content":[{"type":"tool_use","id":5}]}'),
+    "tool_use_id a number": result(b"5"),
+    "tool_use_id a 20-digit number": result(b"18446744073709551616"),
+    "tool_use_id null": result(b"null"),
+    "tool_use_id a list": result(b'["c1"]'),
+    "tool_use_id an answered call": result(b'"c1"'),
+    "a boundary": b'{"type":"system","subtype":"compact_boundary","uuid":"t1","parentUuid":null}',
+    "a request": b'{"type":"condense-request","requestUuid":"r1"}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_a_tricky_line_is_judged_alike_on_both_paths(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = story()
+    lines[12:12] = [TRICKY[name]]
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    for collect in (True, False):
+        results = both_paths(monkeypatch, log, collect=collect)
+        assert results[FAST] == results[EXACT], name
+
+
+def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exactness check above must not pass only because every block fell back."""
+    lines = story()
+    lines[12:12] = [TRICKY["uuid a number"]]
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    use_path(monkeypatch, FAST, block=1 << 20)
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        session = replay.session  # type: ignore[attr-defined]
+        assert [(p.line, p.message) for p in replay.problems] == [
+            (13, 'a user line needs a "uuid" string'),
+            (21, "parentUuid nowhere points to no line of this session"),
+            (24, "tool_result for c9: no tool_use before it"),
+        ]
+        assert [x._data for x in session.lines[:3]] == [None, None, None]  # not parsed
+    assert outcome(log, collect=False) == (
+        "error",
+        "LogError",
+        f'{log}:13: a user line needs a "uuid" string',
+    )
+
+
+def test_only_lines_that_may_hold_an_overflowing_number_are_doubted() -> None:
+    """A uuid such as `…-8e3e-529650…` has the shape of `8e3e-529650` but sits in a
+    string: the line takes the fast path; a real overflowing number never does."""
+    from condense_cli.dialects.claude_code_fast import DECODER
+
+    names = [
+        "overflow shape in a uuid",
+        "overflowing exponent",
+        "overflow after a space",
+        "overflow after a comma",
+        "overflowing integer",
+        "overflow shape after a space in a string",  # needless doubts, but safe
+        "largest double",
+    ]
+    decoded = DECODER.decode(b"\n".join(TRICKY[name] for name in names) + b"\n")
+    assert decoded is not None
+    assert sorted(decoded[2]) == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
+def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> None:
+    """Lines longer than a block, CRLF endings, a BOM, and a torn last line."""
+    lines = story()
+    variants = {
+        "lf": b"\n".join(lines) + b"\n",
+        "crlf": b"\r\n".join(lines) + b"\r\n",
+        "bom": b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n",
+        "torn": b"\n".join(lines) + b"\n" + lines[-1][:-9],
+        "no final newline": b"\n".join(lines),
+        "blank lines": b"\n\n".join(lines) + b"\n\n",
+    }
+    for name, data in variants.items():
+        log = tmp_path / f"{name}.jsonl"
+        log.write_bytes(data)
+        for collect in (True, False):
+            results = both_paths(monkeypatch, log, block=block, collect=collect)
+            assert results[FAST] == results[EXACT], name
+
+
+def test_upto_agrees(tmp_path: Path, monkeypatch) -> None:
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(story()) + b"\n")
+    for upto in ("3", "12", "u7", "u15", "nowhere", "0"):
+        results = both_paths(monkeypatch, log, upto=upto)
+        assert results[FAST] == results[EXACT], upto
+
+
+def corpus_sessions() -> list[Path]:
+    return sorted(require_corpus(CORPUS).glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("block", [4096, 1 << 20])
+def test_corpus_sessions_agree(block: int, monkeypatch) -> None:
+    sessions = corpus_sessions()
+    assert len(sessions) >= 2
+    for session in sessions:
+        results = both_paths(monkeypatch, session, block=block)
+        assert results[FAST] == results[EXACT], session.name
+        assert results[FAST][4]  # a view was written
+
+
+# Random sessions: built from a few kinds of line, with tricky lines here and there.
+steps = st.lists(
+    st.sampled_from(["user", "say", "call", "result", "side", "attach", "other", "boundary"]),
+    min_size=1,
+    max_size=40,
+)
+
+
+def random_session(kinds: list[str]) -> list[bytes]:
+    b = Builder()
+    calls = 0
+    for kind in kinds:
+        if kind == "user":
+            b.user(f"ask {len(b.lines)}")
+        elif kind == "say":
+            b.say("ünïcode ✓ answer", f"m{len(b.lines)}")
+        elif kind == "call":
+            calls += 1
+            b.use(f"c{calls}", f"m{calls}")
+        elif kind == "result":
+            b.result(f"c{calls}", "out")
+        elif kind == "side":
+            b.user("aside", isSidechain=True)
+        elif kind == "attach":
+            b.attachment()
+        elif kind == "other":
+            b.other("queue-operation")
+        else:
+            b.boundary()
+            b.user("SUMMARY", isCompactSummary=True)
+    return [orjson.dumps(x) for x in b.lines]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    kinds=steps,
+    inserts=st.lists(st.tuples(st.integers(0, 45), st.sampled_from(sorted(TRICKY))), max_size=4),
+    cut=st.integers(min_value=0, max_value=40),
+    block=st.sampled_from([48, 200, 1000]),
+)
+def test_random_sessions_are_judged_alike(kinds, inserts, cut, block, tmp_path_factory) -> None:
+    lines = random_session(kinds)
+    for at, name in inserts:
+        lines[at:at] = [TRICKY[name]]
+    data = b"\n".join(lines) + b"\n"
+    data = data[: len(data) - cut]
+    log = tmp_path_factory.mktemp("random") / "s.jsonl"
+    log.write_bytes(data)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for collect in (True, False):
+            results = both_paths(monkeypatch, log, block=block, collect=collect)
+            assert results[FAST] == results[EXACT]
+
+
+def session_ids(lines: list[bytes]) -> set[str]:
+    """The uuids, message ids and tool call ids of a session."""
+    ids: set[str] = set()
+    for line in lines:
+        data = orjson.loads(line)
+        if isinstance(data.get("uuid"), str):
+            ids.add(data["uuid"])
+        message = data.get("message")
+        if isinstance(message, dict):
+            if isinstance(message.get("id"), str):
+                ids.add(message["id"])
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if isinstance(block, dict) and isinstance(block.get("id"), str):
+                    ids.add(block["id"])
+    return ids
+
+
+def test_cli_subprocess_on_a_big_session_prints_what_the_exact_path_prints(
+    tmp_path: Path, proc, cli, monkeypatch
+) -> None:
+    """The real command on a session above FAST_MIN_BYTES (a corpus session repeated
+    with fresh ids) prints what the exact path prints in-process."""
+    source = CORPUS / "posthog-impact-dashboard.claude-session.jsonl"
+    require_corpus(CORPUS)
+    lines = source.read_bytes().splitlines()
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(repeated(lines, 3, session_ids(lines)))
+    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    commands = [
+        ("view", log, "-f", "jsonl"),
+        ("check", log),
+        ("stats", log, "--no-tokens", "-f", "json"),
+    ]
+    fast = [proc(*command, env={**os.environ, "COLUMNS": "100"}) for command in commands]
+    use_path(monkeypatch, EXACT, block=1 << 20)
+    for command, done in zip(commands, fast, strict=True):
+        exact = cli(*command)
+        assert done.returncode == exact.exit_code == 0, done.stderr
+        assert done.stdout == exact.stdout_bytes
+    view = fast[0].stdout.splitlines()
+    last_copy = log.read_bytes().splitlines()[-len(lines) :]
+    assert len(view) == 241 and set(view) <= set(last_copy)  # the newest copy's chain
