@@ -43,17 +43,21 @@ PARALLEL_ENV = "CONDENSE_PARALLEL_MIN_BYTES"
 
 # A number can overflow a double only with an exponent of 3 or more digits, or with
 # 210 or more digits before its decimal point (an exponent of 2 digits adds at most
-# 99). To find where one might be, digits become "0", exponent marks "e", signs and
-# letters other than e/E disappear, newlines stay, and every other byte becomes a
-# space: then "0e000" or a run of 210 "0" marks a line for the exact path. Deleting never splits
-# a run, so no number is missed; it may join some (a hex "3e400a"), which only costs
-# an exact look at that line.
+# 99). To find the lines where one might be, digits become "0", exponent marks "e",
+# signs and letters other than e/E disappear, newlines stay, and every other byte
+# becomes a space: then "0e000" or a run of 210 "0" marks a candidate. Deleting never
+# splits a run, so no number is missed; it may join some (a hex "3e400a"), which only
+# costs a closer look at that line (`number_doubts`).
 _SEPARATORS = bytes(c for c in range(128) if not chr(c).isalnum() and c not in b"+-\n")
 _SHAPES = bytes.maketrans(
     b"0123456789eE" + _SEPARATORS, b"0" * 10 + b"ee" + b" " * len(_SEPARATORS)
 )
 _DROPPED = bytes(c for c in range(256) if c >= 128 or (chr(c).isalpha() and c not in b"eE")) + b"+-"
 _MAY_OVERFLOW = (b"0e000", b"0" * 210)
+# For one line at a time: every byte kept in place, a number's bytes shaped alike.
+_LINE_SHAPES = bytes.maketrans(b"123456789E-", b"000000000e+")
+_NUMBER_CHARS = frozenset(b"0e+.")  # what a number's bytes become in `_LINE_SHAPES`
+_BEFORE_A_VALUE = frozenset(b":,[ \t\r")  # what can come just before a JSON number
 
 
 def parallel_min_bytes() -> int:
@@ -102,7 +106,13 @@ class BlockDecoder:
         import msgspec  # here: it costs ~20 ms to import and only big logs need it
 
         self._decode = msgspec.json.Decoder(struct).decode_lines
-        self._errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+        # msgspec raises UnicodeDecodeError for invalid UTF-8 in a string it builds
+        self._errors = (
+            msgspec.DecodeError,
+            msgspec.ValidationError,
+            RecursionError,
+            UnicodeDecodeError,
+        )
 
     def decode(self, block: bytes) -> Decoded | None:
         """The block's values, the offset of each line in the block (and the block's
@@ -146,12 +156,40 @@ def line_starts(block: bytes, count: int) -> list[int] | None:
 
 
 def doubtful_lines(block: bytes) -> set[int]:
-    """Indexes of the lines that may hold a number too large for a double."""
+    """Indexes of the lines that may hold a number too large for a double.
+
+    A first, cheap pass over the block finds the lines with an overflow shape;
+    `number_doubts` then looks at each of those lines alone.
+    """
     shapes = block.translate(_SHAPES, _DROPPED)
-    doubtful: set[int] = set()
+    candidates: set[int] = set()
     for pattern in _MAY_OVERFLOW:
         found = shapes.find(pattern)
         while found >= 0:
-            doubtful.add(shapes.count(b"\n", 0, found))
+            candidates.add(shapes.count(b"\n", 0, found))
             found = shapes.find(pattern, found + 1)
-    return doubtful
+    if not candidates:
+        return candidates
+    lines = block.split(b"\n")
+    return {i for i in candidates if number_doubts(lines[i])}
+
+
+def number_doubts(line: bytes) -> bool:
+    """Whether `line` may hold a number that overflows a double: an overflow shape
+    whose run of number characters starts where a JSON value can (after `:`, `,`,
+    `[` or white space). A run that follows anything else (a letter, as in a uuid
+    `...-4e93-8e3e-5296...`) is inside a string: a number never is."""
+    shapes = line.translate(_LINE_SHAPES)
+    for pattern in (b"0e000", b"0e+000", b"0" * 210):
+        found = shapes.find(pattern)
+        while found >= 0:
+            start = found
+            while start > 0 and shapes[start - 1] in _NUMBER_CHARS:
+                start -= 1
+            if start == 0 or line[start - 1] in _BEFORE_A_VALUE:
+                return True
+            end = found + len(pattern)  # later matches in this run start it alike
+            while end < len(shapes) and shapes[end] in _NUMBER_CHARS:
+                end += 1
+            found = shapes.find(pattern, end)
+    return False

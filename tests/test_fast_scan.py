@@ -85,6 +85,7 @@ TRICKY = {
     "exponent that underflows": b'{"id":20,"action":"run","args":{},"x":1e-400}',
     "hex id in text": b'{"id":20,"action":"run","args":{"command":"git show 3e400a1"}}',
     "invalid UTF-8": b'{"id":20,"action":"run","args":{"command":"\xff"}}',
+    "invalid UTF-8 in a field read": b'{"id":20,"action":"r\xffun","args":{}}',
     "encoded surrogate": b'{"id":20,"action":"run","args":{},"x":"\xed\xa0\x80"}',
     "lone surrogate escape": b'{"id":20,"action":"run","args":{},"x":"\\ud800"}',
     "trailing garbage": b'{"id":20,"action":"run","args":{}} x',
@@ -127,6 +128,18 @@ def test_a_tricky_line_is_judged_alike_on_every_path(
         results = every_path(monkeypatch, log, collect=collect)
         assert results[FAST] == results[EXACT], name
         assert results[TWO] == results[EXACT], name
+
+
+def test_only_lines_where_a_number_may_overflow_are_doubted() -> None:
+    lines = [
+        b'{"id":1,"x":1e400}',
+        b'{"id":2,"x":"uuid 1f0c-4e93-8e3e-529650a1"}',  # inside a word: not a number
+        b'{"id":3,"x": [2, -3E+308]}',
+        b'{"id":4,"x":"' + b"7" * 300 + b'"}',  # a string of digits follows a quote
+        b'{"id":5,"x":1e99,"y":12345678901234567890}',
+        b'{"id":6,"x":' + b"7" * 300 + b"}",
+    ]
+    assert fastlines.doubtful_lines(b"\n".join(lines) + b"\n") == {0, 2, 5}
 
 
 def test_fast_path_refuses_what_orjson_refuses(tmp_path: Path, monkeypatch) -> None:

@@ -13,8 +13,7 @@ import msgspec
 from msgspec import UNSET
 
 from condense_cli.dialects.claude_code import BOUNDARY, Line, Session, line_problem
-from condense_cli.dialects.fast_blocks import Decoder
-from condense_cli.fastlines import lines_end
+from condense_cli.fastlines import BlockDecoder, lines_end
 from condense_cli.fastlines import read_blocks as file_blocks
 from condense_cli.log import LogSource
 
@@ -45,7 +44,7 @@ class Fields(msgspec.Struct, gc=False, rename={"parent": "parentUuid"}):
     message: Message | None = None
 
 
-DECODER = Decoder(Fields)
+DECODER = BlockDecoder(Fields)
 
 
 def line_of(value: Fields, number: int, raw: bytes) -> "Line | None":
