@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from condense_cli.errors import LogError
 from condense_cli.log import LogSource
@@ -58,24 +58,35 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
     middle = split_point(source, end)
     if middle is None:
         return walk(0, end, report)
-    child = _Child(lambda: walk(middle, end, None))
+    # Both halves go at about the same pace: this one's progress stands for both.
+    scaled = (lambda done: report(done * end // middle)) if report is not None else None
+    first, second = in_two(lambda: walk(0, middle, scaled), lambda: walk(middle, end, None))
+    return merge(first, second)
+
+
+def in_two(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """`first()` here while a forked child runs `second()`; both results. A child
+    that fails is replaced by running `second()` here, after `first()`."""
+    child = _Child(second)
     try:
-        # Both halves go at about the same pace: this one's progress stands for both.
-        scaled = (lambda done: report(done * end // middle)) if report is not None else None
-        first = walk(0, middle, scaled)
-        second = child.result()
+        one = first()
+        answer = child.result()
     except BaseException:
         child.stop()
         raise
-    if second is None:  # the child failed: count its half here
-        second = walk(middle, end, report)
-    return merge(first, second)  # type: ignore[arg-type]
+    two: T = answer[0] if answer is not None else second()
+    return one, two
+
+
+def splits(size: int) -> bool:
+    """Whether work on `size` bytes is worth two processes here."""
+    return size >= max(split_min_bytes(), 2) and hasattr(os, "fork")
 
 
 def split_point(source: LogSource, end: int) -> int | None:
     """Where the second half starts (just after a newline near the middle), or None
     when the log is too small to split, cannot be forked, or is one line."""
-    if end < max(split_min_bytes(), 2) or not hasattr(os, "fork"):
+    if not splits(end):
         return None
     fd = source.file.fileno()
     position = end // 2 - 1
@@ -136,10 +147,10 @@ def lines_between(
         yield b"".join(head)
 
 
-class _Child:
+class _Child(Generic[T]):
     """A forked child running `work`; its pickled result comes back through a pipe."""
 
-    def __init__(self, work: Callable[[], object]) -> None:
+    def __init__(self, work: Callable[[], T]) -> None:
         import pickle  # here: `view` and `check` never need it
 
         read_end, write_end = os.pipe()
@@ -148,7 +159,7 @@ class _Child:
             status = 1
             try:
                 os.close(read_end)
-                payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps((work(),), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as pipe:
                     pipe.write(payload)
                 status = 0
@@ -158,8 +169,8 @@ class _Child:
         self.pid: int | None = pid
         self.pipe = os.fdopen(read_end, "rb")
 
-    def result(self) -> object | None:
-        """What the child sent, or None when it did not finish cleanly."""
+    def result(self) -> tuple[T] | None:
+        """What the child sent (in a 1-tuple), or None when it did not finish cleanly."""
         payload = self.pipe.read()
         self.pipe.close()
         assert self.pid is not None
