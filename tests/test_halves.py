@@ -10,8 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.dialects import openhands_v0
-from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+from condense_cli.dialects import openhands_v0_stats
+from condense_cli.dialects.openhands_v0 import scan_log
+from condense_cli.dialects.openhands_v0_stats import collect_stats
 from condense_cli.errors import LogError
 from condense_cli.halves import (
     SPLIT_ENV,
@@ -158,7 +159,7 @@ def test_a_failed_child_is_replaced_by_this_process(
         walked.append((start, end))
         return lines_between(source, start, end, report)
 
-    monkeypatch.setattr(openhands_v0, "lines_between", failing)
+    monkeypatch.setattr(openhands_v0_stats, "lines_between", failing)
     assert stats_json(cli, log, monkeypatch, TWO) == one
     size = len(log.read_bytes())
     with LogSource.open(str(log)) as source:
