@@ -63,23 +63,34 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
     middle = split_point(source, end)
     if middle is None:
         return walk(0, end, report)
-    child = Worker(lambda: [walk(middle, end, None)])
+    # Both halves go at about the same pace: this one's progress stands for both.
+    scaled = (lambda done: report(done * end // middle)) if report is not None else None
+    first, second = in_two(lambda: walk(0, middle, scaled), lambda: walk(middle, end, None))
+    return merge(first, second)
+
+
+def in_two(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """`first()` here while a forked child runs `second()`; both results. A child
+    that fails is replaced by running `second()` here, after `first()`."""
+    child = Worker(lambda: [second()])
     try:
-        # Both halves go at about the same pace: this one's progress stands for both.
-        scaled = (lambda done: report(done * end // middle)) if report is not None else None
-        first = walk(0, middle, scaled)
+        one = first()
         sent = list(child.items())
     finally:
         child.stop()
-    # A child that failed is not trusted: count its half here.
-    second = sent[0] if child.complete and sent else walk(middle, end, report)
-    return merge(first, second)
+    two: T = sent[0] if child.complete and sent else second()
+    return one, two
+
+
+def splits(size: int) -> bool:
+    """Whether work on `size` bytes is worth two processes here."""
+    return size >= max(split_min_bytes(), 2) and hasattr(os, "fork")
 
 
 def split_point(source: LogSource, end: int) -> int | None:
     """Where the second half starts (just after a newline near the middle), or None
     when the log is too small to split, cannot be forked, or is one line."""
-    if end < max(split_min_bytes(), 2) or not hasattr(os, "fork"):
+    if not splits(end):
         return None
     return middle_line(source.file, 0, end)
 

@@ -146,7 +146,7 @@ def _token_texts(message: dict[str, Any]) -> tuple[list[str], int]:
 def count_tokens(messages: Iterable[dict[str, Any]], tokenizer: Tokenizer) -> int:
     """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas)."""
     total = REPLY_PRIMING
-    count = tokenizer.counter()
+    count = tokenizer.count
     for message in messages:
         texts, overhead = _token_texts(message)
         total += overhead + sum(count(text) for text in texts)

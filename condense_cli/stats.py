@@ -3,17 +3,22 @@ tokens of the log against the view, and the rows that describe each condensation
 
 Tokenizing is most of the time `stats` takes, so every text is tokenized once: an
 event the view keeps is counted for the log and the view in one go (OpenHands V0's
-walk), or its count is remembered from the log's tally (`TextCounts`).
+walk), or its count is remembered from the log's tally (`TextCounts`). Many texts
+are counted in two processes (`halves`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from condense_cli.halves import in_two, splits
 from condense_cli.model import CondensationRecord, Event
-from condense_cli.tokens import Count, Tokenizer
+from condense_cli.tokens import Tokenizer
+
+Count = Callable[[str], int]
+X = TypeVar("X")
 
 
 @dataclass
@@ -43,9 +48,25 @@ class TextCounts:
     """
 
     def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
-        self.count = tokenizer.counter() if tokenizer is not None else None
+        self.count = tokenizer.count if tokenizer is not None else None
         self.again = set(again)
         self.known: dict[str, int] = {}
+
+    def tally_log(self, items: Sequence[X], text: Callable[[X], str], size: int) -> Tally:
+        """`tally` of the texts of `items` (the log's, `size` bytes); from
+        `halves.SPLIT_MIN_BYTES` up, a forked child counts the second half and sends
+        back its tally and the counts it kept."""
+        if self.count is None or not splits(size):
+            return self.tally(map(text, items))
+        half = len(items) // 2
+
+        def second() -> tuple[Tally, dict[str, int]]:
+            return self.tally(map(text, items[half:])), self.known
+
+        first, (tally, known) = in_two(lambda: self.tally(map(text, items[:half])), second)
+        self.known.update(known)
+        first.merge(tally)
+        return first
 
     def tally(self, texts: Iterable[str]) -> Tally:
         tally = Tally()
@@ -87,11 +108,12 @@ def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict
 
 
 def text_numbers(
-    log_texts: Iterable[str], view_texts: list[str], tokenizer: Tokenizer | None
+    log_texts: list[str], view_texts: list[str], tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """`tally_numbers` for a dialect that lists the texts itself."""
     counts = TextCounts(tokenizer, again=view_texts)
-    return tally_numbers(counts.tally(log_texts), counts.tally(view_texts), tokenizer)
+    full = counts.tally_log(log_texts, str, sum(map(len, log_texts)))
+    return tally_numbers(full, counts.tally(view_texts), tokenizer)
 
 
 def merge_by_type(

@@ -10,11 +10,6 @@ Texts are counted one at a time: tiktoken's `encode_ordinary_batch` starts a
 pool of 8 threads per batch and hands each text to it as a future, which on
 this kind of machine takes longer than the encoding itself (the encoder holds
 the GIL); a plain loop gives the same counts in less than half the time.
-
-A tokenizer is loaded on its first count in each process (`Tokenizer.counter`):
-loading o200k_base takes 0.4 s, which `stats` spends while it reads the log,
-and a process forked to count half a log loads it at the same time as its
-parent, from the same files, instead of before the fork.
 """
 
 from __future__ import annotations
@@ -28,31 +23,15 @@ HF_FAMILIES = ("llama-2", "llama-3", "replicate", "command-r")
 OLD_ANTHROPIC = ("claude-2", "claude-instant")
 
 
-Count = Callable[[str], int]
-
-
 class Tokenizer:
-    """Counts tokens of a text (`count`) or of many; `name` says which tokenizer it is.
+    """Counts tokens of a text (`count`) or of many; `name` says which tokenizer it is."""
 
-    `load` makes the function that counts one text; it runs on the first count.
-    """
-
-    def __init__(self, name: str, load: Callable[[], Count]) -> None:
+    def __init__(self, name: str, count: Callable[[str], int]) -> None:
         self.name = name
-        self._load = load
-        self._count: Count | None = None
-
-    def counter(self) -> Count:
-        """The function that counts one text (the tokenizer is loaded the first time)."""
-        if self._count is None:
-            self._count = self._load()
-        return self._count
-
-    def count(self, text: str) -> int:
-        return self.counter()(text)
+        self.count = count
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        count = self.counter()
+        count = self.count
         return [count(text) for text in texts]
 
 
@@ -63,18 +42,14 @@ def tokenizer_for(model: str) -> Tokenizer:
         return _litellm_tokenizer(model)
     encoding_name = encoding_for(model)
     _use_bundled_encodings()
+    import tiktoken
 
-    def load() -> Count:
-        import tiktoken
+    encode = tiktoken.get_encoding(encoding_name).encode_ordinary
 
-        encode = tiktoken.get_encoding(encoding_name).encode_ordinary
+    def count(text: str) -> int:
+        return len(encode(text))
 
-        def count(text: str) -> int:
-            return len(encode(text))
-
-        return count
-
-    return Tokenizer(f"tiktoken {encoding_name} (as litellm counts for {model})", load)
+    return Tokenizer(f"tiktoken {encoding_name} (as litellm counts for {model})", count)
 
 
 def encoding_for(model: str) -> str:
@@ -106,14 +81,11 @@ def _use_bundled_encodings() -> None:
 
 
 def _litellm_tokenizer(model: str) -> Tokenizer:
-    def load() -> Count:
-        from condense_cli.llm import litellm_module
+    from condense_cli.llm import litellm_module
 
-        litellm = litellm_module()
+    litellm = litellm_module()
 
-        def count(text: str) -> int:
-            return litellm.token_counter(model=model, text=text)
+    def count(text: str) -> int:
+        return litellm.token_counter(model=model, text=text)
 
-        return count
-
-    return Tokenizer(f"litellm's tokenizer for {model}", load)
+    return Tokenizer(f"litellm's tokenizer for {model}", count)

@@ -10,12 +10,21 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.dialects import openhands_v0
-from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+from condense_cli.dialects import openhands_v0_stats
+from condense_cli.dialects.openhands_v0 import scan_log
+from condense_cli.dialects.openhands_v0_stats import collect_stats
 from condense_cli.errors import LogError
-from condense_cli.halves import SPLIT_ENV, SPLIT_MIN_BYTES, in_halves, lines_between, split_point
+from condense_cli.halves import (
+    SPLIT_ENV,
+    SPLIT_MIN_BYTES,
+    in_halves,
+    in_two,
+    lines_between,
+    split_point,
+)
 from condense_cli.log import LogSource
-from condense_cli.tokens import tokenizer_for
+from condense_cli.stats import TextCounts
+from condense_cli.tokens import Tokenizer, tokenizer_for
 from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 
 ONE = str(10**15)  # a threshold no test log reaches: one process
@@ -150,7 +159,7 @@ def test_a_failed_child_is_replaced_by_this_process(
         walked.append((start, end))
         return lines_between(source, start, end, report)
 
-    monkeypatch.setattr(openhands_v0, "lines_between", failing)
+    monkeypatch.setattr(openhands_v0_stats, "lines_between", failing)
     assert stats_json(cli, log, monkeypatch, TWO) == one
     size = len(log.read_bytes())
     with LogSource.open(str(log)) as source:
@@ -226,3 +235,49 @@ def test_progress_of_two_processes_covers_the_whole_log(make_log, monkeypatch) -
         collect_stats(source, index, None)
     assert seen == sorted(seen)
     assert size * 0.9 < seen[-1] <= size
+
+
+def test_in_two_runs_the_second_part_in_a_child() -> None:
+    assert in_two(os.getpid, os.getpid)[0] == os.getpid()
+    assert in_two(os.getpid, os.getpid)[1] != os.getpid()
+    assert in_two(lambda: None, lambda: None) == (None, None)  # None is an answer too
+
+
+def test_a_child_that_cannot_send_its_answer_is_replaced() -> None:
+    parent = os.getpid()
+    answer = in_two(lambda: 1, lambda: os.getpid() if os.getpid() == parent else (lambda: 0))
+    assert answer == (1, parent)  # a lambda does not pickle: counted here
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-code/posthog-impact-dashboard.claude-session.jsonl",
+        "codex/edgerunner.codex-session.jsonl",
+        "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
+    ],
+)
+def test_other_dialects_count_the_same_in_two_processes(
+    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    log = corpus.parent / name
+    assert stats_json(cli, log, monkeypatch, TWO) == stats_json(cli, log, monkeypatch, ONE)
+
+
+def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) -> None:
+    monkeypatch.setenv(SPLIT_ENV, TWO)
+    real = tokenizer_for("gpt-4o-mini")
+    asked: list[str] = []  # what this process tokenizes (the child notes in its own copy)
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return real.count(text)
+
+    texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(100)]
+    view = [*texts[40:60], "a summary"]
+    counts = TextCounts(Tokenizer(real.name, count), again=view)
+    full = counts.tally_log(texts, str, sum(map(len, texts)))
+    seen = counts.tally(view)
+    assert asked == [*texts[:50], "a summary"]  # the child sent back its half's view counts
+    assert (full.chars, full.tokens) == (sum(map(len, texts)), sum(real.count_batch(texts)))
+    assert (seen.chars, seen.tokens) == (sum(map(len, view)), sum(real.count_batch(view)))

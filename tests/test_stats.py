@@ -165,7 +165,8 @@ def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:
 
     from rich.console import Console
 
-    from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+    from condense_cli.dialects.openhands_v0 import scan_log
+    from condense_cli.dialects.openhands_v0_stats import collect_stats
     from condense_cli.log import LogSource
     from condense_cli.render import print_stats
 
@@ -252,11 +253,12 @@ def counting_tokenizer() -> tuple[Tokenizer, list[str]]:
         asked.append(text)
         return real.count(text)
 
-    return Tokenizer(real.name, lambda: count), asked
+    return Tokenizer(real.name, count), asked
 
 
 def test_v0_tokenizes_each_text_once(make_log) -> None:
-    from condense_cli.dialects.openhands_v0 import collect_stats, scan_log
+    from condense_cli.dialects.openhands_v0 import scan_log
+    from condense_cli.dialects.openhands_v0_stats import collect_stats
     from condense_cli.log import LogSource
 
     log, _ = small_log(make_log)

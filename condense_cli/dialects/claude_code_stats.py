@@ -54,7 +54,8 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str
     view_texts = _texts(replay.events)
     again = {t for before, after in arounds for t in _texts(before) + _texts(after)}
     counts = TextCounts(tokenizer, again=again.union(view_texts))
-    full, view = counts.tally(_texts(seen)), counts.tally(view_texts)
+    size = sum(len(event.raw or b"") for event in seen)
+    full, view = counts.tally_log(seen, model_text, size), counts.tally(view_texts)
     condensations = []
     for record, boundary, (before, after) in zip(
         replay.condensations, boundaries, arounds, strict=True

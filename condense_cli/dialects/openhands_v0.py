@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -29,7 +29,7 @@ from condense_cli.dialects.base import (
 from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import lines_end, read_blocks
-from condense_cli.halves import Report, Worker, in_halves, lines_between, middle_line
+from condense_cli.halves import Worker, middle_line
 from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
@@ -53,15 +53,7 @@ from condense_cli.replay import (
     iter_kept_lines,
     iter_view_bytes,
 )
-from condense_cli.stats import (
-    Tally,
-    condensation_rows,
-    merge_by_type,
-    model_text,
-    tally_numbers,
-)
 from condense_cli.text import plural
-from condense_cli.tokens import Count, Tokenizer
 
 if TYPE_CHECKING:
     from condense_cli.dialects.openhands_v0_fast import Classified
@@ -729,97 +721,6 @@ def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:
         return build_view(source, index), index
 
 
-# --- stats -----------------------------------------------------------------------------
-
-NOT_SHOWN = frozenset({"condensation", "condensation_request"})
-
-
-def collect_stats(
-    source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
-) -> dict[str, Any]:
-    """Walk the (already validated) log once more and count, in two processes on a big log."""
-
-    def walk(start: int, end: int, report: Report | None) -> StatsPart:
-        # each process loads the tokenizer on its first count, the child too
-        count = tokenizer.counter() if tokenizer is not None else None
-        lines = lines_between(source, start, end, report)
-        return count_lines(source.path, lines, start == 0, index.forgotten, count)
-
-    by_type, full, view = in_halves(source, index.size, walk, merge_parts)
-    if index.summary is not None:
-        view.add(index.summary, tokenizer.counter() if tokenizer is not None else None)
-    return {
-        "log": source.path,
-        "bytes": index.size,
-        "events": index.events,
-        "visible_events": index.visible_events,
-        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": condensation_rows(index.condensations),
-        "requests": index.requests,
-        "unhandled_request": index.unhandled_request,
-        "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
-        **tally_numbers(full, view, tokenizer),
-    }
-
-
-StatsPart = tuple[dict[str, dict[str, int]], Tally, Tally]  # by_type, log, view
-
-
-def count_lines(
-    path: str,
-    lines: Iterable[bytes],
-    first: bool,
-    forgotten: IntervalSet,
-    count: Count | None,
-) -> StatsPart:
-    """Events and bytes by type, and the log's and the view's tallies, of some lines;
-    the text of an event the view keeps is tokenized once for both."""
-    by_type: dict[str, dict[str, int]] = {}
-    full, view = Tally(), Tally()
-    gone = forgotten.cursor()
-    for raw in lines:
-        body = line_body(raw, first=first)
-        first = False
-        if not body or body.isspace():
-            continue
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            data = None
-        if type(data) is not dict:
-            raise LogError(path, CHANGED, hint="run the command again")
-        event = V0Event(data, data.get("id"), body)
-        key = f"{event.kind}:{event.type}"
-        slot = by_type.get(key)
-        if slot is None:
-            slot = by_type[key] = {"events": 0, "bytes": 0}
-        slot["events"] += 1
-        slot["bytes"] += len(raw)
-        if not is_seen_by_agent(data) or (event.type in NOT_SHOWN and event.is_action):
-            continue
-        text = model_text(event)
-        chars = len(text)
-        tokens = count(text) if count is not None else 0
-        if event.key is None or event.key not in gone:  # a summary line without id: shown
-            view.chars += chars
-            view.tokens += tokens
-        if event.key is not None:
-            full.chars += chars
-            full.tokens += tokens
-    return by_type, full, view
-
-
-CHANGED = "changed while it was being counted: a line that held an event no longer does"
-
-
-def merge_parts(first: StatsPart, second: StatsPart) -> StatsPart:
-    """The counts of two consecutive parts of a log, as one walk would give them."""
-    by_type, full, view = first
-    full.merge(second[1])
-    view.merge(second[2])
-    return merge_by_type(by_type, second[0]), full, view
-
-
 # --- the dialect ---------------------------------------------------------------------
 
 
@@ -860,6 +761,8 @@ class V0Replay(Replay):
         return forgotten_gaps(self.index)
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+        from condense_cli.dialects.openhands_v0_stats import collect_stats
+
         with reading(self.source):
             numbers = collect_stats(self.source, self.index, tokenizer)
         return {"dialect": self.dialect, **numbers}

@@ -1463,8 +1463,11 @@ class V1Replay(Replay):
         view = self.view()
         view_texts = [model_text(event) for event in view]
         counts = TextCounts(tokenizer, again=view_texts)  # the view's texts: counted once
-        full = counts.tally(
-            model_text(V1Event(r.data, r.position, r.raw)) for r in records if r.sent
+        sent = [r for r in records if r.sent]
+        full = counts.tally_log(
+            sent,
+            lambda r: model_text(V1Event(r.data, r.position, r.raw)),
+            sum(len(r.raw) for r in sent),
         )
         seen = counts.tally(view_texts)
         return {
