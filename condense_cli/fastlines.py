@@ -1,5 +1,5 @@
 """Reading big JSON-lines logs fast: whole blocks of lines decoded by msgspec, checked
-to be exactly what the exact path would accept, on one or two processes.
+to be exactly what the exact path would accept (the Claude Code dialect uses it).
 
 The exact path (`orjson.loads` of each line, then the dialect's validator) stays the
 definition of a valid line. msgspec decodes a block of lines into small Structs and
@@ -18,10 +18,11 @@ Anything else (a block msgspec refuses, or one that fails a check) goes to the e
 path line by line, so errors keep their wording. msgspec is imported only for logs of
 at least `FAST_MIN_BYTES`, where it pays for its import.
 
-A log of at least `PARALLEL_MIN_BYTES` is split at a newline near its middle; a forked
-worker (`halves.Worker`) classifies the second half while the caller reads the first. The
-environment variable `CONDENSE_PARALLEL_MIN_BYTES` overrides the threshold (0 always
-splits), for tests and for measuring the break-even point.
+OpenHands V0 does not use it: there the checks cost about what msgspec saves, and
+unlike orjson line by line, the block passes slow each other down when two processes
+run them (measured on the 1M-event benchmark log: a half took 0.65-0.78 s alone and
+up to 1.5 s beside the other half; orjson's half 1.1 s and 1.4 s). V0 reads its two
+halves with orjson instead (`halves`).
 """
 
 from __future__ import annotations
@@ -30,16 +31,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from condense_cli.halves import threshold
-
 Decoded = tuple[list[Any], list[int], set[int]]
 
 BLOCK_BYTES = 256 << 10
 # Below this, msgspec's import (about 20 ms) costs more than it saves.
 FAST_MIN_BYTES = 4 << 20
-# Below this, forking a worker costs more than it saves; `bench/breakeven.py` measures it.
-PARALLEL_MIN_BYTES = 48 << 20
-PARALLEL_ENV = "CONDENSE_PARALLEL_MIN_BYTES"
 
 # A number can overflow a double only with an exponent of 3 or more digits, or with
 # 210 or more digits before its decimal point (an exponent of 2 digits adds at most
@@ -58,11 +54,6 @@ _MAY_OVERFLOW = (b"0e000", b"0" * 210)
 _LINE_SHAPES = bytes.maketrans(b"123456789E-", b"000000000e+")
 _NUMBER_CHARS = frozenset(b"0e+.")  # what a number's bytes become in `_LINE_SHAPES`
 _BEFORE_A_VALUE = frozenset(b":,[ \t\r")  # what can come just before a JSON number
-
-
-def parallel_min_bytes() -> int:
-    """The size from which a scan is split over two processes."""
-    return threshold(PARALLEL_ENV, PARALLEL_MIN_BYTES)
 
 
 def lines_end(file: Any, size: int) -> int:

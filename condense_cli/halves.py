@@ -51,6 +51,16 @@ def threshold(variable: str, default: int) -> int:
     return int(value) if value.isdigit() else default
 
 
+# The V0 scan forks a worker from this size on (`bench/breakeven.py` measures it).
+PARALLEL_MIN_BYTES = 48 << 20
+PARALLEL_ENV = "CONDENSE_PARALLEL_MIN_BYTES"
+
+
+def parallel_min_bytes() -> int:
+    """The size from which the V0 scan is split over two processes."""
+    return threshold(PARALLEL_ENV, PARALLEL_MIN_BYTES)
+
+
 def split_min_bytes() -> int:
     """The threshold in force: `CONDENSE_STATS_SPLIT_MIN_BYTES`, else `SPLIT_MIN_BYTES`."""
     return threshold(SPLIT_ENV, SPLIT_MIN_BYTES)
@@ -158,44 +168,48 @@ def lines_between(
 
 
 class Worker:
-    """A forked child that works through `task` and streams each item it yields back
-    to the parent through a pipe (pickled, one after another).
+    """A forked child that works through `task`, writing each item it yields
+    (pickled, one after another) to an unlinked temporary file.
 
-    `items()` yields them in order; afterwards `complete` says whether the child
-    got to the end of its task. If it did not (it failed or was killed), the
-    caller does the rest itself, from the last item it received.
+    The child never waits for the parent: a pipe would stop it as soon as its
+    buffer filled, while the parent is still busy with its own half. `items()`
+    waits for the child to end, then yields its items in order; afterwards
+    `complete` says whether the child got to the end of its task. If it did not
+    (it failed or was killed), the caller does the rest itself, from the last
+    item it received.
     """
 
     def __init__(self, task: Callable[[], Iterable[Any]]) -> None:
         import pickle  # here: most commands never fork
+        import tempfile
 
-        read_end, write_end = os.pipe()
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
         self.pid = os.fork()
         if self.pid == 0:  # the child: never returns, never runs the parent's exit handlers
             status = 1
             try:
-                os.close(read_end)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                with os.fdopen(write_end, "wb", buffering=1 << 16) as pipe:
+                with open(self._file.fileno(), "wb", buffering=1 << 16, closefd=False) as out:
                     for item in task():
-                        pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                        pickle.dump(item, out, protocol=pickle.HIGHEST_PROTOCOL)
                 status = 0
             finally:
                 os._exit(status)
-        os.close(write_end)
-        self._pipe = os.fdopen(read_end, "rb")
         self._running = True
         self.complete = False
 
     def items(self) -> Iterator[Any]:
-        """The child's items as they arrive; stops early if the child fails."""
+        """The child's items, once it has ended; they stop early if it failed."""
         import pickle
 
+        _, status = os.waitpid(self.pid, 0)
+        self._running = False
         ended = False
         try:
+            self._file.seek(0)
             while True:
                 try:
-                    item = pickle.load(self._pipe)
+                    item = pickle.load(self._file)
                 except EOFError:
                     ended = True
                     break
@@ -203,20 +217,14 @@ class Worker:
                     break
                 yield item
         finally:
-            self._finish(ended)
-
-    def _finish(self, ended: bool) -> None:
-        """Close the pipe and reap the child (killed first unless it ended)."""
-        if not self._running:
-            return
-        self._running = False
-        self._pipe.close()
-        if not ended:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
+            self._file.close()
         self.complete = ended and os.waitstatus_to_exitcode(status) == 0
 
     def stop(self) -> None:
-        """Kill and reap the child if its items were not all read."""
-        self._finish(False)
+        """Kill and reap the child if it was never waited for; drop its file."""
+        if self._running:
+            self._running = False
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        self._file.close()

@@ -1,5 +1,5 @@
-"""The block-decoding fast path (msgspec) and the two-process scan against the exact
-path (orjson line by line): same index, same problems, same output, on every input."""
+"""The two-process V0 scan against the one-process scan: same index, same problems,
+same errors, on every input; and fastlines' exactness checks for msgspec blocks."""
 
 from __future__ import annotations
 
@@ -13,20 +13,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli import fastlines
-from condense_cli.dialects import openhands_v0_fast
+from condense_cli import fastlines, halves
+from condense_cli.dialects import openhands_v0
 from condense_cli.dialects.openhands_v0 import scan_log
 from condense_cli.errors import LogError
 from condense_cli.log import LogSource
 from tests.conftest import condensation, msg, run_action, run_obs
 
-EXACT, FAST, TWO = "exact", "fast", "two processes"
+EXACT, TWO = "one process", "two processes"
 
 
 def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256) -> None:
-    """Force one way of scanning, with small blocks so that a small log has many."""
-    monkeypatch.setattr(fastlines, "BLOCK_BYTES", block)
-    monkeypatch.setattr(fastlines, "FAST_MIN_BYTES", 1 << 60 if path == EXACT else 0)
+    """Force one way of scanning, with small blocks and stretches so that a small log
+    has many."""
+    monkeypatch.setattr(halves, "BLOCK", block)
+    monkeypatch.setattr(openhands_v0, "STRETCH_LINES", 5)
     monkeypatch.setenv("CONDENSE_PARALLEL_MIN_BYTES", "0" if path == TWO else str(1 << 60))
 
 
@@ -56,7 +57,7 @@ def every_path(
     monkeypatch: pytest.MonkeyPatch, log: Path, block: int = 256, **scan: Any
 ) -> dict[str, Any]:
     results = {}
-    for path in (EXACT, FAST, TWO):
+    for path in (EXACT, TWO):
         use_path(monkeypatch, path, block)
         results[path] = outcome(log, **scan)
     return results
@@ -126,7 +127,6 @@ def test_a_tricky_line_is_judged_alike_on_every_path(
     log.write_bytes(b"\n".join(lines) + b"\n")
     for collect in (True, False):
         results = every_path(monkeypatch, log, collect=collect)
-        assert results[FAST] == results[EXACT], name
         assert results[TWO] == results[EXACT], name
 
 
@@ -147,7 +147,7 @@ def test_fast_path_refuses_what_orjson_refuses(tmp_path: Path, monkeypatch) -> N
     lines[20:20] = [TRICKY["overflowing exponent"]]
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(lines) + b"\n")
-    use_path(monkeypatch, FAST)
+    use_path(monkeypatch, TWO)
     error = outcome(log, collect=False)
     assert error[0] == "error"
     assert error[1] == (
@@ -172,7 +172,6 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
         results = every_path(monkeypatch, log, block=block)
-        assert results[FAST] == results[EXACT], name
         assert results[TWO] == results[EXACT], name
 
 
@@ -181,7 +180,7 @@ def test_upto_takes_one_process_and_agrees(tmp_path: Path, monkeypatch) -> None:
     log.write_bytes(b"\n".join(story(200)) + b"\n")
     for upto in (0, 7, 100, 150, 10**6):
         results = every_path(monkeypatch, log, upto=upto)
-        assert results[FAST] == results[EXACT] == results[TWO]
+        assert results[TWO] == results[EXACT]
 
 
 # Random logs: ordinary events with, here and there, a line from TRICKY or a corrupted one.
@@ -205,7 +204,6 @@ def test_random_logs_are_judged_alike(size, inserts, cut, block, tmp_path_factor
     log.write_bytes(data)
     with pytest.MonkeyPatch.context() as monkeypatch:
         results = every_path(monkeypatch, log, block=block)
-    assert results[FAST] == results[EXACT]
     assert results[TWO] == results[EXACT]
 
 
@@ -215,7 +213,7 @@ def test_a_failed_worker_changes_nothing(tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(story(300)) + b"\n")
     expected = every_path(monkeypatch, log)[EXACT]
-    classify_range = openhands_v0_fast.classify_range
+    classify_range = openhands_v0.classify_range
 
     def killed(*_args: Any) -> Any:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -231,7 +229,7 @@ def test_a_failed_worker_changes_nothing(tmp_path: Path, monkeypatch) -> None:
 
     for broken in (killed, failing, dies_midway):
         use_path(monkeypatch, TWO)
-        monkeypatch.setattr(openhands_v0_fast, "classify_range", broken)
+        monkeypatch.setattr(openhands_v0, "classify_range", broken)
         assert outcome(log) == expected, broken.__name__
     with pytest.raises(ChildProcessError):  # every worker was reaped
         os.waitpid(-1, os.WNOHANG)
@@ -241,7 +239,7 @@ def test_a_log_growing_during_the_scan_is_read_as_opened(tmp_path: Path, monkeyp
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(story(100)) + b"\n")
     expected = every_path(monkeypatch, log)
-    for path in (FAST, TWO):
+    for path in (EXACT, TWO):
         use_path(monkeypatch, path)
         with LogSource.open(str(log)) as source:
             with log.open("ab") as writer:
@@ -253,13 +251,13 @@ def test_a_log_growing_during_the_scan_is_read_as_opened(tmp_path: Path, monkeyp
 
 
 def test_cli_subprocess_agrees_on_a_big_log(tmp_path: Path, proc) -> None:
-    """The real command on a log above FAST_MIN_BYTES, split over two processes or
+    """The real command on a big log (several MB), split over two processes or
     not, prints what the exact path prints."""
     lines = story(4000)
     big = [orjson.dumps(run_obs(5000 + i, 0, content="ü" * 700 + str(i))) for i in range(4000)]
     log = tmp_path / "big.jsonl"
     log.write_bytes(b"\n".join(lines + big) + b"\n")
-    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    assert log.stat().st_size > 4_000_000
     outputs = {}
     for name, threshold in (("one", str(1 << 60)), ("two", "0")):
         env = {**os.environ, "CONDENSE_PARALLEL_MIN_BYTES": threshold}

@@ -6,18 +6,17 @@ re-serialises an event it did not create.
 
 from __future__ import annotations
 
-import io
 import sys
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from condense_cli import fastlines
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -28,8 +27,8 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.fastlines import lines_end, read_blocks
-from condense_cli.halves import Worker, middle_line
+from condense_cli.fastlines import lines_end
+from condense_cli.halves import Worker, lines_between, middle_line, parallel_min_bytes
 from condense_cli.intervals import IntervalSet, describe_ids, runs
 from condense_cli.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
@@ -54,9 +53,6 @@ from condense_cli.replay import (
     iter_view_bytes,
 )
 from condense_cli.text import plural
-
-if TYPE_CHECKING:
-    from condense_cli.dialects.openhands_v0_fast import Classified
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -397,6 +393,74 @@ def request_event(event_id: int) -> dict[str, Any]:
     }
 
 
+def ordinary_kind(data: dict[str, Any]) -> bool:
+    """Whether a parsed line (with a fitting id) is an ordinary event, one the scan
+    only records by id and offset: exactly one of action/observation, a type that is
+    not special, and not hidden (`hidden` sits in args for actions, extras for
+    observations)."""
+    kind = data.get("action")
+    if kind is not None:
+        if type(kind) is not str or kind in SPECIAL_ACTIONS or "observation" in data:
+            return False
+        fields = data.get("args")
+    else:
+        kind = data.get("observation")
+        if type(kind) is not str or kind in SPECIAL_OBSERVATIONS or "action" in data:
+            return False
+        fields = data.get("extras")
+    return type(fields) is not dict or fields.get("hidden") is not True
+
+
+@dataclass
+class Classified:
+    """Lines sorted by a scan worker: the ordinary events (ids increasing, and their
+    offsets), and every other line as (ordinary events before it, its index among
+    these lines, start, end), for the full validator."""
+
+    ids: array = field(default_factory=lambda: array("q"))
+    offsets: array = field(default_factory=lambda: array("q"))
+    others: list[tuple[int, int, int, int]] = field(default_factory=list)
+    lines: int = 0
+    end: int = 0  # the offset after the last line
+
+
+STRETCH_LINES = 4096  # lines a worker sends at a time
+
+
+def classify_range(source: LogSource, start: int, end: int) -> Iterator[Classified]:
+    """Sort the lines of bytes `start..end` (a worker's half of the log), a stretch
+    of lines at a time. Ordinary events follow `ordinary_kind`, as in `V0Scan.run_lines`."""
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    stretch = Classified(end=start)
+    previous = -1
+    offset = start
+    for raw in lines_between(source, start, end):
+        line_start = offset
+        offset += len(raw)
+        try:
+            data = loads(raw)
+        except decode_error:
+            data = None
+        if type(data) is dict:
+            event_id = data.get("id")
+            if type(event_id) is int and previous < event_id and ordinary_kind(data):
+                previous = event_id
+                stretch.ids.append(event_id)
+                stretch.offsets.append(line_start)
+                stretch.lines += 1
+                stretch.end = offset
+                continue
+        stretch.others.append((len(stretch.ids), stretch.lines, line_start, offset))
+        stretch.lines += 1
+        stretch.end = offset
+        if stretch.lines >= STRETCH_LINES:
+            yield stretch
+            stretch = Classified(end=offset)
+            previous = -1
+    if stretch.lines:
+        yield stretch
+
+
 # --- pass one: the V0 scan loop -------------------------------------------------------
 
 # Types the fast path leaves to the full validator.
@@ -415,59 +479,42 @@ class V0Scan(KeyedScan):
     """Pass one over a V0 log: ordinary events take a short fast path; condensations,
     requests, hidden events and anything suspect go through the full validator.
 
-    Logs of `FAST_MIN_BYTES` or more are read in blocks decoded by msgspec
-    (`fastlines`), and from `parallel_min_bytes()` on, the second half is sorted by a
-    forked worker while this process reads the first.
+    From `parallel_min_bytes()` on, the second half is sorted by a forked worker
+    (`classify_range`) while this process reads the first.
     """
 
     def run(self, source: LogSource) -> None:
-        """Read every line; ordinary events take a fast path, the rest `slow_line`."""
-        if source.size < fastlines.FAST_MIN_BYTES:
-            self.run_lines(source, 0, 0)
-            return
-        from condense_cli.dialects.openhands_v0_fast import classify_range
+        """Read every line; ordinary events take a fast path, the rest `slow_line`.
 
+        From `parallel_min_bytes()` on, a forked worker sorts the second half of
+        the log while this process reads the first, and this process then replays
+        what it sent. The last line, which a writer may still be writing, is always
+        read here.
+        """
         file = source.file
         end = lines_end(file, source.size)
-        split = end
         worker = None
-        if self.upto == MAX_ID and end >= fastlines.parallel_min_bytes():
-            split = middle_line(file, 0, end) or end
-            if split < end:
-                worker = Worker(partial(classify_range, file, split, end))
-        try:
-            lines = self.run_blocks(source, 0, split, 0)
-            if worker is not None:
-                for stretch in worker.items():
-                    self.apply(stretch, lines, stretch.end, source)
-                    lines += stretch.lines
-                    split = stretch.end
-                    if source.on_progress is not None:
-                        source.on_progress(split)
-                if not worker.complete:  # read the rest of its half here
-                    lines = self.run_blocks(source, split, end, lines)
-        finally:
-            if worker is not None:
-                worker.stop()
-        self.run_lines(source, end, lines)
-
-    def run_blocks(self, source: LogSource, start: int, end: int, lines: int) -> int:
-        """Read `start..end` in blocks (after `lines` lines); return the lines read."""
-        from condense_cli.dialects.openhands_v0_fast import DECODER, Classified, classify_block
-
+        if self.upto == MAX_ID and end >= parallel_min_bytes():
+            split = middle_line(file, 0, end)
+            if split is not None:
+                worker = Worker(partial(classify_range, source, split, end))
+        if worker is None:
+            self.run_lines(source, 0, 0)
+            return
         report = source.on_progress
-        for offset, block in read_blocks(source.file, start, end):
-            decoded = DECODER.decode(block)
-            if decoded is None:
-                lines = self.run_lines(source, offset, lines, io.BytesIO(block))
-            else:
-                into = Classified(end=offset + len(block))
-                classify_block(decoded, offset, self.upto, into)
-                self.apply(into, lines, offset + len(block), source)
-                lines += into.lines
-            if report is not None:
-                report(offset + len(block))
-        return lines
+        try:
+            lines = self.run_lines(source, 0, 0, lines_between(source, 0, split, report))
+            for stretch in worker.items():
+                self.apply(stretch, lines, stretch.end, source)
+                lines += stretch.lines
+                split = stretch.end
+                if report is not None:
+                    report(split)
+            if not worker.complete:  # read the rest of its half here
+                lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+        finally:
+            worker.stop()
+        self.run_lines(source, end, lines)
 
     def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
         """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
@@ -553,30 +600,12 @@ class V0Scan(KeyedScan):
                 data = None
             if type(data) is dict and not cut:
                 event_id = data.get("id")
-                if type(event_id) is int and prev_id < event_id <= upto:
-                    # `hidden` sits in args (actions) or extras (observations)
-                    kind = data.get("action")
-                    if kind is not None:
-                        ordinary = (
-                            type(kind) is str
-                            and kind not in SPECIAL_ACTIONS
-                            and "observation" not in data
-                        )
-                        fields = data.get("args")
-                    else:
-                        kind = data.get("observation")
-                        ordinary = (
-                            type(kind) is str
-                            and kind not in SPECIAL_OBSERVATIONS
-                            and "action" not in data
-                        )
-                        fields = data.get("extras")
-                    if ordinary and (type(fields) is not dict or fields.get("hidden") is not True):
-                        prev_id, prev_line = event_id, number
-                        append_id(event_id)
-                        append_offset(start)
-                        replay_end = offset
-                        continue
+                if type(event_id) is int and prev_id < event_id <= upto and ordinary_kind(data):
+                    prev_id, prev_line = event_id, number
+                    append_id(event_id)
+                    append_offset(start)
+                    replay_end = offset
+                    continue
             # The full validator: hand it the state, then take it back.
             self.prev_id, self.prev_line = prev_id, prev_line
             index.replay_end = max(index.replay_end, replay_end)
