@@ -297,6 +297,9 @@ def test_check_warns_about_context_the_model_never_sees(cli, proc, make_log) -> 
     strict = proc("check", "--strict", log)
     assert strict.returncode == 1
     assert strict.stdout.decode() == expected
+    # a blank line and CRLF endings: the line is counted, not taken from the position
+    messy = make_log(log.read_bytes().replace(b"\n", b"\r\n").replace(b"\r\n", b"\r\n\n", 1))
+    assert cli("check", messy).stdout == expected.replace(f"{log}:4:", f"{messy}:5:")
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda p: p.name)

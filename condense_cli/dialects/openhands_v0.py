@@ -873,20 +873,23 @@ class V0Replay(Replay):
         return system, first_user
 
     def _lines_of(self, ids: set[int]) -> dict[int, int]:
-        """The line numbers of the events with these ids."""
+        """The line numbers of the events with these ids.
+
+        In a clean log every line has its slot in `line_ids`, so a line number is
+        its position plus one; otherwise the newlines before each event are counted.
+        """
         index = self.index
-        wanted: list[tuple[int, int]] = []
+        wanted: list[tuple[int, int, int]] = []
         for event_id in ids:
             position = bisect_left(index.line_ids, event_id)
             if position < len(index.line_ids) and index.line_ids[position] == event_id:
-                wanted.append((index.line_offsets[position], event_id))
+                wanted.append((index.line_offsets[position], position, event_id))
+        if index.clean:
+            return {event_id: position + 1 for _, position, event_id in wanted}
         lines: dict[int, int] = {}
-        file = self.source.file
-        file.seek(0)
         read = newlines = 0
-        for offset, event_id in sorted(wanted):
-            chunk = file.read(offset - read)
-            newlines += chunk.count(b"\n")
+        for offset, _, event_id in sorted(wanted):
+            newlines += sum(chunk.count(b"\n") for chunk in self.source.read_range(read, offset))
             read = offset
             lines[event_id] = newlines + 1
         return lines
