@@ -1,15 +1,17 @@
 """A walk over a big log in two processes: this one reads the first half while a
 forked child (`Worker`) reads the second, and the child sends back what it found.
 
-The V0 scan uses `Worker` and `middle_line` for its second half (`fastlines`).
-`stats` uses `in_halves`: its time goes into tokenizing, which holds the GIL, so a second
-process is the only way to use the second core. The child is forked, so it counts
-with the very same tokenizer (same encoding, same files) and sees the validated
-index; it sends back partial tallies (sums, and types in order of appearance), so
-the two halves add up to exactly what one process counts.
+The V0 scan uses `Worker` and `middle_line` for its second half (`classify_range`).
+`stats` uses `in_halves`: its time goes into tokenizing and the walk around it
+(parsing each line, picking its text). tiktoken lets go of the GIL while it
+encodes, so threads would spread the encoding, but the walk would stay on one
+core; a second process takes half of both. The child is forked, so it counts with
+the very same tokenizer (same encoding, same files) and sees the validated index;
+it sends back partial tallies (sums, and types in order of appearance), so the two
+halves add up to exactly what one process counts.
 
-Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a pipe and a wait cost a
-few milliseconds); below it, and where `os.fork` does not exist, one process walks
+Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a temporary file and a wait
+cost a few milliseconds); below it, and where `os.fork` does not exist, one process walks
 the whole log. The environment variable `CONDENSE_STATS_SPLIT_MIN_BYTES` overrides
 the threshold, in bytes: `0` splits every log of more than one line (tests use
 it), a huge number never splits; a value that is not a whole number is ignored.
