@@ -1,23 +1,31 @@
-"""The benchmark's generated logs.
+"""The benchmark's own machinery: its generated logs, its measurements, its tables.
 
 Every kind of generated log must be a log `condense` reads without a single problem,
-and replay to the view its generator meant.
+and replay to the view its generator meant; the measurements must report what they
+claim (a forked worker's memory, a baseline checkout's code); the reports must say
+exactly what the figures are.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from bench import logs
+from bench import bench, breakeven, logs
 from bench.generate import write_log
+from bench.measure import Code, Job, Launcher, RunFailed, check_checkout, measure_all
 from bench.textpool import Texts
+from tests.conftest import ROOT
 
 # --------------------------------------------------------------------------------------
 # Generated logs
@@ -175,3 +183,295 @@ def test_a_log_is_generated_once_and_again_when_its_generator_changes(
     assert logs.ensure_log(tmp_path, "uniform", 10).read_bytes() == b"kept\n"
     stamp.write_text("another generator")
     assert logs.ensure_log(tmp_path, "uniform", 10).read_bytes() != b"kept\n"
+
+
+# --------------------------------------------------------------------------------------
+# Measuring
+
+
+FORKS = textwrap.dedent(
+    """
+    import os, sys, time
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(200 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])
+        os._exit(0)
+    if sys.argv[1] == "reap":
+        os.waitpid(pid, 0)
+    else:
+        time.sleep(1.0)  # the worker is done but never reaped
+    """
+)
+
+
+def test_peak_memory_covers_a_forked_worker_the_command_reaps(tmp_path: Path) -> None:
+    with Launcher() as launcher:
+        _, reaped = launcher.run([sys.executable, "-c", FORKS, "reap"])
+        _, unreaped = launcher.run([sys.executable, "-c", FORKS, "leave"])
+    assert reaped > 200  # the worker's 200 MB, though the parent stayed small
+    assert unreaped < 60  # a worker nobody waits for is not counted
+
+
+BOTH = textwrap.dedent(
+    """
+    import os, time
+    pid = os.fork()
+    block = bytearray(100 * 1024 * 1024)
+    block[::4096] = b"x" * len(block[::4096])
+    time.sleep(0.6)
+    if pid:
+        os.waitpid(pid, 0)
+    else:
+        os._exit(0)
+    """
+)
+
+
+def test_tree_memory_sums_processes_that_peak_together() -> None:
+    with Launcher() as launcher:
+        _, peak = launcher.run([sys.executable, "-c", BOTH])
+        tree = launcher.tree_peak([sys.executable, "-c", BOTH])
+    assert 100 < peak < 150  # wait4: the larger of the two
+    assert tree > 190  # sampled: both at once
+
+
+def test_the_launcher_reports_a_commands_own_peak_not_the_benchmarks() -> None:
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    # Started straight from this (now big) process, a tiny command reports our size...
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    _, _, usage = os.wait4(child.pid, 0)
+    assert usage.ru_maxrss / 1024 > 300
+    # ...started by the launcher, its own.
+    with Launcher() as launcher:
+        _, peak = launcher.run([sys.executable, "-c", "pass"])
+    del ballast
+    assert peak < 60
+
+
+def test_a_run_past_its_timeout_is_stopped_and_recorded() -> None:
+    slow = Job(
+        "slow",
+        "current",
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        runs=3,
+        timeout=0.5,
+    )
+    failing = Job(
+        "bad", "baseline", [sys.executable, "-c", "raise SystemExit(3)"], runs=2, required=False
+    )
+    with Launcher() as launcher:
+        measure_all(launcher, [slow, failing])
+        with pytest.raises(RunFailed, match="exit 3"):
+            launcher.run(failing.argv)
+    assert (slow.times, slow.timed_out, slow.error is not None) == ([], True, True)
+    assert failing.times == [] and failing.error is not None
+    assert failing.error.startswith("exit 3: ")
+
+
+def _fake_checkout(root: Path, says: str) -> Path:
+    package = root / "condense_cli"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(f"print({says!r})\n")
+    return root
+
+
+def test_a_baseline_runs_its_own_checkout_even_from_the_current_one(tmp_path: Path) -> None:
+    base = Code(check_checkout(_fake_checkout(tmp_path / "base", "baseline code")), "baseline")
+    current = Code(check_checkout(ROOT))
+    for code, expected in ((base, "baseline code"), (current, "condense 0.1.0")):
+        done = subprocess.run(
+            code.argv("--version"),
+            env=code.env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.stdout.strip() == expected
+
+
+def test_a_folder_without_condense_cli_is_refused_as_a_baseline(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="is not a checkout of condense"):
+        check_checkout(tmp_path)
+
+
+# --------------------------------------------------------------------------------------
+# Reporting
+
+
+def _job(name: str, variant: str, times: list[float], peak: float) -> Job:
+    job = Job(name, variant, ["x"], runs=len(times))
+    job.times, job.peaks = times, [peak] * len(times)
+    return job
+
+
+def test_rows_and_table_put_the_baseline_beside_the_current_figures() -> None:
+    jobs = [
+        _job("floor: read lines", "floor", [0.5, 0.4, 0.6], 10.0),
+        _job("floor: orjson.loads", "floor", [1.0, 1.2, 0.9], 13.0),
+        _job("check", "current", [0.6, 0.5, 0.7], 40.0),
+        _job("check", "baseline", [1.2, 1.1, 1.5], 45.5),
+    ]
+    rows = bench.rows_of("realistic", 1000, 2_000_000, jobs)
+    assert rows[2] == {
+        "log": "realistic",
+        "events": 1000,
+        "log_mb": 2.0,
+        "command": "check",
+        "runs": 3,
+        "seconds": 0.6,
+        "min": 0.5,
+        "max": 0.7,
+        "peak_mb": 40.0,
+        "ratio_to_loads": 0.6,
+        "events_per_s": 1667,
+        "mb_per_s": 3.3,
+        "before_seconds": 1.2,
+        "before_min": 1.1,
+        "before_max": 1.5,
+        "before_peak_mb": 45.5,
+        "before_ratio_to_loads": 1.2,
+        "after_over_before": 0.5,
+    }
+    assert bench.table(rows).splitlines() == [
+        "| log | events | log MB | command | runs | seconds | min-max | events/s | MB/s "
+        "| peak MB | x orjson.loads | before s | before min-max | after/before "
+        "| before peak MB | before x loads |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| realistic | 1,000 | 2.0 | floor: read lines | 3 | 0.500 | 0.400-0.600 | 2,000 | 4.0 "
+        "| 10.0 | 0.50 | - | - | - | - | - |",
+        "| realistic | 1,000 | 2.0 | floor: orjson.loads | 3 | 1.000 | 0.900-1.200 | 1,000 "
+        "| 2.0 | 13.0 | 1.00 | - | - | - | - | - |",
+        "| realistic | 1,000 | 2.0 | check | 3 | 0.600 | 0.500-0.700 | 1,667 | 3.3 | 40.0 "
+        "| 0.60 | 1.200 | 1.100-1.500 | 0.50 | 45.5 | 1.20 |",
+    ]
+
+
+def test_a_stopped_run_shows_as_such_in_the_table() -> None:
+    stopped = Job("stats", "current", ["x"], runs=1, timeout=120.0)
+    stopped.timed_out, stopped.error = True, "timed out after 120 s: x"
+    rows = bench.rows_of("codex", 10, 1_000_000, [stopped])
+    assert rows == [
+        {
+            "log": "codex",
+            "events": 10,
+            "log_mb": 1.0,
+            "command": "stats",
+            "runs": 0,
+            "timed_out": 120.0,
+        }
+    ]
+    assert bench.table(rows).splitlines()[-1] == (
+        "| codex | 10 | 1.0 | stats | 0 | > 120 (stopped) | - | - | - | - | - |"
+    )
+
+
+def test_the_tree_column_follows_peak_memory_and_judges_memory() -> None:
+    job = _job("check", "current", [2.0], 30.0)
+    job.tree = 52.5
+    floor = _job("floor: orjson.loads", "floor", [4.0], 13.0)
+    rows = bench.rows_of("realistic", 1_000_000, 3_000_000_000, [floor, job])
+    lines = bench.table(rows).splitlines()
+    assert lines[0].endswith("| MB/s | peak MB | tree MB | x orjson.loads |")
+    assert lines[-1].endswith("| 30.0 | 52.5 | 0.50 |")
+    assert bench.verdicts(rows)[1:] == [
+        "check peak summed over its processes 52.5 MB (limit < 150 MB): met "
+        "(realistic, 1,000,000 events)",
+        "check peak summed over its processes 52.5 MB (aim <= 60 MB): met "
+        "(realistic, 1,000,000 events)",
+    ]
+
+
+def test_verdicts_judge_the_largest_log_and_say_when_it_is_not_the_target_size() -> None:
+    rows = [
+        {"log": "uniform", "events": 10, "command": "start-up: --version", "seconds": 0.1},
+        {
+            "log": "realistic",
+            "events": 1000,
+            "command": "check",
+            "ratio_to_loads": 0.3,
+            "peak_mb": 70.0,
+        },
+        {
+            "log": "realistic",
+            "events": 100_000,
+            "command": "check",
+            "ratio_to_loads": 0.45,
+            "peak_mb": 70.0,
+        },
+        {
+            "log": "realistic",
+            "events": 100_000,
+            "command": "stats",
+            "seconds": 9.0,
+            "after_over_before": 0.5,
+        },
+    ]
+    where = " (realistic, 100,000 events; the target is for 1,000,000)"
+    assert bench.verdicts(rows) == [
+        f"check: 0.45x orjson.loads (target <= 0.5x): met{where}",
+        f"check peak 70.0 MB (limit < 150 MB): met{where}",
+        f"check peak 70.0 MB (aim <= 60 MB): MISSED{where}",
+        f"stats: 0.5x the baseline's (target <= 0.4x): MISSED{where}",
+        "start-up: --version: 0.100 s (target <= 0.12 s): met",
+    ]
+
+
+def test_the_benchmark_runs_end_to_end_with_a_baseline(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    bench.main(
+        [
+            "--sizes",
+            "50",
+            "--logs",
+            "uniform",
+            "--dialects",
+            "none",
+            "--runs",
+            "1",
+            "--only",
+            "check",
+            "--no-startup",
+            "--baseline",
+            str(ROOT),
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ]
+    )
+    result = orjson.loads(out.read_bytes())
+    assert [r["command"] for r in result["rows"]] == [
+        "floor: read lines",
+        "floor: orjson.loads",
+        "check",
+    ]
+    check = result["rows"][2]
+    assert (check["log"], check["events"], check["runs"]) == ("uniform", 50, 1)
+    assert check["before_seconds"] > 0 and check["seconds"] > 0
+    assert result["notes"] == [bench.PEAK_NOTE]
+
+
+def test_breakeven_finds_the_size_from_which_two_processes_always_win() -> None:
+    def row(mb: float, one: float, two: float) -> dict[str, Any]:
+        return {"log_mb": mb, "one": one, "two": two}
+
+    assert breakeven.crossover([row(1, 1, 2), row(10, 2, 1), row(50, 5, 3)]) == 10
+    assert breakeven.crossover([row(1, 1, 0.5), row(10, 2, 3), row(50, 5, 3)]) == 50
+    assert breakeven.crossover([row(1, 1, 2), row(10, 2, 3)]) is None
+
+
+def test_breakeven_times_both_settings_of_the_variable(tmp_path: Path) -> None:
+    out = tmp_path / "breakeven.json"
+    breakeven.main(
+        ["--sizes-mb", "0.05", "--runs", "1", "--data", str(tmp_path), "--out", str(out)]
+    )
+    result = orjson.loads(out.read_bytes())
+    assert [(r["command"], r["events"]) for r in result["rows"]] == [
+        ("check", 15),
+        ("view --format jsonl", 15),
+    ]
+    assert all(r["one"] > 0 and r["two"] > 0 for r in result["rows"])
