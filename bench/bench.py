@@ -362,8 +362,10 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
         for r in (r for r in mine if r["events"] == largest):
             command = r["command"]
             if command in ("view --format jsonl", "check"):
-                ratio, peak = r.get("ratio_to_loads"), r.get("tree_mb", r.get("peak_mb"))
-                what = "peak summed over its processes" if "tree_mb" in r else "peak"
+                ratio, peak = r.get("ratio_to_loads"), r.get("peak_mb")
+                what = "peak"
+                if peak is not None and r.get("tree_mb", 0) > peak:
+                    peak, what = r["tree_mb"], "peak summed over its processes"
                 if ratio is None or peak is None:
                     say(f"{command}: no figure ({_seconds(r)})", False, where)
                     continue

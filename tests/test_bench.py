@@ -369,7 +369,7 @@ def test_a_stopped_run_shows_as_such_in_the_table() -> None:
     )
 
 
-def test_the_tree_column_follows_peak_memory_and_judges_memory() -> None:
+def test_the_tree_column_follows_peak_memory_and_judges_memory_when_larger() -> None:
     job = _job("check", "current", [2.0], 30.0)
     job.tree = 52.5
     floor = _job("floor: orjson.loads", "floor", [4.0], 13.0)
