@@ -1,0 +1,477 @@
+"""The benchmark's own machinery: its generated logs, its measurements, its tables.
+
+Every kind of generated log must be a log `condense` reads without a single problem,
+and replay to the view its generator meant; the measurements must report what they
+claim (a forked worker's memory, a baseline checkout's code); the reports must say
+exactly what the figures are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from bench import bench, breakeven, logs
+from bench.generate import write_log
+from bench.measure import Code, Job, Launcher, RunFailed, check_checkout, measure_all
+from bench.textpool import Texts
+from tests.conftest import ROOT
+
+# --------------------------------------------------------------------------------------
+# Generated logs
+
+
+def test_uniform_kind_is_byte_for_byte_the_generator_of_the_earlier_figures(
+    tmp_path: Path,
+) -> None:
+    # Hashes of what bench/generate.py wrote at 958ac9f (before the realistic kind).
+    for count, digest in (
+        (10, "b0d4872f3f6530320a8d1fe157d25e61bff4a3cf2851b3f1f70de816190ca035"),
+        (2000, "43fe9b07ca71e4074a174af2eb418e14b6753f1b1c46b329e1204a1e21c64b7b"),
+    ):
+        path = tmp_path / f"{count}.jsonl"
+        write_log(path, count, "uniform")
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+
+
+def test_realistic_kind_is_the_same_for_a_seed_and_differs_between_seeds(
+    tmp_path: Path,
+) -> None:
+    a, b, c = (tmp_path / n for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
+    write_log(a, 300, "realistic", seed=3)
+    write_log(b, 300, "realistic", seed=3)
+    write_log(c, 300, "realistic", seed=4)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def _outputs(path: Path) -> str:
+    """The tool outputs of a V0 log (its observations' contents), joined."""
+    lines = map(orjson.loads, path.read_bytes().splitlines())
+    return "\n".join(e["content"] for e in lines if "observation" in e)
+
+
+def test_realistic_text_is_varied_escaped_and_partly_non_ascii(tmp_path: Path) -> None:
+    uniform, realistic = tmp_path / "u.jsonl", tmp_path / "r.jsonl"
+    write_log(uniform, 2000, "uniform")
+    write_log(realistic, 2000, "realistic")
+    assert len(set(WORD.findall(_outputs(uniform)))) <= 26  # the old generator's words
+    assert len(set(WORD.findall(_outputs(realistic)))) > 3000
+    raw = realistic.read_bytes()
+    non_ascii = sum(raw.count(bytes([b])) for b in range(128, 256)) / len(raw)
+    assert 0.004 < non_ascii < 0.05  # a realistic few percent at most
+    assert raw.count(b"\\u001b") > 100  # ANSI colours in terminal output
+    assert raw.count(b'\\"') > 1000 and raw.count(b"\\n") > 10_000
+    assert raw.count(b"\\\\") > 100  # backslashes inside strings (regexes, paths)
+    longest = max(len(line) for line in raw.splitlines())
+    assert 10_000 < longest < 40_000  # browse pages of 10-30 KB
+
+
+def test_text_pools_hold_thousands_of_distinct_words() -> None:
+    texts = Texts(random.Random(1), scale=0.1)
+    assert texts.distinct_words > 3000
+    assert all(10_000 <= len(page) < 32_000 for page in texts.pages)
+
+
+# The smallest logs of each kind that hold at least one of its condensations.
+SMALL = {
+    "uniform": 300,
+    "realistic": 300,
+    "openhands-v1": 400,
+    "openhands-v1-jsonl": 400,
+    "claude-code": 1200,
+    "codex": 2500,
+}
+
+
+# The old generator's one flaw, kept for comparable figures: its last condensation
+# ends between a call and its result.
+UNIFORM_WARNING = (
+    "{path}:157: warning: the model never sees this: observation for tool call "
+    "toolu_00000155: its action is not in the view"
+)
+
+
+@pytest.mark.parametrize("kind", list(logs.KINDS))
+def test_every_generated_log_checks_clean_and_replays_to_the_view_it_meant(
+    kind: str, tmp_path: Path, proc: Any
+) -> None:
+    spec = logs.KINDS[kind]
+    path = logs.log_path(tmp_path, kind, SMALL[kind])
+    manifest = spec.write(path, SMALL[kind], 7)
+    checked = proc("check", path)
+    assert checked.returncode == 0, checked.stderr.decode()
+    said = checked.stderr.decode().splitlines()
+    if kind == "uniform":
+        assert checked.stdout.decode().splitlines() == [UNIFORM_WARNING.format(path=path)]
+        assert said == ["1 log ok (openhands-v0; 1 warning)"]
+    elif kind.startswith("openhands-v1"):  # the generation it replayed comes first
+        assert checked.stdout == b""
+        assert said == [
+            f"{path}: replayed as the multi-summary SDK (Mar 2026) showed it ({_v1_reason(path)})",
+            "1 log ok (openhands-v1)",
+        ]
+    else:
+        assert checked.stdout == b""
+        assert said == [f"1 log ok ({spec.dialect})"]
+    shown = proc("view", path, "--format", "json")
+    assert shown.returncode == 0, shown.stderr.decode()
+    view = orjson.loads(shown.stdout)
+    assert view["dialect"] == spec.dialect
+    assert view["unhandled_condensation_request"] is False
+    if manifest is None:  # the uniform kind: condensations 104 (2..55) and 205 (56..155)
+        ids = [e.get("id") for e in view["events"]]
+        assert ids == [0, 1, None, *range(156, 205), *range(206, 300)]
+        return
+    assert manifest.condensations >= 1
+    assert len(view["events"]) == manifest.view_events
+    assert view["summary"] == manifest.summary
+    # The view as JSONL reads back as the same view.
+    lines = proc("view", path, "--format", "jsonl")
+    again = proc("view", "-", "--format", "json", "--dialect", spec.dialect, input=lines.stdout)
+    assert again.returncode == 0, again.stderr.decode()
+    back = orjson.loads(again.stdout)
+    assert (len(back["events"]), back["summary"]) == (manifest.view_events, manifest.summary)
+
+
+def _v1_reason(path: Path) -> str:
+    if path.is_dir():
+        return "events/.eventlog.lock exists (an SDK from January 2026 on wrote it)"
+    return "the newest event is dated 2026-03-02, when the SDK showed several summaries"
+
+
+def test_the_realistic_log_checks_clean_in_process_too(tmp_path: Path, cli: Any) -> None:
+    path = tmp_path / "r.jsonl"
+    write_log(path, 300, "realistic")
+    result = cli("check", str(path))
+    assert result.exit_code == 0
+    assert result.stderr == "1 log ok (openhands-v0)\n"
+
+
+def test_codex_logs_hold_both_local_and_remote_compactions(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    logs.KINDS["codex"].write(path, 8000, 7)
+    compactions = [
+        line["payload"]
+        for line in map(orjson.loads, path.read_bytes().splitlines())
+        if line["type"] == "compacted"
+    ]
+    kinds = {"remote" if c["message"] == "" else "local" for c in compactions}
+    assert kinds == {"local", "remote"}
+
+
+def test_a_log_is_generated_once_and_again_when_its_generator_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = logs.ensure_log(tmp_path, "uniform", 10)
+    stamp = path.with_name(path.name + ".stamp")
+    assert path.name == "uniform-10.jsonl" and stamp.exists()
+    path.write_bytes(b"kept\n")
+    assert logs.ensure_log(tmp_path, "uniform", 10).read_bytes() == b"kept\n"
+    stamp.write_text("another generator")
+    assert logs.ensure_log(tmp_path, "uniform", 10).read_bytes() != b"kept\n"
+
+
+# --------------------------------------------------------------------------------------
+# Measuring
+
+
+FORKS = textwrap.dedent(
+    """
+    import os, sys, time
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(200 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])
+        os._exit(0)
+    if sys.argv[1] == "reap":
+        os.waitpid(pid, 0)
+    else:
+        time.sleep(1.0)  # the worker is done but never reaped
+    """
+)
+
+
+def test_peak_memory_covers_a_forked_worker_the_command_reaps(tmp_path: Path) -> None:
+    with Launcher() as launcher:
+        _, reaped = launcher.run([sys.executable, "-c", FORKS, "reap"])
+        _, unreaped = launcher.run([sys.executable, "-c", FORKS, "leave"])
+    assert reaped > 200  # the worker's 200 MB, though the parent stayed small
+    assert unreaped < 60  # a worker nobody waits for is not counted
+
+
+BOTH = textwrap.dedent(
+    """
+    import os, time
+    pid = os.fork()
+    block = bytearray(100 * 1024 * 1024)
+    block[::4096] = b"x" * len(block[::4096])
+    time.sleep(0.6)
+    if pid:
+        os.waitpid(pid, 0)
+    else:
+        os._exit(0)
+    """
+)
+
+
+def test_tree_memory_sums_processes_that_peak_together() -> None:
+    with Launcher() as launcher:
+        _, peak = launcher.run([sys.executable, "-c", BOTH])
+        tree = launcher.tree_peak([sys.executable, "-c", BOTH])
+    assert 100 < peak < 150  # wait4: the larger of the two
+    assert tree > 190  # sampled: both at once
+
+
+def test_the_launcher_reports_a_commands_own_peak_not_the_benchmarks() -> None:
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    # Started straight from this (now big) process, a tiny command reports our size...
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    _, _, usage = os.wait4(child.pid, 0)
+    assert usage.ru_maxrss / 1024 > 300
+    # ...started by the launcher, its own.
+    with Launcher() as launcher:
+        _, peak = launcher.run([sys.executable, "-c", "pass"])
+    del ballast
+    assert peak < 60
+
+
+def test_a_run_past_its_timeout_is_stopped_and_recorded() -> None:
+    slow = Job(
+        "slow",
+        "current",
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        runs=3,
+        timeout=0.5,
+    )
+    failing = Job(
+        "bad", "baseline", [sys.executable, "-c", "raise SystemExit(3)"], runs=2, required=False
+    )
+    with Launcher() as launcher:
+        measure_all(launcher, [slow, failing])
+        with pytest.raises(RunFailed, match="exit 3"):
+            launcher.run(failing.argv)
+    assert (slow.times, slow.timed_out, slow.error is not None) == ([], True, True)
+    assert failing.times == [] and failing.error is not None
+    assert failing.error.startswith("exit 3: ")
+
+
+def _fake_checkout(root: Path, says: str) -> Path:
+    package = root / "condense_cli"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(f"print({says!r})\n")
+    return root
+
+
+def test_a_baseline_runs_its_own_checkout_even_from_the_current_one(tmp_path: Path) -> None:
+    base = Code(check_checkout(_fake_checkout(tmp_path / "base", "baseline code")), "baseline")
+    current = Code(check_checkout(ROOT))
+    for code, expected in ((base, "baseline code"), (current, "condense 0.1.0")):
+        done = subprocess.run(
+            code.argv("--version"),
+            env=code.env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.stdout.strip() == expected
+
+
+def test_a_folder_without_condense_cli_is_refused_as_a_baseline(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="is not a checkout of condense"):
+        check_checkout(tmp_path)
+
+
+# --------------------------------------------------------------------------------------
+# Reporting
+
+
+def _job(name: str, variant: str, times: list[float], peak: float) -> Job:
+    job = Job(name, variant, ["x"], runs=len(times))
+    job.times, job.peaks = times, [peak] * len(times)
+    return job
+
+
+def test_rows_and_table_put_the_baseline_beside_the_current_figures() -> None:
+    jobs = [
+        _job("floor: read lines", "floor", [0.5, 0.4, 0.6], 10.0),
+        _job("floor: orjson.loads", "floor", [1.0, 1.2, 0.9], 13.0),
+        _job("check", "current", [0.6, 0.5, 0.7], 40.0),
+        _job("check", "baseline", [1.2, 1.1, 1.5], 45.5),
+    ]
+    rows = bench.rows_of("realistic", 1000, 2_000_000, jobs)
+    assert rows[2] == {
+        "log": "realistic",
+        "events": 1000,
+        "log_mb": 2.0,
+        "command": "check",
+        "runs": 3,
+        "seconds": 0.6,
+        "min": 0.5,
+        "max": 0.7,
+        "peak_mb": 40.0,
+        "ratio_to_loads": 0.6,
+        "events_per_s": 1667,
+        "mb_per_s": 3.3,
+        "before_seconds": 1.2,
+        "before_min": 1.1,
+        "before_max": 1.5,
+        "before_peak_mb": 45.5,
+        "before_ratio_to_loads": 1.2,
+        "after_over_before": 0.5,
+    }
+    assert bench.table(rows).splitlines() == [
+        "| log | events | log MB | command | runs | seconds | min-max | events/s | MB/s "
+        "| peak MB | x orjson.loads | before s | before min-max | after/before "
+        "| before peak MB | before x loads |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| realistic | 1,000 | 2.0 | floor: read lines | 3 | 0.500 | 0.400-0.600 | 2,000 | 4.0 "
+        "| 10.0 | 0.50 | - | - | - | - | - |",
+        "| realistic | 1,000 | 2.0 | floor: orjson.loads | 3 | 1.000 | 0.900-1.200 | 1,000 "
+        "| 2.0 | 13.0 | 1.00 | - | - | - | - | - |",
+        "| realistic | 1,000 | 2.0 | check | 3 | 0.600 | 0.500-0.700 | 1,667 | 3.3 | 40.0 "
+        "| 0.60 | 1.200 | 1.100-1.500 | 0.50 | 45.5 | 1.20 |",
+    ]
+
+
+def test_a_stopped_run_shows_as_such_in_the_table() -> None:
+    stopped = Job("stats", "current", ["x"], runs=1, timeout=120.0)
+    stopped.timed_out, stopped.error = True, "timed out after 120 s: x"
+    rows = bench.rows_of("codex", 10, 1_000_000, [stopped])
+    assert rows == [
+        {
+            "log": "codex",
+            "events": 10,
+            "log_mb": 1.0,
+            "command": "stats",
+            "runs": 0,
+            "timed_out": 120.0,
+        }
+    ]
+    assert bench.table(rows).splitlines()[-1] == (
+        "| codex | 10 | 1.0 | stats | 0 | > 120 (stopped) | - | - | - | - | - |"
+    )
+
+
+def test_the_tree_column_follows_peak_memory_and_judges_memory_when_larger() -> None:
+    job = _job("check", "current", [2.0], 30.0)
+    job.tree = 52.5
+    floor = _job("floor: orjson.loads", "floor", [4.0], 13.0)
+    rows = bench.rows_of("realistic", 1_000_000, 3_000_000_000, [floor, job])
+    lines = bench.table(rows).splitlines()
+    assert lines[0].endswith("| MB/s | peak MB | tree MB | x orjson.loads |")
+    assert lines[-1].endswith("| 30.0 | 52.5 | 0.50 |")
+    assert bench.verdicts(rows)[1:] == [
+        "check peak summed over its processes 52.5 MB (limit < 150 MB): met "
+        "(realistic, 1,000,000 events)",
+        "check peak summed over its processes 52.5 MB (aim <= 60 MB): met "
+        "(realistic, 1,000,000 events)",
+    ]
+
+
+def test_verdicts_judge_the_largest_log_and_say_when_it_is_not_the_target_size() -> None:
+    rows = [
+        {"log": "uniform", "events": 10, "command": "start-up: --version", "seconds": 0.1},
+        {
+            "log": "realistic",
+            "events": 1000,
+            "command": "check",
+            "ratio_to_loads": 0.3,
+            "peak_mb": 70.0,
+        },
+        {
+            "log": "realistic",
+            "events": 100_000,
+            "command": "check",
+            "ratio_to_loads": 0.45,
+            "peak_mb": 70.0,
+        },
+        {
+            "log": "realistic",
+            "events": 100_000,
+            "command": "stats",
+            "seconds": 9.0,
+            "after_over_before": 0.5,
+        },
+    ]
+    where = " (realistic, 100,000 events; the target is for 1,000,000)"
+    assert bench.verdicts(rows) == [
+        f"check: 0.45x orjson.loads (target <= 0.5x): met{where}",
+        f"check peak 70.0 MB (limit < 150 MB): met{where}",
+        f"check peak 70.0 MB (aim <= 60 MB): MISSED{where}",
+        f"stats: 0.5x the baseline's (target <= 0.4x): MISSED{where}",
+        "start-up: --version: 0.100 s (target <= 0.12 s): met",
+    ]
+
+
+def test_the_benchmark_runs_end_to_end_with_a_baseline(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    bench.main(
+        [
+            "--sizes",
+            "50",
+            "--logs",
+            "uniform",
+            "--dialects",
+            "none",
+            "--runs",
+            "1",
+            "--only",
+            "check",
+            "--no-startup",
+            "--baseline",
+            str(ROOT),
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ]
+    )
+    result = orjson.loads(out.read_bytes())
+    assert [r["command"] for r in result["rows"]] == [
+        "floor: read lines",
+        "floor: orjson.loads",
+        "check",
+    ]
+    check = result["rows"][2]
+    assert (check["log"], check["events"], check["runs"]) == ("uniform", 50, 1)
+    assert check["before_seconds"] > 0 and check["seconds"] > 0
+    assert result["notes"] == [bench.PEAK_NOTE]
+
+
+def test_breakeven_finds_the_size_from_which_two_processes_always_win() -> None:
+    def row(mb: float, one: float, two: float) -> dict[str, Any]:
+        return {"log_mb": mb, "one": one, "two": two}
+
+    assert breakeven.crossover([row(1, 1, 2), row(10, 2, 1), row(50, 5, 3)]) == 10
+    assert breakeven.crossover([row(1, 1, 0.5), row(10, 2, 3), row(50, 5, 3)]) == 50
+    assert breakeven.crossover([row(1, 1, 2), row(10, 2, 3)]) is None
+
+
+def test_breakeven_times_both_settings_of_the_variable(tmp_path: Path) -> None:
+    out = tmp_path / "breakeven.json"
+    breakeven.main(
+        ["--sizes-mb", "0.05", "--runs", "1", "--data", str(tmp_path), "--out", str(out)]
+    )
+    result = orjson.loads(out.read_bytes())
+    assert [(r["command"], r["events"]) for r in result["rows"]] == [
+        ("check", 15),
+        ("view --format jsonl", 15),
+    ]
+    assert all(r["one"] > 0 and r["two"] > 0 for r in result["rows"])
