@@ -58,6 +58,11 @@ def check_checkout(root: Path) -> Path:
             f"{root} is not a checkout of condense (no condense_cli/__init__.py); "
             "make one with: git worktree add /tmp/base <commit>"
         )
+    # Compiled once here, as an installed package is: with PYTHONDONTWRITEBYTECODE set
+    # (it is on the project's machine) every run would otherwise compile its source.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(root / "condense_cli")], check=True
+    )
     return root
 
 
