@@ -214,7 +214,7 @@ def rows_of(kind: str, events: int, log_bytes: int, jobs: list[Job]) -> list[dic
 def _seconds(row: dict[str, Any], prefix: str = "") -> str:
     """A median as the table shows it, or what became of the runs."""
     if f"{prefix}timed_out" in row and f"{prefix}seconds" not in row:
-        return f"> {row[f'{prefix}timed_out']:g} (stopped)"
+        return f"> {row[f'{prefix}timed_out']:.0f} (stopped)"
     if f"{prefix}error" in row and f"{prefix}seconds" not in row:
         return "failed"
     return _num(row.get(f"{prefix}seconds"))
