@@ -153,12 +153,18 @@ def doubtful_lines(block: bytes) -> set[int]:
     `number_doubts` then looks at each of those lines alone.
     """
     shapes = block.translate(_SHAPES, _DROPPED)
-    candidates: set[int] = set()
+    matches: list[int] = []
     for pattern in _MAY_OVERFLOW:
         found = shapes.find(pattern)
         while found >= 0:
-            candidates.add(shapes.count(b"\n", 0, found))
+            matches.append(found)
             found = shapes.find(pattern, found + 1)
+    candidates: set[int] = set()
+    line = counted = 0
+    for found in sorted(matches):  # count newlines once, from one match to the next
+        line += shapes.count(b"\n", counted, found)
+        counted = found
+        candidates.add(line)
     if not candidates:
         return candidates
     lines = block.split(b"\n")
