@@ -73,7 +73,7 @@ def _text(rng: random.Random, chars: int) -> str:
     return _CORPUS[start : start + chars]
 
 
-def uniform_events(count: int, seed: int = 7) -> Iterator[dict[str, Any]]:
+def events(count: int, seed: int = 7) -> Iterator[dict[str, Any]]:
     """Yield `count` events (dicts) of a long session, every text cut from `_CORPUS`."""
     rng = random.Random(seed)
     stamp = "2026-11-01T12:00:00.000000"
@@ -558,7 +558,7 @@ def write_log(path: Path, count: int, kind: str = "uniform", seed: int = 7) -> M
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     session = RealisticV0(count, seed) if kind == "realistic" else None
-    stream = session.events() if session is not None else uniform_events(count, seed)
+    stream = session.events() if session is not None else events(count, seed)
     dumps = orjson.dumps
     with path.open("wb", buffering=1 << 20) as file:
         for event in stream:

@@ -455,6 +455,41 @@ def test_the_benchmark_runs_end_to_end_with_a_baseline(tmp_path: Path) -> None:
     assert result["notes"] == [bench.PEAK_NOTE]
 
 
+def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench.py"),
+            "--sizes",
+            "300",
+            "--runs",
+            "1",
+            "--dialects",
+            "none",
+            "--data",
+            str(tmp_path / "data"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    results = orjson.loads(out.read_bytes())
+    commands = [(row["log"], row["command"]) for row in results["rows"]]
+    per_log = ["floor: read lines", "floor: orjson.loads", *bench.COMMANDS]
+    assert commands == [
+        *(("uniform", name) for name in bench.STARTUP),
+        *(("uniform", name) for name in per_log),
+        *(("realistic", name) for name in per_log),
+    ]
+    assert all(row["seconds"] > 0 and row["peak_mb"] > 0 for row in results["rows"])
+    assert len(results["verdicts"]) == 2 * 6 + 3  # two logs x (jsonl, check) x 3, start-up
+    assert "| realistic | 300 |" in done.stdout
+
+
 def test_breakeven_finds_the_size_from_which_two_processes_always_win() -> None:
     def row(mb: float, one: float, two: float) -> dict[str, Any]:
         return {"log_mb": mb, "one": one, "two": two}
