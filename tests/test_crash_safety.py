@@ -26,11 +26,14 @@ def test_killing_writers_at_random_moments(tmp_path: Path, corpus: Path) -> None
         [str(CONDENSE), "run", str(log), "-t", "amortized", "-s", "max_size=10", "--force"],
         [str(CONDENSE), "request", str(log)],
     ]
-    # Kill within about one and a half times what a whole run takes on this machine
-    # now, so that some writers are killed mid-way and some finish, however loaded.
-    timed = time.monotonic()
-    subprocess.run(commands[1], capture_output=True, check=True)
-    window = 1.5 * (time.monotonic() - timed)
+    # Kill within twice what the slower of the two commands takes on this machine now,
+    # so that some writers are killed mid-way and some finish, however loaded.
+    took = []
+    for command in commands:
+        timed = time.monotonic()
+        subprocess.run(command, capture_output=True, check=True)
+        took.append(time.monotonic() - timed)
+    window = 2 * max(took)
     rng = random.Random(20261121)
     started = time.monotonic()
     killed = completed = 0
