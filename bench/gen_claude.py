@@ -14,14 +14,13 @@ attachments; the chain goes on from there.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from bench.sessions import Agent, Clock, Manifest, Step, new_uuid
+from bench.sessions import Generated, Manifest, Step, new_uuid
 from bench.textpool import Texts
 
 MODEL = "claude-opus-4-7"
@@ -34,15 +33,11 @@ TOOLS = ["AskUserQuestion", "CronCreate", "EnterPlanMode", "ExitPlanMode", "Note
 TOOLS += ["TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "WebFetch", "WebSearch"]
 
 
-class ClaudeSession:
+class ClaudeSession(Generated):
     """A long Claude Code session; `lines()` yields its lines, then `manifest` is set."""
 
     def __init__(self, count: int, seed: int = 7) -> None:
-        self.count = count
-        self.rng = random.Random(seed)
-        self.texts = Texts(self.rng)
-        self.agent = Agent(self.texts)
-        self.clock = Clock(self.rng)
+        super().__init__(count, seed)
         self.session_id = new_uuid(self.rng)
         self.cwd = f"/home/dev/{self.rng.choice(self.texts.repos)}"
         self.base = {

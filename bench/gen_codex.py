@@ -19,14 +19,13 @@ or, every third time, an encrypted remote `compaction` item; then the
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from bench.sessions import Agent, Clock, Manifest, Step, new_uuid
+from bench.sessions import Generated, Manifest, Step, new_uuid
 from bench.textpool import Texts
 
 MODEL = "gpt-5.5"
@@ -39,15 +38,11 @@ def _message(role: str, text: str, **extra: Any) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": [{"type": kind, "text": text}], **extra}
 
 
-class CodexSession:
+class CodexSession(Generated):
     """A long Codex rollout; `lines()` yields its lines, then `manifest` is set."""
 
     def __init__(self, count: int, seed: int = 7) -> None:
-        self.count = count
-        self.rng = random.Random(seed)
-        self.texts = Texts(self.rng)
-        self.agent = Agent(self.texts)
-        self.clock = Clock(self.rng)
+        super().__init__(count, seed)
         self.thread = new_uuid(self.rng)
         self.cwd = f"/Users/dev/{self.rng.choice(self.texts.repos)}"
         self.turn_id = new_uuid(self.rng)

@@ -18,14 +18,12 @@ offset 4. Now and then a `CondensationRequest` comes first.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.sessions import Agent, Clock, Manifest, Step, new_uuid
-from bench.textpool import Texts
+from bench.sessions import Generated, Manifest, Step, new_uuid
 
 MAX_SIZE = 120
 KEEP_FIRST = 4
@@ -75,15 +73,11 @@ def tool_schemas() -> list[dict[str, Any]]:
     ]
 
 
-class V1Session:
+class V1Session(Generated):
     """A long V1 conversation; `events()` yields its events, then `manifest` is set."""
 
     def __init__(self, count: int, seed: int = 7) -> None:
-        self.count = count
-        self.rng = random.Random(seed)
-        self.texts = Texts(self.rng)
-        self.agent = Agent(self.texts)
-        self.clock = Clock(self.rng)
+        super().__init__(count, seed)
         self.conversation_id = new_uuid(self.rng)
         self.manifest = Manifest(0, 0, None, 0)
 

@@ -31,8 +31,7 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.sessions import Agent, Clock, Manifest, Step, new_uuid
-from bench.textpool import Texts
+from bench.sessions import Generated, Manifest, Step, new_uuid
 
 WORDS = [
     "the",
@@ -228,15 +227,11 @@ TOOLS = [
 ]
 
 
-class RealisticV0:
+class RealisticV0(Generated):
     """A long OpenHands V0 session with real-looking events and text."""
 
     def __init__(self, count: int, seed: int = 7) -> None:
-        self.count = count
-        self.rng = random.Random(seed)
-        self.texts = Texts(self.rng)
-        self.agent = Agent(self.texts)
-        self.clock = Clock(self.rng)
+        super().__init__(count, seed)
         self.manifest = Manifest(0, 0, None, 0)
         self.host = f"runtime-{new_uuid(self.rng)[:8]}"
 

@@ -147,3 +147,15 @@ class Clock:
 def new_uuid(rng: random.Random) -> str:
     """A version-4 UUID drawn from `rng` (so logs are the same for a seed)."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+class Generated:
+    """What every generator starts from: the event count, one seeded `Random`, and
+    the texts, agent and clock drawn from it (always in this order)."""
+
+    def __init__(self, count: int, seed: int = 7) -> None:
+        self.count = count
+        self.rng = random.Random(seed)
+        self.texts = Texts(self.rng)
+        self.agent = Agent(self.texts)
+        self.clock = Clock(self.rng)
