@@ -84,7 +84,9 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
 def in_two(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
     """`first()` here while a forked child runs `second()`; both results. A child
     that fails is replaced by running `second()` here, after `first()`."""
-    child = Worker(lambda: [second()])
+    child = Worker.start(lambda: [second()])
+    if child is None:
+        return first(), second()
     try:
         one = first()
         sent = list(child.items())
@@ -199,6 +201,15 @@ class Worker:
                 os._exit(status)
         self._running = True
         self.complete = False
+
+    @classmethod
+    def start(cls, task: Callable[[], Iterable[Any]]) -> Worker | None:
+        """A worker for `task`, or None when none can be started (no fork, no room
+        for its temporary file): the caller then does all the work itself."""
+        try:
+            return cls(task)
+        except OSError:
+            return None
 
     def items(self) -> Iterator[Any]:
         """The child's items, once it has ended; they stop early if it failed."""

@@ -235,6 +235,19 @@ def test_a_failed_worker_changes_nothing(tmp_path: Path, monkeypatch) -> None:
         os.waitpid(-1, os.WNOHANG)
 
 
+def test_no_fork_means_one_process(tmp_path: Path, monkeypatch) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n".join(story(300)) + b"\n")
+    expected = every_path(monkeypatch, log)[EXACT]
+
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    use_path(monkeypatch, TWO)
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert outcome(log) == expected
+
+
 def test_a_log_growing_during_the_scan_is_read_as_opened(tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "log.jsonl"
     log.write_bytes(b"\n".join(story(100)) + b"\n")

@@ -497,7 +497,7 @@ class V0Scan(KeyedScan):
         if self.upto == MAX_ID and end >= parallel_min_bytes():
             split = middle_line(file, 0, end)
             if split is not None:
-                worker = Worker(partial(classify_range, source, split, end))
+                worker = Worker.start(partial(classify_range, source, split, end))
         if worker is None:
             self.run_lines(source, 0, 0)
             return
