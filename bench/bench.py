@@ -477,34 +477,22 @@ def main(argv: list[str] | None = None) -> None:
     with Launcher() as launcher:  # first, while this process is small
         if not args.no_startup:
             rows += bench_startup(launcher, data, codes, args.runs)
-        for size in _sizes(args.sizes):
-            for kind in kinds:
-                rows += bench_log(
-                    launcher,
-                    kind,
-                    size,
-                    data,
-                    codes,
-                    args.runs,
-                    only,
-                    args.seed,
-                    args.timeout,
-                    args.tree_memory,
-                )
-        for size in _sizes(args.dialect_sizes):
-            for kind in dialects:
-                rows += bench_log(
-                    launcher,
-                    kind,
-                    size,
-                    data,
-                    codes,
-                    args.runs,
-                    only,
-                    args.seed,
-                    args.timeout,
-                    args.tree_memory,
-                )
+        every_log = [(size, kind) for size in _sizes(args.sizes) for kind in kinds] + [
+            (size, kind) for size in _sizes(args.dialect_sizes) for kind in dialects
+        ]
+        for size, kind in every_log:
+            rows += bench_log(
+                launcher,
+                kind,
+                size,
+                data,
+                codes,
+                args.runs,
+                only,
+                args.seed,
+                args.timeout,
+                args.tree_memory,
+            )
     machine = {
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -18,9 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from bench.sessions import Generated, Manifest, Step, new_uuid
+from bench.sessions import Generated, Manifest, Step, new_uuid, write_lines
 from bench.textpool import Texts
 
 MODEL = "claude-opus-4-7"
@@ -384,9 +382,5 @@ def _tool_result(step: Step, texts: Texts) -> tuple[str, dict[str, Any]]:
 def write_session(path: Path, count: int, seed: int = 7) -> Manifest:
     """Write a Claude Code session file of `count` lines to `path`."""
     session = ClaudeSession(count, seed)
-    dumps = orjson.dumps
-    with path.open("wb", buffering=1 << 20) as file:
-        for line in session.lines():
-            file.write(dumps(line))
-            file.write(b"\n")
+    write_lines(path, session.lines())
     return session.manifest

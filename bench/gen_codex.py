@@ -23,9 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from bench.sessions import Generated, Manifest, Step, new_uuid
+from bench.sessions import Generated, Manifest, Step, new_uuid, write_lines
 from bench.textpool import Texts
 
 MODEL = "gpt-5.5"
@@ -357,9 +355,5 @@ def _output(
 def write_rollout(path: Path, count: int, seed: int = 7) -> Manifest:
     """Write a Codex rollout of `count` lines to `path`."""
     session = CodexSession(count, seed)
-    dumps = orjson.dumps
-    with path.open("wb", buffering=1 << 20) as file:
-        for line in session.lines():
-            file.write(dumps(line))
-            file.write(b"\n")
+    write_lines(path, session.lines())
     return session.manifest

@@ -31,7 +31,7 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.sessions import Generated, Manifest, Step, new_uuid
+from bench.sessions import Generated, Manifest, Step, new_uuid, write_lines
 
 WORDS = [
     "the",
@@ -554,11 +554,7 @@ def write_log(path: Path, count: int, kind: str = "uniform", seed: int = 7) -> M
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     session = RealisticV0(count, seed) if kind == "realistic" else None
     stream = session.events() if session is not None else events(count, seed)
-    dumps = orjson.dumps
-    with path.open("wb", buffering=1 << 20) as file:
-        for event in stream:
-            file.write(dumps(event))
-            file.write(b"\n")
+    write_lines(path, stream)
     return session.manifest if session is not None else None
 
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
 
 from bench.textpool import Texts
 
@@ -159,3 +164,12 @@ class Generated:
         self.texts = Texts(self.rng)
         self.agent = Agent(self.texts)
         self.clock = Clock(self.rng)
+
+
+def write_lines(path: Path, records: Iterable[Any]) -> None:
+    """Write `records` to `path` as JSON lines, in one buffered pass."""
+    dumps = orjson.dumps
+    with path.open("wb", buffering=1 << 20) as file:
+        for record in records:
+            file.write(dumps(record))
+            file.write(b"\n")
