@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -63,6 +63,9 @@ from condense_cli.model import (
     View,
     apply_condensation,
 )
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.openhands_v1_steps import Step
 
 # --------------------------------------------------------------------------------------
 # The SDK's vocabulary (its event kinds and folder layout are in `openhands_v1_detect`)
@@ -759,7 +762,7 @@ def _warn(record: StoredEvent, message: str) -> Problem:
     return _problem(record.path, f"Condensation {record.id} {message}", record.line, "warning")
 
 
-def _insert_summary(
+def insert_summary(
     view: list[Entry], condensation: StoredEvent, problems: list[Problem]
 ) -> list[Entry]:
     summary = summary_of(condensation)
@@ -792,8 +795,8 @@ def _last_summary_view(
         None,
     )
     if newest is not None:
-        view = _insert_summary(view, newest, problems)
-    drop = _unmatched(view)
+        view = insert_summary(view, newest, problems)
+    drop = unmatched(view)
     dropped = {"tool_call_matching": tuple(e.id for e in view if e.id in drop)} if drop else {}
     return [e for e in view if e.id not in drop], dropped
 
@@ -805,15 +808,61 @@ def _multi_summary_view(
     view: list[Entry] = []
     for record in records:
         if record.kind == CONDENSATION:
-            forgotten = set(record.data.get("forgotten_event_ids", []))
-            view = [e for e in view if e.id not in forgotten]
-            view = _insert_summary(view, record, problems)
+            view = fold_condensation(view, record, problems)
         elif record.sent:
             view.append(record)
-    return enforce_properties(view, records)
+    return enforce_properties(view, Context.of(records))
 
 
-# The view properties, each a function (view, all events) -> ids to drop. The SDK
+def fold_condensation(
+    view: list[Entry], condensation: StoredEvent, problems: list[Problem]
+) -> list[Entry]:
+    """The multi-summary view once `condensation` applies to `view`."""
+    forgotten = set(condensation.data.get("forgotten_event_ids", []))
+    view = [e for e in view if e.id not in forgotten]
+    return insert_summary(view, condensation, problems)
+
+
+class Context:
+    """What the view properties need to know of every event so far, not only of the
+    view's: how many tool calls each model response made, and which thinking-led
+    tool loop each event belongs to (with each loop's size). Built in one pass,
+    and grown one event at a time, so that replaying up to each condensation in
+    turn costs the view, not the log."""
+
+    __slots__ = ("_open", "calls", "loop_of", "loop_sizes")
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, int] = {}  # llm_response_id -> tool calls
+        self.loop_of: dict[str, int] = {}  # event id -> its loop's number
+        self.loop_sizes: list[int] = []
+        self._open: int | None = None  # the loop the next tool event joins
+
+    @classmethod
+    def of(cls, records: Iterable[StoredEvent]) -> Context:
+        context = cls()
+        for record in records:
+            context.add(record)
+        return context
+
+    def add(self, record: StoredEvent) -> None:
+        """Take in the next event of the log (the same runs as `tool_loops`)."""
+        kind = record.kind
+        if kind == ACTION:
+            response = record.data.get("llm_response_id")
+            self.calls[response] = self.calls.get(response, 0) + 1
+            if record.data.get("thinking_blocks"):
+                self._open = len(self.loop_sizes)
+                self.loop_sizes.append(0)
+        elif kind not in OBSERVATION_KINDS:
+            self._open = None
+            return
+        if self._open is not None:
+            self.loop_of[record.id] = self._open
+            self.loop_sizes[self._open] += 1
+
+
+# The view properties, each a function (view, context) -> ids to drop. The SDK
 # applies the first one that drops anything, then starts over, until none does.
 
 
@@ -825,7 +874,7 @@ def _call_id(entry: Entry) -> str | None:
     return entry.data["tool_call_id"] if isinstance(entry, StoredEvent) else None
 
 
-def _unique_observations(view: Sequence[Entry], _all: Sequence[StoredEvent]) -> set[str]:
+def _unique_observations(view: Sequence[Entry], _context: Context) -> set[str]:
     """One result per tool call: a later result for the same call is dropped."""
     seen: set[str | None] = set()
     drop: set[str] = set()
@@ -846,17 +895,17 @@ def _batches(events: Iterable[Entry]) -> dict[str | None, set[str]]:
     return batches
 
 
-def _whole_batches(view: Sequence[Entry], all_events: Sequence[StoredEvent]) -> set[str]:
-    """The tool calls of one model response are kept or dropped together."""
-    everything = _batches(all_events)
+def _whole_batches(view: Sequence[Entry], context: Context) -> set[str]:
+    """The tool calls of one model response are kept or dropped together (the view's
+    calls are some of the log's, so all of them are there when the counts agree)."""
     drop: set[str] = set()
     for response, ids in _batches(view).items():
-        if ids != everything.get(response):
+        if len(ids) != context.calls.get(response):
             drop |= ids
     return drop
 
 
-def _unmatched(view: Sequence[Entry], _all: Sequence[StoredEvent] = ()) -> set[str]:
+def unmatched(view: Sequence[Entry], _context: Context | None = None) -> set[str]:
     """Tool calls without a result in the view, and results without their call."""
     calls = {_call_id(e) for e in view if _kind(e) == ACTION}
     results = {_call_id(e) for e in view if _kind(e) in OBSERVATION_KINDS}
@@ -889,32 +938,38 @@ def tool_loops(events: Iterable[Entry]) -> list[set[str]]:
     return loops
 
 
-def _whole_tool_loops(view: Sequence[Entry], all_events: Sequence[StoredEvent]) -> set[str]:
+def _whole_tool_loops(view: Sequence[Entry], context: Context) -> set[str]:
     """A thinking-led tool loop is kept whole or not at all."""
-    kept = {e.id for e in view}
-    drop: set[str] = set()
-    for loop in tool_loops(all_events):
-        if (loop & kept) and not loop <= kept:
-            drop |= loop & kept
-    return drop
+    loop_of = context.loop_of
+    kept: dict[str, int] = {}
+    for entry in view:
+        loop = loop_of.get(entry.id)
+        if loop is not None:
+            kept[entry.id] = loop
+    held: dict[int, int] = {}
+    for loop in kept.values():
+        held[loop] = held.get(loop, 0) + 1
+    sizes = context.loop_sizes
+    return {event_id for event_id, loop in kept.items() if held[loop] != sizes[loop]}
 
 
 PROPERTIES = (
     ("observation_uniqueness", _unique_observations),
     ("batch_atomicity", _whole_batches),
-    ("tool_call_matching", _unmatched),
+    ("tool_call_matching", unmatched),
     ("tool_loop_atomicity", _whole_tool_loops),
 )
 
 
 def enforce_properties(
-    view: list[Entry], all_events: Sequence[StoredEvent]
+    view: list[Entry], context: Context
 ) -> tuple[list[Entry], dict[str, tuple[str, ...]]]:
-    """Drop events until every view property holds; say which rule dropped what."""
+    """Drop events until every view property holds; say which rule dropped what.
+    `context` is what the rules need of every event of the log replayed."""
     dropped: dict[str, tuple[str, ...]] = {}
     while True:
         for name, rule in PROPERTIES:
-            drop = rule(view, all_events)
+            drop = rule(view, context)
             if drop:
                 dropped[name] = dropped.get(name, ()) + tuple(e.id for e in view if e.id in drop)
                 view = [e for e in view if e.id not in drop]
@@ -1326,10 +1381,9 @@ class V1Replay(Replay):
     # --- the view --------------------------------------------------------------------
 
     def view(self) -> View:
-        return self._view_of(self.replayed)
+        return self._view_of(self.replayed.events, self.replayed.pending_request)
 
-    def _view_of(self, replayed: Replayed) -> View:
-        entries = replayed.events
+    def _view_of(self, entries: Sequence[Entry], pending_request: bool) -> View:
         heads = _units(entries)
         keys: dict[str, int | None] = {}
         events: list[Event] = []
@@ -1344,16 +1398,21 @@ class V1Replay(Replay):
             keys[event.id] = event.key
             events.append(event)
         summary, offset = self._latest_summary(entries, events)
-        return View(events, replayed.pending_request, summary, offset, None, self._make_summary)
+        return View(events, pending_request, summary, offset, None, self._make_summary)
 
     # --- history -------------------------------------------------------------------------
 
+    def _steps(self) -> Iterator[Step]:
+        """Each condensation replayed with the views around it, in one walk."""
+        from condense_cli.dialects.openhands_v1_steps import steps
+
+        return steps(self.conversation, self.detected, self.replayed.condensations)
+
     def condensation_steps(self) -> Iterator[CondensationStep]:
-        for condensation in self.replayed.condensations:
-            before = self._view_of(
-                replay(self.conversation, self.detected, condensation.position - 1)
-            )
-            after = self._view_of(replay(self.conversation, self.detected, condensation.position))
+        for step in self._steps():
+            condensation = step.condensation
+            before = self._view_of(step.before, step.pending_before)
+            after = self._view_of(step.after, False)
             kept = {e.id for e in after}
             gone = [e for e in before if e.id not in kept and not e.is_summary]
             summary = summary_of(condensation)
@@ -1420,20 +1479,15 @@ class V1Replay(Replay):
     def condensations(self) -> list[CondensationRecord]:
         if self._condensations is None:
             keys = {v: k for k, v in self._ids_by_key().items()}
-            self._condensations = [
-                self._condensation_record(c, keys) for c in self.replayed.condensations
-            ]
+            self._condensations = [self._condensation_record(s, keys) for s in self._steps()]
         return self._condensations
 
-    def _condensation_record(
-        self, condensation: StoredEvent, keys: dict[str, int]
-    ) -> CondensationRecord:
-        before = replay(self.conversation, self.detected, condensation.position - 1)
-        after = replay(self.conversation, self.detected, condensation.position)
-        kept = set(after.ids)
+    def _condensation_record(self, step: Step, keys: dict[str, int]) -> CondensationRecord:
+        condensation = step.condensation
+        kept = {e.id for e in step.after}
         gone = [
             e
-            for e in before.events
+            for e in step.before
             if e.id not in kept and (isinstance(e, StoredEvent) or self.keyed_summaries)
         ]
         data = condensation.data
@@ -1445,7 +1499,7 @@ class V1Replay(Replay):
             ranges=runs(forgotten),
             forgotten_events=len(gone),
             summary_chars=len(summary.text) if summary is not None else None,
-            view_size=len(after.events),
+            view_size=len(step.after),
         )
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:

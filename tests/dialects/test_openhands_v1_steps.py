@@ -1,0 +1,132 @@
+"""The views around each condensation of a V1 conversation come from one walk over
+the log, and are exactly the replays up to each condensation in turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from condense_cli.dialects import openhands_v1 as v1
+from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation
+from condense_cli.dialects.openhands_v1_steps import linear, steps
+from tests.dialects.test_openhands_v1 import _id, call, condensation, conv, message, result
+from tests.dialects.test_openhands_v1_properties import conversations
+
+LAST = Generation(LAST_SUMMARY, "test")
+MULTI = Generation(MULTI_SUMMARY, "test")
+ARTIFACT = "ConversationStateUpdateEvent"
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """A generated conversation, with state artifacts here and there, and parents
+    that are the previous event (a linear tree), or sometimes another one (a
+    branching tree); and maybe a base state naming a leaf."""
+    events: list[dict[str, Any]] = []
+    for n, event in enumerate(draw(conversations())):
+        if draw(st.integers(0, 6)) == 0:
+            artifact = f"{n:08x}-aaaa-4000-8000-000000000000"
+            events.append({"kind": ARTIFACT, "id": artifact, "source": "environment"})
+        events.append(dict(event))
+    shape = draw(st.sampled_from(["none", "linear", "linear", "some", "branching"]))
+    for i, event in enumerate(events):
+        if shape == "none" or (shape == "some" and draw(st.booleans())):
+            continue
+        parent = events[i - 1]["id"] if i else "__root__"
+        if shape == "branching" and i > 1 and draw(st.integers(0, 4)) == 0:
+            parent = events[draw(st.integers(0, i - 1))]["id"]
+        event["parent_id"] = parent
+    leaf = draw(st.one_of(st.none(), st.integers(0, len(events) - 1)))
+    state = {"leaf_event_id": events[leaf]["id"]} if leaf is not None else None
+    return events, state
+
+
+def replayed_steps(conversation: v1.Conversation, generation: Generation) -> list[tuple]:
+    """The definition: a replay up to just before, and up to, each condensation."""
+    wanted = v1.replay(conversation, generation).condensations
+    out = []
+    for c in wanted:
+        before = v1.replay(conversation, generation, c.position - 1)
+        after = v1.replay(conversation, generation, c.position)
+        out.append((c, before.events, before.pending_request, after.events))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(trees(), st.sampled_from([LAST, MULTI]))
+def test_the_walk_gives_the_replay_up_to_each_condensation(
+    tree: tuple[list[dict[str, Any]], dict[str, Any] | None], generation: Generation
+) -> None:
+    events, state = tree
+    conversation = v1.Conversation("t", conv(events).records, (), base_state=state)
+    wanted = v1.replay(conversation, generation).condensations
+    walked = [
+        (s.condensation, s.before, s.pending_before, s.after)
+        for s in steps(conversation, generation, wanted)
+    ]
+    assert walked == replayed_steps(conversation, generation)
+
+
+def test_a_linear_tree_names_the_previous_event_as_each_parent() -> None:
+    events = [message(0) | {"parent_id": "__root__"}, message(1) | {"parent_id": _id(0)}]
+    assert linear(conv(events).records)
+    assert linear(conv([message(0), message(1)]).records)  # no parents: stored order
+    branch = [*events, message(2) | {"parent_id": _id(0)}]
+    assert not linear(conv(branch).records)
+    restart = [*events, message(2) | {"parent_id": "__root__"}]
+    assert not linear(conv(restart).records)
+
+
+class CountedRecords(tuple):
+    """The records of a conversation, counting how often something walks them all."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        CountedRecords.walks += 1
+        return super().__iter__()
+
+
+def long_conversation(condensations: int) -> v1.Conversation:
+    """Tool calls and results, condensed every 10 events down to the first two and
+    the newest ones (forgetting the previous summary with the middle)."""
+    events: list[dict[str, Any]] = [message(0), message(1)]
+    view = [_id(0), _id(1)]
+    while sum(e["kind"] == "Condensation" for e in events) < condensations:
+        n = len(events)
+        events += [call(n, f"resp{n}"), result(n + 1, n)]
+        view += [_id(n), _id(n + 1)]
+        if len(view) > 10:
+            c = len(events)
+            events.append(condensation(c, [], 2) | {"forgotten_event_ids": view[2:-4]})
+            view = [*view[:2], f"{_id(c)}-summary", *view[-4:]]
+    records = CountedRecords(conv(events).records)
+    return v1.Conversation("t", records, ())
+
+
+def walks_of(condensations: int, generation: str) -> dict[str, int]:
+    """How often `stats`, `audit`'s steps and the condensation rows walk the log."""
+    conversation = long_conversation(condensations)
+    replay = v1.V1Replay("t", conversation)
+    replay.detected = Generation(generation, "test")
+    counts = {}
+    for name, work in (
+        ("stats", lambda: replay.stats(None)),
+        ("steps", lambda: list(replay.condensation_steps())),
+    ):
+        replay._condensations = None
+        CountedRecords.walks = 0
+        work()
+        counts[name] = CountedRecords.walks
+    return counts
+
+
+def test_stats_and_steps_walk_the_log_as_often_for_4_condensations_as_for_40() -> None:
+    """Replaying up to each condensation in turn walked the log twice per
+    condensation (10k events: 4 s, 100k: minutes); one walk serves them all."""
+    for generation in (MULTI_SUMMARY, LAST_SUMMARY):
+        few, many = walks_of(4, generation), walks_of(40, generation)
+        assert many == few, generation
+        assert few["steps"] <= 2
