@@ -102,17 +102,63 @@ def _problem(path: str, message: str, line: int | None = None, severity: str = "
     return Problem(line, message, severity, path)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class StoredEvent:
-    """One stored event: its place in the log, its id and kind, and the bytes as stored."""
+#: `StoredEvent.parent` of an event without a `parent_id` key.
+NO_PARENT = object()
 
-    position: int  # the file index, or the event's ordinal in a JSONL file
-    id: str
-    kind: str
-    raw: bytes
-    data: dict[str, Any]
-    path: str  # the event file, or the JSONL file
-    line: int | None = None  # the line in a JSONL file
+
+class StoredEvent:
+    """One stored event: its place in the log, its id and kind, the bytes as stored,
+    and the few fields replay reads of every event. The parsed event (`data`) is
+    kept only for condensations; other events are parsed again when a view shows
+    them, so that a replay holds bytes, not every event's objects."""
+
+    __slots__ = (
+        "_data",
+        "call",
+        "date",
+        "id",
+        "kind",
+        "line",
+        "parent",
+        "path",
+        "position",
+        "raw",
+        "response",
+        "thinking",
+        "tool",
+    )
+
+    def __init__(
+        self,
+        position: int,  # the file index, or the event's ordinal in a JSONL file
+        id: str,
+        kind: str,
+        raw: bytes,
+        data: dict[str, Any],
+        path: str,  # the event file, or the JSONL file
+        line: int | None = None,  # the line in a JSONL file
+    ) -> None:
+        self.position = position
+        self.id = id
+        self.kind = kind
+        self.raw = raw
+        self.path = path
+        self.line = line
+        self._data = data if kind == CONDENSATION else None
+        get = data.get
+        self.parent: Any = get("parent_id", NO_PARENT)
+        stamp = get("timestamp")
+        self.date = stamp[:10] if isinstance(stamp, str) and DATE_RE.match(stamp) else None
+        self.response: Any = get("llm_response_id")  # one model response's tool calls
+        self.thinking = bool(get("thinking_blocks"))
+        self.call: Any = get("tool_call_id")
+        self.tool: Any = get("tool_name")
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event as parsed (again, for all but condensations)."""
+        data = self._data
+        return data if data is not None else orjson.loads(self.raw)
 
     @property
     def where(self) -> str:
@@ -558,7 +604,7 @@ def detect_generation(conversation: Conversation) -> Generation:
     is no evidence: appending must not change how a log replays.
     """
     records = conversation.records
-    if any("parent_id" in r.data for r in records):
+    if any(r.parent is not NO_PARENT for r in records):
         return Generation(
             MULTI_SUMMARY, "events carry parent_id (an SDK from July 2026 on wrote them)"
         )
@@ -591,13 +637,7 @@ def detect_generation(conversation: Conversation) -> Generation:
 def newest_date(records: Sequence[StoredEvent]) -> str | None:
     """The newest `YYYY-MM-DD` among the events the agent wrote (not the condensations
     and requests, which `condense` may have appended)."""
-    dates = [
-        r.data["timestamp"][:10]
-        for r in records
-        if r.kind not in APPENDED_KINDS
-        and isinstance(r.data.get("timestamp"), str)
-        and DATE_RE.match(r.data["timestamp"])
-    ]
+    dates = [r.date for r in records if r.kind not in APPENDED_KINDS and r.date is not None]
     return max(dates, default=None)
 
 
@@ -694,7 +734,7 @@ def active_branch(
     event that is not a state or error artifact) back through each event's parent;
     an event without `parent_id` has the one stored before it as parent.
     """
-    if not any("parent_id" in r.data for r in records):
+    if all(r.parent is NO_PARENT for r in records):
         return records
     state = base_state or {}
     if state.get("head_is_empty"):
@@ -710,7 +750,7 @@ def active_branch(
         seen.add(current)
         index, record = by_id[current]
         chain.append(record)
-        parent = record.data.get("parent_id")
+        parent = record.parent
         if parent == ROOT_PARENT_ID:
             break
         current = parent if isinstance(parent, str) else (records[index - 1].id if index else None)
@@ -849,9 +889,9 @@ class Context:
         """Take in the next event of the log (the same runs as `tool_loops`)."""
         kind = record.kind
         if kind == ACTION:
-            response = record.data.get("llm_response_id")
+            response = record.response
             self.calls[response] = self.calls.get(response, 0) + 1
-            if record.data.get("thinking_blocks"):
+            if record.thinking:
                 self._open = len(self.loop_sizes)
                 self.loop_sizes.append(0)
         elif kind not in OBSERVATION_KINDS:
@@ -871,7 +911,7 @@ def _kind(entry: Entry) -> str:
 
 
 def _call_id(entry: Entry) -> str | None:
-    return entry.data["tool_call_id"] if isinstance(entry, StoredEvent) else None
+    return entry.call if isinstance(entry, StoredEvent) else None
 
 
 def _unique_observations(view: Sequence[Entry], _context: Context) -> set[str]:
@@ -891,7 +931,7 @@ def _batches(events: Iterable[Entry]) -> dict[str | None, set[str]]:
     batches: dict[str | None, set[str]] = {}
     for event in events:
         if _kind(event) == ACTION and isinstance(event, StoredEvent):
-            batches.setdefault(event.data.get("llm_response_id"), set()).add(event.id)
+            batches.setdefault(event.response, set()).add(event.id)
     return batches
 
 
@@ -923,7 +963,7 @@ def tool_loops(events: Iterable[Entry]) -> list[set[str]]:
     current: set[str] | None = None
     for event in events:
         kind = _kind(event)
-        if kind == ACTION and isinstance(event, StoredEvent) and event.data.get("thinking_blocks"):
+        if kind == ACTION and isinstance(event, StoredEvent) and event.thinking:
             if current is not None:
                 loops.append(current)
             current = {event.id}
@@ -1508,7 +1548,7 @@ class V1Replay(Replay):
         records = self.conversation.records
         by_type: dict[str, dict[str, int]] = {}
         for record in records:
-            tool = record.data.get("tool_name")
+            tool = record.tool
             tool_event = record.kind == ACTION or record.kind in OBSERVATION_KINDS
             name = f"{record.kind}:{tool}" if tool_event and isinstance(tool, str) else record.kind
             slot = by_type.setdefault(name, {"events": 0, "bytes": 0})
@@ -1591,16 +1631,12 @@ class V1Replay(Replay):
             if r.kind == CONDENSATION
             for event_id in r.data.get("forgotten_event_ids", [])
         }
-        calls = {
-            r.data["tool_call_id"] for r in records if r.kind == ACTION and r.id not in forgotten
-        }
+        calls = {r.call for r in records if r.kind == ACTION and r.id not in forgotten}
         dropped = {event_id for ids in self.replayed.dropped.values() for event_id in ids}
         return [
             r.id
             for r in records
-            if r.id in dropped
-            and r.kind in OBSERVATION_KINDS
-            and r.data["tool_call_id"] not in calls
+            if r.id in dropped and r.kind in OBSERVATION_KINDS and r.call not in calls
         ]
 
     def _replayed_with(self, body: bytes) -> Replayed:

@@ -54,7 +54,7 @@ def linear(records: Sequence[StoredEvent]) -> bool:
     ids: set[str] | None = None
     previous: str | None = None
     for record in records:
-        parent = record.data.get("parent_id")
+        parent = record.parent
         if isinstance(parent, str):
             if previous is None:
                 if ids is None:
