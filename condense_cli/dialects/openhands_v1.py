@@ -301,11 +301,14 @@ def read_folder(path: str | Path) -> Conversation:
         )
     records: list[StoredEvent] = []
     seen: dict[str, StoredEvent] = {}
+    # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
+    folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
     for index in range(count):
         name = by_index[index]
-        file_path = str(events_dir / name)
+        file_path = folder + name
         try:
-            raw = (events_dir / name).read_bytes()
+            with open(file_path, "rb") as file:
+                raw = file.read()
         except OSError as exc:
             problems.append(_problem(file_path, f"cannot read: {exc.strerror or exc}"))
             continue

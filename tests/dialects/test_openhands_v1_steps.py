@@ -3,8 +3,10 @@ the log, and are exactly the replays up to each condensation in turn."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,3 +132,19 @@ def test_stats_and_steps_walk_the_log_as_often_for_4_condensations_as_for_40() -
         few, many = walks_of(4, generation), walks_of(40, generation)
         assert many == few, generation
         assert few["steps"] <= 2
+
+
+def test_a_replay_holds_parsed_events_only_for_condensations(tmp_path: Path) -> None:
+    """Memory grows with the bytes read, not with every event's objects: an
+    ordinary event is parsed again each time its data is asked for."""
+    events = [message(0), call(1, "r1"), result(2, 1), condensation(3, [1, 2], 1), message(4)]
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    records = v1.read_conversation(str(path)).records
+    assert [r.data for r in records] == events
+    assert [r.data is r.data for r in records] == [False, False, False, True, False]
+    assert [(r.call, r.response, r.date) for r in records[:3]] == [
+        (None, None, None),
+        ("call1", "r1", None),
+        ("call1", None, None),
+    ]
