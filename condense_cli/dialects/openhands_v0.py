@@ -489,32 +489,42 @@ class V0Scan(KeyedScan):
         From `parallel_min_bytes()` on, a forked worker sorts the second half of
         the log while this process reads the first, and this process then replays
         what it sent. The last line, which a writer may still be writing, is always
-        read here.
+        read here, from the file.
         """
         file = source.file
         end = lines_end(file, source.size)
-        worker = None
+        split, worker = end, None
         if self.upto == MAX_ID and end >= parallel_min_bytes():
-            split = middle_line(file, 0, end)
-            if split is not None:
-                worker = Worker.start(partial(classify_range, source, split, end))
-        if worker is None:
-            self.run_lines(source, 0, 0)
-            return
-        report = source.on_progress
+            middle = middle_line(file, 0, end)
+            if middle is not None:
+                worker = Worker.start(partial(classify_range, source, middle, end))
+                split = middle if worker is not None else end
         try:
-            lines = self.run_lines(source, 0, 0, lines_between(source, 0, split, report))
-            for stretch in worker.items():
-                self.apply(stretch, lines, stretch.end, source)
-                lines += stretch.lines
-                split = stretch.end
-                if report is not None:
-                    report(split)
-            if not worker.complete:  # read the rest of its half here
-                lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+            lines = self.run_lines(
+                source, 0, 0, lines_between(source, 0, split, source.on_progress)
+            )
+            if worker is not None:
+                lines = self._take_worker(worker, source, lines, split, end)
         finally:
-            worker.stop()
+            if worker is not None:
+                worker.stop()
         self.run_lines(source, end, lines)
+
+    def _take_worker(
+        self, worker: Worker, source: LogSource, lines: int, split: int, end: int
+    ) -> int:
+        """Replay what the worker sorted of bytes [split, end), after line `lines`;
+        what it did not get to is read here. Returns the last line's number."""
+        report = source.on_progress
+        for stretch in worker.items():
+            self.apply(stretch, lines, stretch.end, source)
+            lines += stretch.lines
+            split = stretch.end
+            if report is not None:
+                report(split)
+        if not worker.complete:  # read the rest of its half here
+            lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+        return lines
 
     def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
         """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
