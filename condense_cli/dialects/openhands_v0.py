@@ -30,7 +30,7 @@ from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import lines_end
 from condense_cli.halves import Worker, lines_between, middle_line, parallel_min_bytes
 from condense_cli.intervals import IntervalSet, describe_ids, runs
-from condense_cli.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.jsonlines import LineProblem, decode_line, encode, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import (
@@ -341,7 +341,7 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value).decode("utf-8")
+    return encode(value).decode("utf-8")
 
 
 # --- the lines `condense` appends ----------------------------------------------------
