@@ -36,7 +36,7 @@ from condense_cli.halves import (
     threshold,
 )
 from condense_cli.intervals import IntervalSet, describe_ids, runs
-from condense_cli.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.jsonlines import LineProblem, decode_line, encode, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import (
@@ -347,7 +347,7 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value).decode("utf-8")
+    return encode(value).decode("utf-8")
 
 
 # --- the lines `condense` appends ----------------------------------------------------
