@@ -27,6 +27,7 @@ from typer.core import TyperCommand, TyperOption
 from condense_cli import __version__
 from condense_cli.entry import INTERRUPTED, quit_now
 from condense_cli.errors import CondenseError, OutputError
+from condense_cli.jsonlines import encode
 from condense_cli.output import install_stdout, silence_stdout
 from condense_cli.redact import mask
 from condense_cli.text import plural, sanitize
@@ -341,7 +342,7 @@ def _print_view(
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if conversion is not None:
-            sys.stdout.buffer.write(orjson.dumps(conversion.messages, option=orjson.OPT_INDENT_2))
+            sys.stdout.buffer.write(encode(conversion.messages, indent=True))
             sys.stdout.buffer.write(b"\n")
             _say_changes(title, len(current), conversion)
         elif format is ViewFormat.json:

@@ -26,6 +26,7 @@ the bytes that were validated: one that shrank meanwhile is an error.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
@@ -128,47 +129,56 @@ def middle_line(file: BinaryIO, start: int, end: int) -> int | None:
 
 def lines_between(
     source: LogSource, start: int, end: int, report: Report | None = None
-) -> Iterator[bytes]:
-    """The lines of bytes [start, end), newline included (the last may have none).
+) -> BinaryIO:
+    """The lines of bytes [start, end), newline included (the last may have none),
+    to iterate over.
 
     `start` is the start of a line and `end` the end of the validated log; a log
-    that holds fewer bytes by now has changed under us and is refused.
+    that holds fewer bytes by now has changed under us and is refused. The lines
+    come from a buffered reader (C's line splitting, a block read at a time) over
+    `ByteRange`, whose position is its own.
     """
-    fd = source.file.fileno()
-    position = start
-    next_report = position + LogSource.PROGRESS_STEP if report is not None else end + 1
-    head: list[bytes] = []  # the start of a line that began in an earlier block
-    while position < end:
-        data = os.pread(fd, min(BLOCK, end - position), position)
-        if not data:
+    return io.BufferedReader(ByteRange(source, start, end, report), BLOCK)  # type: ignore[return-value]
+
+
+class ByteRange(io.RawIOBase):
+    """Bytes [start, end) of a log, read with `os.pread`: the position is this
+    object's, so reading never moves the offset of the file it shares with the
+    caller or with a forked process. `report(position)` is called every
+    `LogSource.PROGRESS_STEP` bytes or so."""
+
+    def __init__(self, source: LogSource, start: int, end: int, report: Report | None) -> None:
+        super().__init__()
+        self.source, self.fd = source, source.file.fileno()
+        self.position, self.end = start, end
+        self.report = report
+        self.next_report = start + LogSource.PROGRESS_STEP if report is not None else end + 1
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        want = min(len(buffer), self.end - self.position)
+        if want <= 0:
+            return 0
+        if hasattr(os, "preadv"):  # straight into the buffer
+            got = os.preadv(self.fd, [memoryview(buffer)[:want]], self.position)
+        else:
+            data = os.pread(self.fd, want, self.position)
+            got = len(data)
+            buffer[:got] = data
+        if not got:
             raise LogError(
-                source.path,
-                f"is shorter than when it was read ({end:,} bytes, now {position:,}): "
-                "it changed while it was being counted",
+                self.source.path,
+                f"is shorter than when it was read ({self.end:,} bytes, now "
+                f"{self.position:,}): it changed while it was being counted",
                 hint="run the command again on a log that is only appended to",
             )
-        position += len(data)
-        found = data.find(b"\n")
-        if found < 0:
-            head.append(data)
-            continue
-        if head:
-            head.append(data[: found + 1])
-            yield b"".join(head)
-        else:
-            yield data[: found + 1]
-        begin = found + 1
-        found = data.find(b"\n", begin)
-        while found >= 0:
-            yield data[begin : found + 1]
-            begin = found + 1
-            found = data.find(b"\n", begin)
-        head = [data[begin:]] if begin < len(data) else []
-        if position >= next_report:
-            report(position)  # type: ignore[misc]
-            next_report = position + LogSource.PROGRESS_STEP
-    if head:
-        yield b"".join(head)
+        self.position += got
+        if self.position >= self.next_report:
+            self.report(self.position)  # type: ignore[misc]
+            self.next_report = self.position + LogSource.PROGRESS_STEP
+        return got
 
 
 class Worker:

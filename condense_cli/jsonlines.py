@@ -3,6 +3,7 @@ wording of what is wrong with a line."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import orjson
@@ -39,6 +40,36 @@ def decode_line(raw: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise LineProblem(f"expected a JSON object, got {json_type(data)}")
     return data
+
+
+# orjson.loads reads objects nested up to 1,024 deep, but orjson.dumps stops at 255.
+FALLBACK_RECURSION_LIMIT = 5000
+
+
+def encode(value: Any, *, indent: bool = False) -> bytes:
+    """`value` (parsed from a log, or built here) as JSON bytes, as orjson writes it.
+
+    A value nested deeper than orjson.dumps goes (a tool's arguments can be) is
+    written by the standard library instead, with the same separators; only the
+    spelling of some floats (`1e+16` for `1e16`) can differ there.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None)
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" not in str(exc):
+            raise
+    import json  # only here: start-up stays lean
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, FALLBACK_RECURSION_LIMIT))
+    try:
+        if indent:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+        else:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    finally:
+        sys.setrecursionlimit(limit)
+    return text.encode("utf-8")
 
 
 def json_type(value: Any) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
+from condense_cli.jsonlines import encode
 
 
 class Event:
@@ -123,7 +123,7 @@ class Event:
     def to_json(self) -> bytes:
         """The event as one JSON line body: the original bytes when we have them,
         else its record serialised (an event made or rewritten here)."""
-        return self.raw if self.raw is not None else orjson.dumps(self.data)
+        return self.raw if self.raw is not None else encode(self.data)
 
     # --- derived --------------------------------------------------------------------
 

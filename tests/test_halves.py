@@ -211,8 +211,11 @@ def test_a_line_that_changed_after_the_scan_is_an_error(
     )
 
 
-def test_lines_between_joins_lines_longer_than_a_block(make_log, monkeypatch) -> None:
+@pytest.mark.parametrize("preadv", [True, False])
+def test_lines_between_joins_lines_longer_than_a_block(make_log, monkeypatch, preadv) -> None:
     monkeypatch.setattr("condense_cli.halves.BLOCK", 7)
+    if not preadv:  # as where os.preadv does not exist
+        monkeypatch.delattr(os, "preadv")
     content = b'{"a": 1}\n' + b'{"long": "' + b"x" * 40 + b'"}\r\n' + b"\n" + b'{"end": 2}'
     log = make_log(content)
     with LogSource.open(str(log)) as source:

@@ -3,11 +3,14 @@ truthful reports, singular and plural, usage lines, and --debug in either place.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from condense_cli.jsonlines import encode
 from tests.conftest import SAMPLES, lines_of, msg
 
 BROWSING = SAMPLES / "browsing_session.jsonl"  # 13 events, 3 of them browse observations
@@ -144,3 +147,22 @@ def test_debug_works_after_the_command_too(cli, make_log, monkeypatch) -> None:
         assert "Traceback" in result.stderr and "RuntimeError: disk on fire" in result.stderr
     quiet = cli("view", log)
     assert "Traceback" not in quiet.stderr
+
+
+@pytest.mark.parametrize("indent", [False, True])
+def test_encode_writes_past_orjsons_nesting_limit_as_orjson_would(indent: bool) -> None:
+    shallow = {"a": [1, 2.5, None, True, "é\n"], "b": {}, "c": []}
+    option = orjson.OPT_INDENT_2 if indent else None
+    deep: Any = shallow
+    for _ in range(600):
+        deep = [deep]
+    limit = sys.getrecursionlimit()
+    written = encode(deep, indent=indent)
+    assert sys.getrecursionlimit() == limit
+    assert orjson.loads(written) == deep
+    # past the limit the standard library writes, with orjson's separators
+    inner = orjson.dumps(shallow, option=option)
+    if indent:
+        inner = b"\n".join(b"  " * 600 + line for line in inner.splitlines())
+    assert inner.strip() in written
+    assert encode(shallow, indent=indent) == orjson.dumps(shallow, option=option)

@@ -50,7 +50,7 @@ ENVIRON = {k: v for k, v in os.environ.items() if k != "CONDENSE_CONFIG"}
 
 
 def condense(
-    tmp_path: Path, *args: str | Path
+    tmp_path: Path, *args: str | Path, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
     """Run condense with `args` (stdout piped, not a terminal), and the modules it loaded."""
     listing = tmp_path / "modules.txt"
@@ -58,7 +58,7 @@ def condense(
         [sys.executable, "-c", LIST_MODULES, str(listing), *[str(a) for a in args]],
         capture_output=True,
         cwd=tmp_path,  # no config.toml here: the defaults
-        env={**ENVIRON, "PYTHONPATH": str(ROOT)},
+        env={**ENVIRON, "PYTHONPATH": str(ROOT), **(env or {})},
         timeout=120,
     )
     return done, set(listing.read_text().split())
@@ -92,6 +92,20 @@ def test_a_piped_view_loads_its_dialect_only_and_no_rich(
     assert f"condense_cli.dialects.{MODULES[dialect]}" in modules
     assert other_dialects(modules, dialect) == set()
     assert under(modules, "rich", *NEVER) == set()
+
+
+def test_the_v0_fast_path_is_loaded_only_for_a_log_of_its_size(tmp_path: Path) -> None:
+    log = stories.write("openhands-v0", tmp_path / "session.jsonl")
+    size = log.stat().st_size
+    fast = ("condense_cli.dialects.openhands_v0_fast", "simdjson", "msgspec")
+    outputs = []
+    for threshold, loaded in ((size + 1, False), (size, True)):
+        env = {"CONDENSE_FAST_MIN_BYTES": str(threshold)}
+        done, modules = condense(tmp_path, "view", log, "--format", "jsonl", env=env)
+        assert done.returncode == 0, done.stderr
+        assert (set(fast) <= modules) if loaded else not under(modules, *fast)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] != b""
 
 
 def test_version_loads_no_code_that_reads_logs(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
+from condense_cli.jsonlines import encode
 from condense_cli.model import Condensation, Event, View
 from condense_cli.text import plural
 
@@ -305,7 +306,7 @@ def render_state(fields: dict[str, Any]) -> str:
         if value is None or value == "":
             continue
         if not isinstance(value, str):
-            value = orjson.dumps(value).decode()
+            value = encode(value).decode()
         sections.append(f"{name.upper()}:\n{value.strip()}")
     if not sections:
         raise ValueError("every create_state_summary field was empty")

@@ -47,6 +47,7 @@ from condense_cli.dialects.base import (
 from condense_cli.dialects.claude_code_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.intervals import runs
+from condense_cli.jsonlines import encode
 from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
@@ -83,7 +84,7 @@ def _block_text(block: dict[str, Any]) -> str:
     if kind == "text":
         return str(block.get("text", ""))
     if kind == "tool_use":
-        return orjson.dumps(block.get("input")).decode()
+        return encode(block.get("input")).decode()
     if kind == "tool_result":
         content = block.get("content")
         if isinstance(content, str):
@@ -840,7 +841,7 @@ class ClaudeReplay(Replay):
             copy = _copy_line(event, base, stamp, parent, new_ids, message_ids)
             lines.append(copy)
             parent = copy["uuid"]
-        body = b"\n".join(orjson.dumps(x) for x in lines)
+        body = b"\n".join(encode(x) for x in lines)
         return Record(body, boundary_id)
 
     def request_record(self) -> Record:

@@ -4,7 +4,7 @@ the few fields the replay reads, each line's bytes kept to be parsed when needed
 Imported only for sessions big enough to pay for msgspec's import (`fastlines`).
 This module does not use `from __future__ import annotations`: msgspec reads the
 Structs' annotations as types. A value of an unexpected type fails its whole block,
-which then takes the exact path, like any block `fastlines` doubts.
+which then takes the exact path, like any block with a line simdjson refuses.
 """
 
 import io
@@ -99,18 +99,15 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
                 number += 1
                 session.read(number, raw, collect)
         else:
-            values, starts, doubtful = decoded
-            for index, value in enumerate(values):
+            values, lines = decoded
+            for value, raw in zip(values, lines, strict=True):
                 number += 1
-                start, stop = starts[index], starts[index + 1] - 1
-                if block[stop - 1] == 13:  # a CR before the newline
-                    stop -= 1
-                raw = block[start:stop]
-                line = None if index in doubtful else line_of(value, number, raw)
+                body = raw[:-1] if raw.endswith(b"\r") else raw
+                line = line_of(value, number, body)
                 if line is None:
-                    session.read(number, block[start : starts[index + 1]], collect)
+                    session.read(number, raw + b"\n", collect)
                 else:
-                    session.size += starts[index + 1] - start
+                    session.size += len(raw) + 1
                     session.add(line)
         if report is not None:
             report(offset + len(block))

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from condense_cli.jsonlines import encode
 from condense_cli.messages import content_of, tool_call, tool_result
 
 REMINDER = "<system-reminder>"
@@ -75,7 +74,7 @@ def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if block.get("type") == "tool_use":
                     call_id, name = str(block.get("id", "")), str(block.get("name", ""))
                     names[call_id] = name
-                    arguments = orjson.dumps(block.get("input")).decode()
+                    arguments = encode(block.get("input")).decode()
                     calls.append(tool_call(call_id, name, arguments))
             chat: dict[str, Any] = {"role": "assistant", "content": content_of(parts)}
             if calls:

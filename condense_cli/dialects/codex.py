@@ -40,7 +40,7 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.codex_detect import LINE_TYPES, NAME, REQUEST
 from condense_cli.errors import ConfigError, LogError
-from condense_cli.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.jsonlines import LineProblem, decode_line, encode, json_type
 from condense_cli.log import LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
@@ -151,7 +151,7 @@ class CodexEvent(Event):
             return "\n".join(_texts(data.get("output")))
         if kind in ("compaction", "compaction_summary"):
             return f"(encrypted summary, {len(_str(data.get('encrypted_content'))):,} chars)"
-        return orjson.dumps(data).decode()
+        return encode(data).decode()
 
     @property
     def tool_call_id(self) -> str | None:
@@ -215,7 +215,7 @@ class CodexEvent(Event):
         return copy
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.data)
+        return encode(self.data)
 
 
 def summary_item(text: str) -> dict[str, Any]:
@@ -303,8 +303,8 @@ class CodexReplay(Replay):
         _read_lines(reader, self.source, self.upto)
         for line, before, old, after, new in reader.steps:
             view = _view_of(before, old, False)
-            kept = {orjson.dumps(e.data) for e in after}
-            gone = [e for e in before if not e.is_summary and orjson.dumps(e.data) not in kept]
+            kept = {encode(e.data) for e in after}
+            gone = [e for e in before if not e.is_summary and encode(e.data) not in kept]
             summary = new.text if new is not None else None
             yield CondensationStep(line, line, view, gone, summary, _view_of(after, new, False))
 
@@ -421,7 +421,7 @@ class CodexReplay(Replay):
             "payload": {"message": condensation.summary or "", "replacement_history": items},
         }
         event = {"timestamp": stamp, "type": "event_msg", "payload": {"type": "context_compacted"}}
-        body = orjson.dumps(compacted) + b"\n" + orjson.dumps(event)
+        body = encode(compacted) + b"\n" + encode(event)
         return Record(body, f"on line {self.lines + 1}")
 
     def request_record(self) -> Record:

@@ -25,8 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
+from condense_cli.jsonlines import encode
 from condense_cli.messages import (
     NO_CHAT_FORM,
     ORPHAN,
@@ -68,7 +67,7 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
         arguments = item["input"]
     else:
         fields = {k: v for k, v in item.items() if k not in CALL_FIELDS}
-        arguments = orjson.dumps(fields).decode()
+        arguments = encode(fields).decode()
     name = (
         item.get("name") if isinstance(item.get("name"), str) else str(kind).removesuffix("_call")
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -28,9 +28,15 @@ from condense_cli.dialects.base import (
 from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import lines_end
-from condense_cli.halves import Worker, lines_between, middle_line, parallel_min_bytes
+from condense_cli.halves import (
+    Worker,
+    lines_between,
+    middle_line,
+    parallel_min_bytes,
+    threshold,
+)
 from condense_cli.intervals import IntervalSet, describe_ids, runs
-from condense_cli.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.jsonlines import LineProblem, decode_line, encode, json_type
 from condense_cli.log import BOM, LockedLog, LogSource, line_body
 from condense_cli.messages import Conversion
 from condense_cli.model import (
@@ -341,7 +347,7 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value).decode("utf-8")
+    return encode(value).decode("utf-8")
 
 
 # --- the lines `condense` appends ----------------------------------------------------
@@ -393,22 +399,26 @@ def request_event(event_id: int) -> dict[str, Any]:
     }
 
 
-def ordinary_kind(data: dict[str, Any]) -> bool:
-    """Whether a parsed line (with a fitting id) is an ordinary event, one the scan
-    only records by id and offset: exactly one of action/observation, a type that is
-    not special, and not hidden (`hidden` sits in args for actions, extras for
-    observations)."""
-    kind = data.get("action")
-    if kind is not None:
-        if type(kind) is not str or kind in SPECIAL_ACTIONS or "observation" in data:
-            return False
-        fields = data.get("args")
-    else:
-        kind = data.get("observation")
-        if type(kind) is not str or kind in SPECIAL_OBSERVATIONS or "action" in data:
-            return False
-        fields = data.get("extras")
-    return type(fields) is not dict or fields.get("hidden") is not True
+# Below this size a log's lines all go to the full validator: importing the fast
+# path (simdjson and msgspec, about 10 ms) costs more than it saves on a small log
+# (callgrind: it pays from about 2,200 lines of the uniform bench log, 3.7 MB, and
+# 800 lines of the realistic one, 2.6 MB).
+FAST_MIN_BYTES = 3 << 20
+FAST_ENV = "CONDENSE_FAST_MIN_BYTES"
+
+
+def _no_fast_path(raw: bytes) -> None:
+    """Send every line to the full validator."""
+
+
+def line_sorter(size: int) -> Callable[[bytes], int | None]:
+    """What tells ordinary events from the rest for a log of `size` bytes: the fast
+    path's `ordinary_id` from `FAST_MIN_BYTES` (or `CONDENSE_FAST_MIN_BYTES`) on."""
+    if size < threshold(FAST_ENV, FAST_MIN_BYTES):
+        return _no_fast_path
+    from condense_cli.dialects.openhands_v0_fast import ordinary_id
+
+    return ordinary_id
 
 
 @dataclass
@@ -429,27 +439,22 @@ STRETCH_LINES = 4096  # lines a worker sends at a time
 
 def classify_range(source: LogSource, start: int, end: int) -> Iterator[Classified]:
     """Sort the lines of bytes `start..end` (a worker's half of the log), a stretch
-    of lines at a time. Ordinary events follow `ordinary_kind`, as in `V0Scan.run_lines`."""
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    of lines at a time. Ordinary events follow `ordinary_id`, as in `V0Scan.run_lines`."""
+    ordinary_id = line_sorter(source.size)
     stretch = Classified(end=start)
     previous = -1
     offset = start
     for raw in lines_between(source, start, end):
         line_start = offset
         offset += len(raw)
-        try:
-            data = loads(raw)
-        except decode_error:
-            data = None
-        if type(data) is dict:
-            event_id = data.get("id")
-            if type(event_id) is int and previous < event_id and ordinary_kind(data):
-                previous = event_id
-                stretch.ids.append(event_id)
-                stretch.offsets.append(line_start)
-                stretch.lines += 1
-                stretch.end = offset
-                continue
+        event_id = ordinary_id(raw)
+        if event_id is not None and previous < event_id:
+            previous = event_id
+            stretch.ids.append(event_id)
+            stretch.offsets.append(line_start)
+            stretch.lines += 1
+            stretch.end = offset
+            continue
         stretch.others.append((len(stretch.ids), stretch.lines, line_start, offset))
         stretch.lines += 1
         stretch.end = offset
@@ -479,9 +484,12 @@ class V0Scan(KeyedScan):
     """Pass one over a V0 log: ordinary events take a short fast path; condensations,
     requests, hidden events and anything suspect go through the full validator.
 
-    From `parallel_min_bytes()` on, the second half is sorted by a forked worker
-    (`classify_range`) while this process reads the first.
+    From `FAST_MIN_BYTES` on, `ordinary_id` (simdjson and msgspec) tells the ordinary
+    events; from `parallel_min_bytes()` on, the second half is sorted by a forked
+    worker (`classify_range`) while this process reads the first.
     """
+
+    ordinary_id: Callable[[bytes], int | None]  # set by `run` for the log's size
 
     def run(self, source: LogSource) -> None:
         """Read every line; ordinary events take a fast path, the rest `slow_line`.
@@ -489,32 +497,43 @@ class V0Scan(KeyedScan):
         From `parallel_min_bytes()` on, a forked worker sorts the second half of
         the log while this process reads the first, and this process then replays
         what it sent. The last line, which a writer may still be writing, is always
-        read here.
+        read here, from the file.
         """
         file = source.file
         end = lines_end(file, source.size)
-        worker = None
+        self.ordinary_id = line_sorter(source.size)
+        split, worker = end, None
         if self.upto == MAX_ID and end >= parallel_min_bytes():
-            split = middle_line(file, 0, end)
-            if split is not None:
-                worker = Worker.start(partial(classify_range, source, split, end))
-        if worker is None:
-            self.run_lines(source, 0, 0)
-            return
-        report = source.on_progress
+            middle = middle_line(file, 0, end)
+            if middle is not None:
+                worker = Worker.start(partial(classify_range, source, middle, end))
+                split = middle if worker is not None else end
         try:
-            lines = self.run_lines(source, 0, 0, lines_between(source, 0, split, report))
-            for stretch in worker.items():
-                self.apply(stretch, lines, stretch.end, source)
-                lines += stretch.lines
-                split = stretch.end
-                if report is not None:
-                    report(split)
-            if not worker.complete:  # read the rest of its half here
-                lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+            lines = self.run_lines(
+                source, 0, 0, lines_between(source, 0, split, source.on_progress)
+            )
+            if worker is not None:
+                lines = self._take_worker(worker, source, lines, split, end)
         finally:
-            worker.stop()
+            if worker is not None:
+                worker.stop()
         self.run_lines(source, end, lines)
+
+    def _take_worker(
+        self, worker: Worker, source: LogSource, lines: int, split: int, end: int
+    ) -> int:
+        """Replay what the worker sorted of bytes [split, end), after line `lines`;
+        what it did not get to is read here. Returns the last line's number."""
+        report = source.on_progress
+        for stretch in worker.items():
+            self.apply(stretch, lines, stretch.end, source)
+            lines += stretch.lines
+            split = stretch.end
+            if report is not None:
+                report(split)
+        if not worker.complete:  # read the rest of its half here
+            lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+        return lines
 
     def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
         """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
@@ -528,7 +547,7 @@ class V0Scan(KeyedScan):
                 done = before
             if position >= 0:
                 raw = b"".join(source.read_range(start, stop))
-                self.slow_line(lines + position + 1, raw, start, stop, None)
+                self.slow_line(lines + position + 1, raw, start, stop)
 
     def _apply_run(
         self, stretch: Classified, first: int, last: int, line: int, end: int, source: LogSource
@@ -542,7 +561,7 @@ class V0Scan(KeyedScan):
                 start = offsets[k]
                 stop = offsets[k + 1] if k + 1 < last else end
                 raw = b"".join(source.read_range(start, stop))
-                self.slow_line(line + 1 + k - first, raw, start, stop, None)
+                self.slow_line(line + 1 + k - first, raw, start, stop)
             return
         if first == 0 and last == len(ids):
             index.line_ids.extend(ids)
@@ -565,8 +584,7 @@ class V0Scan(KeyedScan):
         index = self.index
         append_id = index.line_ids.append
         append_offset = index.line_offsets.append
-        loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        upto = self.upto
+        upto, ordinary_id = self.upto, self.ordinary_id
         prev_id, prev_line = self.prev_id, self.prev_line
         from_file = lines is None
         report, step = source.on_progress, source.PROGRESS_STEP
@@ -594,22 +612,17 @@ class V0Scan(KeyedScan):
                     report(offset)  # type: ignore[misc]
                     next_report += step
                 watch = min(size + 1, next_report)
-            try:
-                data = loads(raw)
-            except decode_error:
-                data = None
-            if type(data) is dict and not cut:
-                event_id = data.get("id")
-                if type(event_id) is int and prev_id < event_id <= upto and ordinary_kind(data):
-                    prev_id, prev_line = event_id, number
-                    append_id(event_id)
-                    append_offset(start)
-                    replay_end = offset
-                    continue
+            event_id = ordinary_id(raw)
+            if event_id is not None and prev_id < event_id <= upto and not cut:
+                prev_id, prev_line = event_id, number
+                append_id(event_id)
+                append_offset(start)
+                replay_end = offset
+                continue
             # The full validator: hand it the state, then take it back.
             self.prev_id, self.prev_line = prev_id, prev_line
             index.replay_end = max(index.replay_end, replay_end)
-            self.slow_line(number, raw, start, offset, data if type(data) is dict else None)
+            self.slow_line(number, raw, start, offset)
             prev_id, prev_line, cut = self.prev_id, self.prev_line, self.cut
         self.prev_id, self.prev_line = prev_id, prev_line
         index.replay_end = max(index.replay_end, replay_end)
@@ -617,9 +630,7 @@ class V0Scan(KeyedScan):
             index.clean = False  # the last line needs its newline written by us
         return number
 
-    def slow_line(
-        self, number: int, raw: bytes, start: int, end: int, data: dict[str, Any] | None
-    ) -> None:
+    def slow_line(self, number: int, raw: bytes, start: int, end: int) -> None:
         """Blank lines, byte-order marks, line endings, then the full validator."""
         body = line_body(raw, first=number == 1)
         if number == 1 and raw.startswith(BOM):
@@ -627,19 +638,16 @@ class V0Scan(KeyedScan):
         if not body or body.isspace():
             self.index.clean = False
             return
-        if self.feed(number, body, raw.endswith(b"\n"), data):
+        if self.feed(number, body, raw.endswith(b"\n")):
             self.index.line_offsets.append(start)
             self.index.replay_end = end
 
-    def feed(
-        self, number: int, body: bytes, terminated: bool, data: dict[str, Any] | None = None
-    ) -> bool:
-        """Validate and replay one line (already parsed, or not); True when it
+    def feed(self, number: int, body: bytes, terminated: bool) -> bool:
+        """Validate and replay one line; True when it
         was added to `line_ids`."""
         index = self.index
         try:
-            if data is None:
-                data = decode_line(body)
+            data = decode_line(body)
             event_id = validate_event(data)
             if event_id is not None and event_id <= self.prev_id:
                 word = "duplicate" if event_id == self.prev_id else "decreasing"

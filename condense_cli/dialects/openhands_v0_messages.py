@@ -35,8 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from condense_cli.jsonlines import encode
 from condense_cli.messages import (
     APPROXIMATED,
     NOT_SENT,
@@ -113,7 +112,7 @@ def response_of(event: Event) -> tuple[str, dict[str, Any]]:
     return f"call:{call_id}", {
         "role": "assistant",
         "content": event.thought,
-        "tool_calls": [tool_call(call_id, name, orjson.dumps(args).decode())],
+        "tool_calls": [tool_call(call_id, name, encode(args).decode())],
     }
 
 
@@ -121,7 +120,7 @@ def _call(call: dict[str, Any]) -> dict[str, Any]:
     function = _dict(call.get("function"))
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        arguments = orjson.dumps(arguments).decode() if arguments is not None else ""
+        arguments = encode(arguments).decode() if arguments is not None else ""
     return tool_call(_str(call.get("id")), _str(function.get("name")), arguments)
 
 

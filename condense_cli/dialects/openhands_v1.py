@@ -52,7 +52,7 @@ from condense_cli.dialects.openhands_v1_detect import (
 )
 from condense_cli.errors import CondenserError, ConfigError, LogBusyError, LogError
 from condense_cli.intervals import runs
-from condense_cli.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.jsonlines import LineProblem, decode_line, encode, json_type
 from condense_cli.log import LockedLog, LogSource, line_body, lock_exclusively
 from condense_cli.messages import Conversion
 from condense_cli.model import (
@@ -459,7 +459,7 @@ def _tool_arguments(call: Any) -> str:
         arguments = call["function"].get("arguments")
     if isinstance(arguments, str):
         return arguments
-    return orjson.dumps(arguments).decode() if arguments is not None else ""
+    return encode(arguments).decode() if arguments is not None else ""
 
 
 def _observation_text(observation: Any) -> str:

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from condense_cli.jsonlines import encode
 from condense_cli.messages import content_of, tool_call, tool_result
 from condense_cli.model import Event
 
@@ -64,7 +63,7 @@ def _call(data: dict[str, Any]) -> dict[str, Any]:
     name = _str(call.get("name")) or _str(function.get("name")) or _str(data.get("tool_name"))
     arguments = call.get("arguments", function.get("arguments"))
     if not isinstance(arguments, str):
-        arguments = orjson.dumps(arguments).decode() if arguments is not None else ""
+        arguments = encode(arguments).decode() if arguments is not None else ""
     call_id = _str(call.get("id")) or _str(data.get("tool_call_id"))
     return tool_call(call_id, name, arguments)
 

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
+from condense_cli.jsonlines import encode
 from tests.conftest import ROOT
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "codex"
@@ -338,3 +339,28 @@ def test_a_replacement_item_whose_type_is_a_list_is_not_sent(cli, make_log) -> N
     compacted = line("compacted", {"message": "", "replacement_history": [odd, user("kept")]})
     path = rollout(make_log, [*PLAIN, compacted])
     assert items_of(cli, path) == [user("kept")]
+
+
+def nested(depth: int) -> Any:
+    value: Any = {"leaf": "x"}
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_an_item_nested_past_orjsons_writing_limit_is_written(cli, proc, make_log) -> None:
+    # orjson reads 1,024 levels but writes only 254: the view, the messages and an
+    # appended compaction still carry the item whole.
+    deep = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "t"}]}
+    deep["content"][0]["extra"] = nested(600)
+    lines = [*PLAIN, item(deep), item(user("more"))]
+    path = make_log(b"".join(encode(x) + b"\n" for x in lines), name="rollout.jsonl")
+    assert items_of(cli, path)[-2] == deep
+    done = proc("view", path, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["events"][-2] == deep
+    assert cli("view", path, "-f", "messages").exit_code == 0
+    result = cli("run", path, "-t", "amortized", "-s", "max_size=6")
+    assert result.exit_code == 0, result.output
+    assert "view 7 -> 3" in result.stderr
+    assert items_of(cli, path)[-2] == deep
