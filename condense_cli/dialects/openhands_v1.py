@@ -396,6 +396,9 @@ def event_problem(data: dict[str, Any]) -> str | None:
     tool_kind = kind == ACTION or kind in OBSERVATION_KINDS
     if tool_kind and not isinstance(data.get("tool_call_id"), str):
         return f'{kind} without a string "tool_call_id"'
+    response = data.get("llm_response_id")
+    if kind == ACTION and response is not None and not isinstance(response, str):
+        return f'"llm_response_id" must be a string, got {json_type(response)}'
     if kind == CONDENSATION:
         return _condensation_problem(data)
     return None

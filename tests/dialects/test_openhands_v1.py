@@ -451,6 +451,11 @@ BAD_LINES = [
         'ActionEvent without a string "tool_call_id"',
     ),
     (
+        b'{"kind": "ActionEvent", "id": "abcdef12", "tool_call_id": "c1", '
+        b'"llm_response_id": {"r": 1}}',
+        '"llm_response_id" must be a string, got an object',
+    ),
+    (
         b'{"kind": "Condensation", "id": "abcdef12", "summary_offset": -1}',
         '"summary_offset" must be 0 or more, got -1',
     ),
