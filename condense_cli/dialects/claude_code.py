@@ -28,6 +28,8 @@ summary and re-parented copies of every kept message (fresh uuids and fresh
 from __future__ import annotations
 
 import uuid as uuidlib
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -98,10 +100,12 @@ def _block_text(block: dict[str, Any]) -> str:
 class ClaudeEvent(Event):
     """One `user` or `assistant` line of the active chain; its key is its line.
 
-    Made with `data` None (and its `raw` bytes), it parses them when first asked.
+    Made with `data` None (and its `raw` bytes), it parses them when first asked;
+    made from a session `Line` (`read_from`), it answers what the line already
+    knows (uuid, summary, copy) without parsing.
     """
 
-    __slots__ = ("_data", "answers", "line")
+    __slots__ = ("_data", "answers", "line", "read_from")
 
     def __init__(
         self,
@@ -109,10 +113,12 @@ class ClaudeEvent(Event):
         key: int | None,
         raw: bytes | None,
         line: int | None = None,
+        read_from: Line | None = None,
     ) -> None:
         super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
         self.answers: int | None = None  # key of the tool_use line a result answers
+        self.read_from = read_from  # the session line it is (its data is the line's)
 
     @property  # type: ignore[override]
     def data(self) -> dict[str, Any]:
@@ -136,11 +142,22 @@ class ClaudeEvent(Event):
 
     @property
     def uuid(self) -> str | None:
+        if self.read_from is not None:
+            return self.read_from.uuid
         value = self.data.get("uuid")
         return value if isinstance(value, str) else None
 
     @property
+    def copy_of(self) -> Any:
+        """The `condenseCopyOf` value of a copy `condense run` wrote (else None)."""
+        if self.read_from is not None and not self.read_from.copy:
+            return None
+        return self.data.get(COPY_OF)
+
+    @property
     def is_summary(self) -> bool:
+        if self.read_from is not None:
+            return self.read_from.compact_summary
         return self.data.get("isCompactSummary") is True
 
     @property
@@ -415,6 +432,33 @@ def parse_line(raw: bytes) -> dict[str, Any]:
 
 
 @dataclass
+class SideLines:
+    """The lines of the main session (not `isSidechain`) that a chain can take back
+    from a side branch, in file order: assistant lines by their response
+    (`message.id`), and user lines holding a tool result by their `parentUuid`."""
+
+    by_message: dict[str, list[Line]]
+    results: dict[str, list[Line]]
+
+    @classmethod
+    def of(cls, lines: list[Line]) -> SideLines:
+        by_message: dict[str, list[Line]] = {}
+        results: dict[str, list[Line]] = {}
+        for line in lines:
+            if line.sidechain:
+                continue
+            if line.type == "assistant" and line.message_id is not None:
+                by_message.setdefault(line.message_id, []).append(line)
+            elif line.type == "user" and line.parent is not None and line.is_result:
+                results.setdefault(line.parent, []).append(line)
+        return cls(by_message, results)
+
+
+def _number(line: Line) -> int:
+    return line.number
+
+
+@dataclass
 class Session:
     """Every line of a session (up to `--upto`), indexed by uuid."""
 
@@ -423,7 +467,7 @@ class Session:
     by_uuid: dict[str, Line] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
-    _positions: dict[int, int] | None = None
+    _side: SideLines | None = None
 
     def add(self, line: Line) -> None:
         self.lines.append(line)
@@ -434,14 +478,25 @@ class Session:
                 self.problem(line.number, f"duplicate uuid {key} (first on line {first.number})")
             self.by_uuid[key] = line
 
+    def position(self, line: Line) -> int:
+        """Where `line` is in `lines` (found by its number: they increase down the list)."""
+        return bisect_left(self.lines, line.number, key=_number)
+
     def line_before(self, line: Line) -> Line | None:
         """The nearest earlier line that belongs to the tree (has a uuid)."""
-        if self._positions is None:
-            self._positions = {x.number: i for i, x in enumerate(self.lines)}
-        for earlier in reversed(self.lines[: self._positions[line.number]]):
+        lines = self.lines
+        for at in range(self.position(line) - 1, -1, -1):
+            earlier = lines[at]
             if earlier.uuid is not None and earlier.type in TREE_TYPES:
                 return earlier
         return None
+
+    @property
+    def side(self) -> SideLines:
+        """The lines `_with_siblings` may put back into a chain, indexed once."""
+        if self._side is None:
+            self._side = SideLines.of(self.lines)
+        return self._side
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         self.problems.append(Problem(line, message, severity))
@@ -573,43 +628,44 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
     For each response (`message.id`) in the chain: its assistant lines that are
     not on the chain, and the tool results chained on any of its lines that are
     not on the chain either, join the turn (the response's lines and the user
-    lines after them), in file order.
+    lines after them), in file order. A response that comes back later in the
+    chain takes no more lines. The work grows with the chain, not the session:
+    the side lines are indexed once per session (`Session.side`).
     """
-    on_chain = {x.number for x in lines}
-    by_message: dict[str, list[Line]] = {}
-    results: dict[str, list[Line]] = {}
-    for line in session.lines:
-        if line.number in on_chain or line.sidechain:
-            continue
-        if line.type == "assistant" and line.message_id is not None:
-            by_message.setdefault(line.message_id, []).append(line)
-        elif line.type == "user" and line.is_result and line.parent is not None:
-            results.setdefault(line.parent, []).append(line)
-    if not by_message and not results:
+    side = session.side
+    if not side.by_message and not side.results:
         return lines
+    on_chain = {x.number for x in lines}
+    taken: set[str] = set()  # the responses that already had their turn
     out: list[Line] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.type != "assistant" or line.message_id is None:
+        response = line.message_id
+        if line.type != "assistant" or response is None:
             out.append(line)
             i += 1
             continue
         end = i + 1
         while end < len(lines) and (
-            lines[end].type != "assistant" or lines[end].message_id == line.message_id
+            lines[end].type != "assistant" or lines[end].message_id == response
         ):
             end += 1
         turn = lines[i:end]
-        extra = by_message.pop(line.message_id, [])
+        extra: list[Line] = []
+        if response not in taken:
+            taken.add(response)
+            extra = [x for x in side.by_message.get(response, ()) if x.number not in on_chain]
         answered = {call for x in turn for call in _result_ids(x)}
         for member in [x for x in turn if x.type == "assistant"] + extra:
-            for result in results.get(member.uuid or "", []):
+            for result in side.results.get(member.uuid or "", ()):
+                if result.number in on_chain:
+                    continue
                 calls = _result_ids(result)
                 if calls and not calls & answered:
                     extra.append(result)
                     answered |= calls
-        out += sorted(turn + extra, key=lambda x: x.number) if extra else turn
+        out += sorted(turn + extra, key=_number) if extra else turn
         i = end
     return out
 
@@ -648,7 +704,7 @@ class ClaudeReplay(Replay):
             if line.type not in MESSAGE_TYPES:
                 continue
             key = None if line.compact_summary else line.number
-            event = ClaudeEvent(line._data, key, line.raw, line.number)
+            event = ClaudeEvent(line._data, key, line.raw, line.number, line)
             for use, call in line.tools:
                 if use:
                     uses[call] = line.number
@@ -720,21 +776,28 @@ class ClaudeReplay(Replay):
     @property
     def condensations(self) -> list[CondensationRecord]:
         if self._records is None:
-            self._records = [self._record(line) for line in self.session.lines if line.is_boundary]
+            self._records = [self._record(line) for line in self.boundaries()]
         return self._records
+
+    def boundaries(self) -> list[Line]:
+        """The session's compactions (their `compact_boundary` lines), in order."""
+        return [line for line in self.session.lines if line.is_boundary]
+
+    def before(self, boundary: Line) -> list[ClaudeEvent]:
+        """The view right before the compaction at `boundary`."""
+        session = self.session
+        logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
+        return self._events(active_chain(session, logical).lines) if logical else []
 
     def around(self, boundary: Line) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
         """The view right before the compaction at `boundary`, and right after it."""
-        session = self.session
-        logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
-        before = self._events(active_chain(session, logical).lines) if logical else []
-        after = self._events(active_chain(session, _block_end(session, boundary)).lines)
-        return before, after
+        after = self._events(active_chain(self.session, _block_end(self.session, boundary)).lines)
+        return self.before(boundary), after
 
     def _record(self, boundary: Line) -> CondensationRecord:
         """What the compaction at `boundary` did."""
         before, after = self.around(boundary)
-        kept = {e.data.get(COPY_OF) or e.uuid for e in after}
+        kept = {e.copy_of or e.uuid for e in after}
         forgotten = [e.key for e in before if e.key is not None and e.uuid not in kept]
         summary = next((e for e in after if e.is_summary), None)
         return CondensationRecord(
@@ -752,7 +815,7 @@ class ClaudeReplay(Replay):
     # --- history -------------------------------------------------------------------------
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
-        for boundary in [line for line in self.session.lines if line.is_boundary]:
+        for boundary in self.boundaries():
             before, after = self.around(boundary)
             kept = {_origin(e) for e in after}
             gone = [e for e in before if _origin(e) not in kept and not e.is_summary]
@@ -769,16 +832,16 @@ class ClaudeReplay(Replay):
     def history(self) -> Iterator[Event | None]:
         """The messages of every segment (before each compaction, then the active
         chain), each once and in file order, copies taken as their originals."""
-        segments = [self.around(line)[0] for line in self.session.lines if line.is_boundary]
-        seen: dict[str, ClaudeEvent] = {}
-        for event in [e for segment in segments for e in segment] + self.events:
-            if not event.is_summary and event.data.get(COPY_OF) is None:
-                seen.setdefault(_origin(event), event)
+        seen: dict[str | None, ClaudeEvent] = {}
+        for segment in [*map(self.before, self.boundaries()), self.events]:
+            for event in segment:
+                if not event.is_summary and event.copy_of is None:
+                    seen.setdefault(event.uuid, event)
         events = sorted(seen.values(), key=lambda e: e.line or 0)
-        requests = [x.number for x in self.session.lines if x.type == REQUEST_TYPE]
+        requests = deque(x.number for x in self.session.lines if x.type == REQUEST_TYPE)
         for event in events:
             while requests and requests[0] < (event.line or 0):
-                requests.pop(0)
+                requests.popleft()
                 yield None
             yield event
         for _ in requests:
@@ -863,7 +926,7 @@ class ClaudeReplay(Replay):
 
 def _origin(event: ClaudeEvent) -> str | None:
     """The uuid of the message an event is (a copy `condense run` wrote: its original)."""
-    copied = event.data.get(COPY_OF)
+    copied = event.copy_of
     return copied if isinstance(copied, str) else event.uuid
 
 
@@ -888,7 +951,9 @@ def _no_summary(boundary: Line) -> bool:
 def _block_end(session: Session, boundary: Line) -> Line:
     """The last line of what a compaction wrote: its summary and kept copies."""
     end = boundary
-    for line in session.lines[session.lines.index(boundary) + 1 :]:
+    lines = session.lines
+    for at in range(session.position(boundary) + 1, len(lines)):
+        line = lines[at]
         if line.type in MESSAGE_TYPES and (line.compact_summary or line.copy):
             end = line
         elif line.type in MESSAGE_TYPES:

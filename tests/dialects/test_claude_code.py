@@ -451,3 +451,83 @@ def test_a_tool_result_whose_id_is_a_list_is_an_answer_to_nothing(tmp_path: Path
     assert result.stdout.splitlines()[0] == (
         f"{log}:10: tool_result for ['c1']: no tool_use before it"
     )
+
+
+# --- work that grows with the session, not with sessions x compactions ------------------
+
+
+class CountedLines(list):  # type: ignore[type-arg]
+    """A session's list of lines that counts every line read out of it."""
+
+    def __init__(self, lines: list[Any]) -> None:
+        super().__init__(lines)
+        self.read = 0
+
+    def __iter__(self) -> Any:
+        for line in super().__iter__():
+            self.read += 1
+            yield line
+
+    def __reversed__(self) -> Any:
+        for line in super().__reversed__():
+            self.read += 1
+            yield line
+
+    def __getitem__(self, index: Any) -> Any:
+        found = super().__getitem__(index)
+        self.read += len(found) if isinstance(index, slice) else 1
+        return found
+
+    def index(self, value: Any, *args: Any) -> int:
+        at = super().index(value, *args)
+        self.read += at + 1
+        return at
+
+
+def compactions(count: int) -> Builder:
+    """`count` rounds of four turns, each with two parallel calls (the second answered
+    on a side branch), then a client compaction."""
+    b = Builder()
+    b.user("task")
+    for k in range(count):
+        for t in range(4):
+            call = f"c{k}.{t}"
+            first = b.use(call, f"m{k}.{t}")
+            b.use(f"{call}b", f"m{k}.{t}")
+            b.result(f"{call}b", "out b")
+            b.result(call, "out a", parent=first)
+            b.say("ok", f"n{k}.{t}")
+        b.boundary()
+        b.user(f"SUMMARY {k}", isCompactSummary=True)
+    b.say("done", "end")
+    return b
+
+
+def lines_read_per_line(tmp_path: Path, count: int) -> float:
+    """Lines read out of the session's line list, per line, by everything the
+    commands ask of a replay: view, check, condensations, stats, audit, simulate."""
+    from condense_cli.dialects.claude_code import ClaudeReplay, read_session
+    from condense_cli.log import LogSource
+
+    log = compactions(count).write(tmp_path / f"s{count}.jsonl")
+    with LogSource.open(str(log)) as source:
+        session = read_session(source, collect=True)
+    lines = session.lines = CountedLines(session.lines)
+    replay = ClaudeReplay(session)
+    assert len(replay.condensations) == count and not replay.problems
+    assert replay.forgotten_events == 1 + 20 * count  # the task, then each round
+    replay.messages(replay.view())
+    list(replay.view_lines())
+    replay.stats(None)
+    steps = list(replay.condensation_steps())
+    history = list(replay.history())
+    assert len(steps) == count and len(history) == 2 + 20 * count
+    return lines.read / len(lines)
+
+
+def test_replay_work_grows_with_the_session_not_with_its_compactions(tmp_path: Path) -> None:
+    """Every compaction's views used to rescan the whole session (`view --format json`
+    of the 100k-line benchmark session did not finish in 4 minutes): per line, a
+    session with 40 compactions must cost what one with 4 costs."""
+    few, many = lines_read_per_line(tmp_path, 4), lines_read_per_line(tmp_path, 40)
+    assert many <= few + 1, (few, many)
