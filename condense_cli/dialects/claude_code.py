@@ -789,10 +789,13 @@ class ClaudeReplay(Replay):
         logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
         return self._events(active_chain(session, logical).lines) if logical else []
 
+    def after(self, boundary: Line) -> list[ClaudeEvent]:
+        """The view right after the compaction at `boundary`."""
+        return self._events(active_chain(self.session, _block_end(self.session, boundary)).lines)
+
     def around(self, boundary: Line) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
         """The view right before the compaction at `boundary`, and right after it."""
-        after = self._events(active_chain(self.session, _block_end(self.session, boundary)).lines)
-        return self.before(boundary), after
+        return self.before(boundary), self.after(boundary)
 
     def _record(self, boundary: Line) -> CondensationRecord:
         """What the compaction at `boundary` did."""

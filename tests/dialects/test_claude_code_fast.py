@@ -366,3 +366,20 @@ def test_cli_subprocess_on_a_big_session_prints_what_the_exact_path_prints(
     view = fast[0].stdout.splitlines()
     last_copy = log.read_bytes().splitlines()[-len(lines) :]
     assert len(view) == 241 and set(view) <= set(last_copy)  # the newest copy's chain
+
+
+def test_stats_lets_every_parsed_line_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stats` parses each line once for its type and text and keeps only the counts:
+    a session read by the fast path keeps its lines' bytes, parsed are only the
+    compactions' boundaries (their metadata). It used to keep every line parsed
+    (227 MB for the 10k-line benchmark session, of 26 MB)."""
+    from tests.dialects.test_claude_code import compactions
+
+    use_path(monkeypatch, FAST)
+    log = compactions(3).write(tmp_path / "s.jsonl")
+    with read_log(str(log), dialect=DIALECT) as replay:
+        numbers = replay.stats(None)
+        session = replay.session  # type: ignore[attr-defined]
+        parsed = [x.number for x in session.lines if x._data is not None]
+        assert parsed == [x.number for x in session.lines if x.is_boundary] == [23, 45, 67]
+        assert numbers["visible_events"] == 65 and numbers["chars"]["view"] == len("SUMMARY 2done")
