@@ -356,56 +356,10 @@ class CodexReplay(Replay):
             yield request_line() + b"\n"
 
     def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
-        from condense_cli.stats import model_text, text_numbers
+        from condense_cli.dialects.codex_stats import rollout_stats
 
-        by_type: dict[str, dict[str, int]] = {}
-        log_texts: list[str] = []
-        events = 0
         with reading(self.source):
-            for number, raw in enumerate(self.source.raw_lines(), start=1):
-                body = line_body(raw, first=number == 1)
-                if not body.strip():
-                    continue
-                events += 1
-                try:
-                    data = decode_line(body)
-                except LineProblem:
-                    continue
-                kind = _str(data.get("type")) or "?"
-                payload = data.get("payload")
-                sub = payload.get("type") if isinstance(payload, dict) else None
-                name = f"{kind}:{sub}" if isinstance(sub, str) else kind
-                slot = by_type.setdefault(name, {"events": 0, "bytes": 0})
-                slot["events"] += 1
-                slot["bytes"] += len(raw)
-                if kind == "response_item" and isinstance(payload, dict) and _is_sent(payload):
-                    log_texts.append(model_text(CodexEvent(payload, None, number)))
-        view = self.view()
-        numbers = text_numbers(log_texts, [model_text(e) for e in view], tokenizer)
-        return {
-            "dialect": self.dialect,
-            "log": self.path,
-            "bytes": self.source.size,
-            "events": events,
-            "visible_events": len(log_texts),
-            "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-            "condensations": [
-                {
-                    "id": c.line,
-                    "line": c.line,
-                    "forgotten_events": max(0, c.before - c.after),
-                    "forgotten_ranges": [],
-                    "summary_chars": c.summary_chars,
-                    "view_size_after": c.after,
-                    "log_says": c.says,
-                }
-                for c in self.state.compactions
-            ],
-            "requests": self.state.requests,
-            "unhandled_request": self.state.request_pending,
-            "view": {"events": len(view), "forgotten_events": self.forgotten_events},
-            **numbers,
-        }
+            return rollout_stats(self, tokenizer)
 
     # --- appending -------------------------------------------------------------------
 

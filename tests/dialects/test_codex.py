@@ -253,6 +253,26 @@ def test_stats_count_items_and_say_what_the_log_says(cli, make_log) -> None:
     assert data["by_type"]["response_item:message"]["events"] == 3
 
 
+def test_stats_memory_stays_with_the_view(make_log) -> None:
+    """`stats` counts the log's texts as it walks and keeps none of them: it used to
+    hold every text of the log (178 MB for the 100k-line benchmark rollout)."""
+    import tracemalloc
+
+    from condense_cli.dialects import read_log
+
+    lines = [META]
+    for k in range(500):  # 500 outputs of 20 kB, then a compaction that keeps one line
+        lines += [item(call(f"c{k}")), item(output(f"c{k}", f"{k} " + "x" * 20_000))]
+    lines.append(line("compacted", {"message": "S", "replacement_history": [user("go")]}))
+    with read_log(str(rollout(make_log, lines))) as replay:
+        tracemalloc.start()
+        numbers = replay.stats(None)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert numbers["chars"] == {"log": 10_009_890, "view": 2, "ratio": 0.0}
+    assert peak < 3_000_000, peak  # the texts: 10 MB; the walk reads blocks of 1 MiB
+
+
 @pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
 def test_corpus_rollouts_view_check_and_stat(name: str, cli) -> None:
     path = CORPUS / name
