@@ -12,10 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests import stories
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_obs
 
 # The entry point as `condense` runs it, except that the modules loaded are written
 # to the file named first, just before the process ends (condense ends with os._exit).
@@ -106,6 +107,23 @@ def test_the_v0_fast_path_is_loaded_only_for_a_log_of_its_size(tmp_path: Path) -
         assert (set(fast) <= modules) if loaded else not under(modules, *fast)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] != b""
+
+
+def test_a_piped_command_on_a_big_log_imports_no_progress_bar(tmp_path: Path) -> None:
+    """A log big enough for a progress bar, read with stderr not a terminal: rich is
+    not imported, unless FORCE_COLOR asks rich to draw anyway."""
+    from condense_cli.progress import THRESHOLD
+
+    line = orjson.dumps(run_obs(0, 0, content="x" * 8000))
+    log = tmp_path / "big.jsonl"
+    with log.open("wb") as out:
+        for i in range(THRESHOLD // len(line) + 2):
+            out.write(line.replace(b'"id":0', b'"id":%d' % (i + 1), 1) + b"\n")
+    assert log.stat().st_size > THRESHOLD
+    for env, drawn in (({}, False), ({"FORCE_COLOR": "1"}, True)):
+        done, modules = condense(tmp_path, "check", log, env=env)
+        assert done.returncode == 0, done.stderr
+        assert ("rich.progress" in modules) is drawn
 
 
 def test_version_loads_no_code_that_reads_logs(tmp_path: Path) -> None:
