@@ -9,10 +9,11 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -29,6 +30,7 @@ from condense_cli.dialects.openhands_v0_detect import NAME
 from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import lines_end
 from condense_cli.halves import (
+    Report,
     Worker,
     lines_between,
     middle_line,
@@ -411,10 +413,16 @@ def _no_fast_path(raw: bytes) -> None:
     """Send every line to the full validator."""
 
 
+def has_fast_path(size: int) -> bool:
+    """Whether a log of `size` bytes takes the fast path: from `FAST_MIN_BYTES` (or
+    `CONDENSE_FAST_MIN_BYTES`) on."""
+    return size >= threshold(FAST_ENV, FAST_MIN_BYTES)
+
+
 def line_sorter(size: int) -> Callable[[bytes], int | None]:
-    """What tells ordinary events from the rest for a log of `size` bytes: the fast
-    path's `ordinary_id` from `FAST_MIN_BYTES` (or `CONDENSE_FAST_MIN_BYTES`) on."""
-    if size < threshold(FAST_ENV, FAST_MIN_BYTES):
+    """What tells ordinary events from the rest, one line at a time, for a log of
+    `size` bytes: the fast path's `ordinary_id`, or nothing (all to the validator)."""
+    if not has_fast_path(size):
         return _no_fast_path
     from condense_cli.dialects.openhands_v0_fast import ordinary_id
 
@@ -434,34 +442,57 @@ class Classified:
     end: int = 0  # the offset after the last line
 
 
+Sorter = Callable[[list[bytes], int, Classified], int]
 STRETCH_LINES = 4096  # lines a worker sends at a time
+BATCH_LINES = 256  # lines sorted at a time (kept small: they stay in the CPU's cache)
 
 
-def classify_range(source: LogSource, start: int, end: int) -> Iterator[Classified]:
-    """Sort the lines of bytes `start..end` (a worker's half of the log), a stretch
-    of lines at a time. Ordinary events follow `ordinary_id`, as in `V0Scan.run_lines`."""
-    ordinary_id = line_sorter(source.size)
-    stretch = Classified(end=start)
-    previous = -1
-    offset = start
-    for raw in lines_between(source, start, end):
-        line_start = offset
+def classify_lines(
+    lines: list[bytes], offset: int, stretch: Classified, ordinary_id: Callable[[bytes], Any]
+) -> int:
+    """Sort `lines`, which start at byte `offset`, into `stretch` one at a time, by
+    `ordinary_id`; returns the offset after them. An ordinary event whose id does not
+    increase goes to the full validator, which says what is wrong."""
+    previous = stretch.ids[-1] if stretch.ids else -1
+    for raw in lines:
+        start = offset
         offset += len(raw)
         event_id = ordinary_id(raw)
-        if event_id is not None and previous < event_id:
+        if event_id is not None and previous < event_id <= MAX_ID:
             previous = event_id
             stretch.ids.append(event_id)
-            stretch.offsets.append(line_start)
-            stretch.lines += 1
-            stretch.end = offset
-            continue
-        stretch.others.append((len(stretch.ids), stretch.lines, line_start, offset))
+            stretch.offsets.append(start)
+        else:
+            stretch.others.append((len(stretch.ids), stretch.lines, start, offset))
         stretch.lines += 1
-        stretch.end = offset
+    stretch.end = offset
+    return offset
+
+
+def batch_sorter(size: int) -> Sorter:
+    """What sorts a batch of lines of a log of `size` bytes: the fast path's
+    `sort_batch`, or `classify_lines` sending every line to the full validator."""
+    if not has_fast_path(size):
+        return partial(classify_lines, ordinary_id=_no_fast_path)
+    from condense_cli.dialects.openhands_v0_fast import sort_batch
+
+    return sort_batch
+
+
+def classify_range(
+    source: LogSource, start: int, end: int, report: Report | None = None
+) -> Iterator[Classified]:
+    """Sort the lines of bytes `start..end` (a worker's half of the log, or this
+    process's), a batch at a time, into stretches of about `STRETCH_LINES` lines."""
+    sort = batch_sorter(source.size)
+    lines = lines_between(source, start, end, report)
+    stretch = Classified(end=start)
+    offset = start
+    while batch := list(islice(lines, BATCH_LINES)):
+        offset = sort(batch, offset, stretch)
         if stretch.lines >= STRETCH_LINES:
             yield stretch
             stretch = Classified(end=offset)
-            previous = -1
     if stretch.lines:
         yield stretch
 
@@ -484,9 +515,10 @@ class V0Scan(KeyedScan):
     """Pass one over a V0 log: ordinary events take a short fast path; condensations,
     requests, hidden events and anything suspect go through the full validator.
 
-    From `FAST_MIN_BYTES` on, `ordinary_id` (simdjson and msgspec) tells the ordinary
-    events; from `parallel_min_bytes()` on, the second half is sorted by a forked
-    worker (`classify_range`) while this process reads the first.
+    From `FAST_MIN_BYTES` on, the fast path (simdjson and msgspec) tells the ordinary
+    events, a batch of lines at a time (`classify_range`); from `parallel_min_bytes()`
+    on, the second half is sorted by a forked worker while this process sorts the
+    first.
     """
 
     ordinary_id: Callable[[bytes], int | None]  # set by `run` for the log's size
@@ -494,14 +526,17 @@ class V0Scan(KeyedScan):
     def run(self, source: LogSource) -> None:
         """Read every line; ordinary events take a fast path, the rest `slow_line`.
 
-        From `parallel_min_bytes()` on, a forked worker sorts the second half of
-        the log while this process reads the first, and this process then replays
-        what it sent. The last line, which a writer may still be writing, is always
+        With the fast path, lines are sorted a batch at a time (`classify_range`) and
+        the stretches replayed in order; from `parallel_min_bytes()` on, a forked
+        worker sorts the second half of the log while this process sorts the first,
+        and this process then replays what it sent. `view --upto` reads line by line,
+        in one process. The last line, which a writer may still be writing, is always
         read here, from the file.
         """
         file = source.file
         end = lines_end(file, source.size)
         self.ordinary_id = line_sorter(source.size)
+        by_batch = self.upto == MAX_ID and self.ordinary_id is not _no_fast_path
         split, worker = end, None
         if self.upto == MAX_ID and end >= parallel_min_bytes():
             middle = middle_line(file, 0, end)
@@ -509,9 +544,13 @@ class V0Scan(KeyedScan):
                 worker = Worker.start(partial(classify_range, source, middle, end))
                 split = middle if worker is not None else end
         try:
-            lines = self.run_lines(
-                source, 0, 0, lines_between(source, 0, split, source.on_progress)
-            )
+            if by_batch:
+                stretches = classify_range(source, 0, split, source.on_progress)
+                lines, _ = self.replay(stretches, source, 0, 0)
+            else:
+                lines = self.run_lines(
+                    source, 0, 0, lines_between(source, 0, split, source.on_progress)
+                )
             if worker is not None:
                 lines = self._take_worker(worker, source, lines, split, end)
         finally:
@@ -524,16 +563,28 @@ class V0Scan(KeyedScan):
     ) -> int:
         """Replay what the worker sorted of bytes [split, end), after line `lines`;
         what it did not get to is read here. Returns the last line's number."""
-        report = source.on_progress
-        for stretch in worker.items():
-            self.apply(stretch, lines, stretch.end, source)
-            lines += stretch.lines
-            split = stretch.end
-            if report is not None:
-                report(split)
+        lines, split = self.replay(worker.items(), source, lines, split, source.on_progress)
         if not worker.complete:  # read the rest of its half here
             lines = self.run_lines(source, split, lines, lines_between(source, split, end))
         return lines
+
+    def replay(
+        self,
+        stretches: Iterable[Classified],
+        source: LogSource,
+        lines: int,
+        offset: int,
+        report: Report | None = None,
+    ) -> tuple[int, int]:
+        """Replay sorted stretches in order, from byte `offset` after line `lines`;
+        returns the last line's number and the offset after it."""
+        for stretch in stretches:
+            self.apply(stretch, lines, stretch.end, source)
+            lines += stretch.lines
+            offset = stretch.end
+            if report is not None:
+                report(offset)
+        return lines, offset
 
     def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
         """Replay a classified stretch that follows line `lines` and ends at offset `end`."""

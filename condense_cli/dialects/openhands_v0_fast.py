@@ -1,71 +1,137 @@
 """The V0 scan's fast path: which lines are ordinary events, told without building
-them. simdjson validates each line, msgspec reads the five fields the scan needs."""
+them. simdjson validates each line, msgspec reads the five fields the scan needs.
+
+`sort_batch` judges a batch of lines with C loops (`map` over the whole batch), so
+that Python runs once per batch and once per line that is not ordinary; a batch
+either library doubts is judged line by line by `ordinary_id`, which holds the
+same rule.
+"""
 
 from __future__ import annotations
 
+from array import array
+from collections import deque
+from itertools import accumulate, compress, islice
+from operator import attrgetter, lt, not_
 from typing import Any
 
 import msgspec
 import simdjson
 from msgspec import UNSET, UnsetType
 
-from condense_cli.dialects.openhands_v0 import SPECIAL_ACTIONS, SPECIAL_OBSERVATIONS
+from condense_cli.dialects.openhands_v0 import (
+    SPECIAL_ACTIONS,
+    SPECIAL_OBSERVATIONS,
+    Classified,
+    classify_lines,
+)
 
 
-class _Fields(msgspec.Struct):
-    """What the scan needs of an event's `args` or `extras`."""
+class _Fields(msgspec.Struct, frozen=True):
+    """What the scan needs of an event's `args` or `extras` (frozen: hashable)."""
 
     hidden: Any = None
 
 
 class _Head(msgspec.Struct):
-    """What the scan needs of a line; msgspec skips every other field unbuilt."""
+    """What the scan needs of a line; msgspec skips every other field unbuilt. A
+    line whose fields have other types is refused, and goes to the full validator."""
 
-    id: Any = UNSET
-    action: Any = UNSET
-    observation: Any = UNSET
+    id: int | UnsetType = UNSET
+    action: str | UnsetType = UNSET
+    observation: str | UnsetType = UNSET
     args: _Fields | UnsetType | None = UNSET
     extras: _Fields | UnsetType | None = UNSET
 
 
+Shape = tuple[Any, Any, Any, Any]  # action, observation, args, extras
+
 _validate = simdjson.Parser().parse  # the result is dropped: the parse is the check
 _decode_head = msgspec.json.Decoder(_Head).decode
+_shape = attrgetter("action", "observation", "args", "extras")
+_id = attrgetter("id")
 FAST_LINE_MAX = 1 << 20  # longer lines go to the full validator (simdjson's tape grows)
+SHAPES_MAX = 4096  # distinct shapes remembered; more (a strange log) start afresh
+
+
+def is_ordinary(shape: Shape) -> bool:
+    """Whether a line of this shape is an ordinary event, which the scan only records
+    by id and offset: exactly one of action/observation, of a type that is not
+    special, and not hidden (`hidden` sits in args for actions, extras for
+    observations)."""
+    action, observation, args, extras = shape
+    if action is not UNSET:
+        if action in SPECIAL_ACTIONS or observation is not UNSET:
+            return False
+        fields = args
+    elif observation is UNSET or observation in SPECIAL_OBSERVATIONS:
+        return False
+    else:
+        fields = extras
+    return type(fields) is not _Fields or fields.hidden is not True
+
+
+class _Verdicts(dict[Shape, bool]):
+    """`is_ordinary` of each shape met so far: a log has few of them."""
+
+    def __missing__(self, shape: Shape) -> bool:
+        if len(self) >= SHAPES_MAX:
+            self.clear()
+        verdict = self[shape] = is_ordinary(shape)
+        return verdict
+
+
+_verdict = _Verdicts().__getitem__  # TypeError for a shape that cannot be hashed
 
 
 def ordinary_id(raw: bytes) -> int | None:
-    """The id of the event on line `raw` when it is an ordinary one, which the scan
-    only records by id and offset; None for every other line, which the full
-    validator then reads.
+    """The id of the event on line `raw` when it is an ordinary one (`is_ordinary`);
+    None for every other line, which the full validator then reads.
 
-    Ordinary: a JSON object with an integer id and exactly one of action/observation,
-    a string whose type is not special, and not hidden (`hidden` sits in args for
-    actions, extras for observations). simdjson checks the whole line (syntax, UTF-8,
-    numbers that overflow, depth) and accepts no line that orjson refuses but one
-    behind a byte-order mark, which msgspec refuses; a line either doubts gets None.
-    msgspec reads the five fields, unescaping keys and keeping the last of duplicate
-    keys, as orjson does. tests/test_fast_scan.py holds the lines where they differ.
+    simdjson checks the whole line (syntax, UTF-8, numbers that overflow, depth) and
+    accepts no line that orjson refuses but one behind a byte-order mark, which
+    msgspec refuses; a line either doubts gets None. msgspec reads the five fields,
+    unescaping keys and keeping the last of duplicate keys, as orjson does.
+    tests/test_fast_scan.py holds the lines where they differ.
     """
     if len(raw) > FAST_LINE_MAX:
         return None
     try:
         _validate(raw)
         head = _decode_head(raw)
-    except (ValueError, RuntimeError):
+        ordinary = _verdict(_shape(head))
+    except (ValueError, RuntimeError, TypeError):
         return None
     event_id = head.id
-    if type(event_id) is not int:
-        return None
-    kind = head.action
-    if kind is not UNSET:
-        if type(kind) is not str or kind in SPECIAL_ACTIONS or head.observation is not UNSET:
-            return None
-        fields = head.args
-    else:
-        kind = head.observation
-        if type(kind) is not str or kind in SPECIAL_OBSERVATIONS:
-            return None
-        fields = head.extras
-    if type(fields) is _Fields and fields.hidden is True:
-        return None
-    return event_id
+    return event_id if ordinary and event_id is not UNSET else None
+
+
+def sort_batch(lines: list[bytes], offset: int, stretch: Classified) -> int:
+    """Sort `lines`, which start at byte `offset`, into `stretch` as `classify_lines`
+    does with `ordinary_id`, but a whole batch at a time; returns the offset after
+    them. A batch with a line either library doubts, an id that is not an integer of
+    64 bits, or ordinary ids that do not increase is sorted line by line."""
+    try:
+        if max(map(len, lines)) > FAST_LINE_MAX:
+            raise ValueError("a long line")
+        deque(map(_validate, lines), 0)
+        heads = list(map(_decode_head, lines))
+        ordinary = list(map(_verdict, map(_shape, heads)))
+        ids = array("q", compress(map(_id, heads), ordinary))
+    except (ValueError, RuntimeError, TypeError, OverflowError):
+        return classify_lines(lines, offset, stretch, ordinary_id)
+    previous = stretch.ids[-1] if stretch.ids else -1
+    if ids and not (previous < ids[0] and all(map(lt, ids, islice(ids, 1, None)))):
+        return classify_lines(lines, offset, stretch, ordinary_id)
+    starts = list(accumulate(map(len, lines), initial=offset))
+    before, first_line = len(stretch.ids), stretch.lines
+    for passed, number in enumerate(compress(range(len(lines)), map(not_, ordinary))):
+        # `passed` lines that are not ordinary come before this one in the batch
+        stretch.others.append(
+            (before + number - passed, first_line + number, starts[number], starts[number + 1])
+        )
+    stretch.ids.extend(ids)
+    stretch.offsets.extend(compress(starts, ordinary))
+    stretch.lines += len(lines)
+    stretch.end = starts[-1]
+    return stretch.end
