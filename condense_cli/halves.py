@@ -1,8 +1,8 @@
 """A walk over a big log in two processes: this one reads the first half while a
 forked child (`Worker`) reads the second, and the child sends back what it found.
 
-The V0 scan uses `Worker` and `middle_line` for its second half (`classify_range`).
-`stats` uses `in_halves`: its time goes into tokenizing and the walk around it
+`stats` uses `in_halves` (the V0 scan shares a log chunk by chunk instead, see
+`chunks`): its time goes into tokenizing and the walk around it
 (parsing each line, picking its text). tiktoken lets go of the GIL while it
 encodes, so threads would spread the encoding, but the walk would stay on one
 core; a second process takes half of both. The child is forked, so it counts with
@@ -113,16 +113,20 @@ def split_point(source: LogSource, end: int) -> int | None:
 def middle_line(file: BinaryIO, start: int, end: int) -> int | None:
     """The start of the first line after the middle of bytes [start, end), or None
     when no line starts between the middle and `end`."""
-    fd = file.fileno()
-    position = max(start, (start + end) // 2 - 1)
+    return next_line(file.fileno(), max(start, (start + end) // 2 - 1), end)
+
+
+def next_line(fd: int, position: int, end: int, read: int = BLOCK) -> int | None:
+    """The start of the first line that begins after byte `position` and before
+    `end`, or None; the file is read `read` bytes at a time."""
     while position < end:
-        data = os.pread(fd, min(BLOCK, end - position), position)
+        data = os.pread(fd, min(read, end - position), position)
         if not data:
             return None
         newline = data.find(b"\n")
         if newline >= 0:
-            middle = position + newline + 1
-            return middle if middle < end else None
+            start = position + newline + 1
+            return start if start < end else None
         position += len(data)
     return None
 

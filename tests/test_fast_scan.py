@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli import halves
+from condense_cli import chunks, halves
 from condense_cli.dialects import openhands_v0
 from condense_cli.dialects.openhands_v0 import scan_log
 from condense_cli.errors import LogError
@@ -30,6 +30,7 @@ def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256, batch
     monkeypatch.setattr(halves, "BLOCK", block)
     monkeypatch.setattr(openhands_v0, "STRETCH_LINES", 5)
     monkeypatch.setattr(openhands_v0, "BATCH_LINES", batch)
+    monkeypatch.setattr(chunks, "CHUNK_MIN", 500)
     monkeypatch.setenv("CONDENSE_PARALLEL_MIN_BYTES", "0" if path == TWO else str(1 << 60))
     monkeypatch.setenv("CONDENSE_FAST_MIN_BYTES", str(1 << 60) if path == VALIDATOR else "0")
 

@@ -31,9 +31,7 @@ from condense_cli.errors import ConfigError, LogError
 from condense_cli.fastlines import lines_end
 from condense_cli.halves import (
     Report,
-    Worker,
     lines_between,
-    middle_line,
     parallel_min_bytes,
     threshold,
 )
@@ -526,65 +524,53 @@ class V0Scan(KeyedScan):
     def run(self, source: LogSource) -> None:
         """Read every line; ordinary events take a fast path, the rest `slow_line`.
 
-        With the fast path, lines are sorted a batch at a time (`classify_range`) and
-        the stretches replayed in order; from `parallel_min_bytes()` on, a forked
-        worker sorts the second half of the log while this process sorts the first,
-        and this process then replays what it sent. `view --upto` reads line by line,
-        in one process. The last line, which a writer may still be writing, is always
-        read here, from the file.
+        With the fast path (and no `--upto`), lines are sorted a batch at a time
+        (`classify_range`) and the sorted stretches replayed in order; from
+        `parallel_min_bytes()` on, the log is cut in chunks that this process and a
+        forked worker sort, each taking the next as soon as it is done with the last
+        (`walk_chunks`). Otherwise lines are read one at a time (`run_lines`). The
+        last line, which a writer may still be writing, is always read here, from
+        the file.
         """
-        file = source.file
-        end = lines_end(file, source.size)
+        end = lines_end(source.file, source.size)
         self.ordinary_id = line_sorter(source.size)
-        by_batch = self.upto == MAX_ID and self.ordinary_id is not _no_fast_path
-        split, worker = end, None
-        if self.upto == MAX_ID and end >= parallel_min_bytes():
-            middle = middle_line(file, 0, end)
-            if middle is not None:
-                worker = Worker.start(partial(classify_range, source, middle, end))
-                split = middle if worker is not None else end
-        try:
-            if by_batch:
-                stretches = classify_range(source, 0, split, source.on_progress)
-                lines, _ = self.replay(stretches, source, 0, 0)
-            else:
-                lines = self.run_lines(
-                    source, 0, 0, lines_between(source, 0, split, source.on_progress)
-                )
-            if worker is not None:
-                lines = self._take_worker(worker, source, lines, split, end)
-        finally:
-            if worker is not None:
-                worker.stop()
+        report = source.on_progress
+        if self.upto != MAX_ID or self.ordinary_id is _no_fast_path:
+            lines = self.run_lines(source, 0, 0, lines_between(source, 0, end, report))
+        elif end < parallel_min_bytes():
+            lines = self.replay(classify_range(source, 0, end, report), source, 0)
+        else:
+            lines = self._walk(source, end)
         self.run_lines(source, end, lines)
 
-    def _take_worker(
-        self, worker: Worker, source: LogSource, lines: int, split: int, end: int
-    ) -> int:
-        """Replay what the worker sorted of bytes [split, end), after line `lines`;
-        what it did not get to is read here. Returns the last line's number."""
-        lines, split = self.replay(worker.items(), source, lines, split, source.on_progress)
-        if not worker.complete:  # read the rest of its half here
-            lines = self.run_lines(source, split, lines, lines_between(source, split, end))
+    def _walk(self, source: LogSource, end: int) -> int:
+        """Sort the chunks of bytes [0, end) in two processes and replay them here, in
+        order, as they come; returns the last line's number."""
+        from condense_cli.chunks import chunk_starts, walk_chunks  # here: only big logs
+
+        starts = chunk_starts(source.file, end)
+        report = source.on_progress
+        lines = 0
+
+        def sort(start: int, stop: int) -> list[Classified]:
+            return list(classify_range(source, start, stop))
+
+        def use(chunk: int, stretches: list[Classified]) -> None:
+            nonlocal lines
+            lines = self.replay(stretches, source, lines)
+            if report is not None:
+                report(starts[chunk + 1])
+
+        walk_chunks(starts, sort, use)
         return lines
 
-    def replay(
-        self,
-        stretches: Iterable[Classified],
-        source: LogSource,
-        lines: int,
-        offset: int,
-        report: Report | None = None,
-    ) -> tuple[int, int]:
-        """Replay sorted stretches in order, from byte `offset` after line `lines`;
-        returns the last line's number and the offset after it."""
+    def replay(self, stretches: Iterable[Classified], source: LogSource, lines: int) -> int:
+        """Replay sorted stretches in order, after line `lines`; returns the last
+        line's number."""
         for stretch in stretches:
             self.apply(stretch, lines, stretch.end, source)
             lines += stretch.lines
-            offset = stretch.end
-            if report is not None:
-                report(offset)
-        return lines, offset
+        return lines
 
     def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
         """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
