@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from itertools import accumulate, compress, islice
-from operator import attrgetter, lt, not_
+from operator import attrgetter, lt
 from typing import Any
 
 import msgspec
@@ -27,28 +27,33 @@ from condense_cli.dialects.openhands_v0 import (
 )
 
 
-class _Fields(msgspec.Struct, frozen=True):
-    """What the scan needs of an event's `args` or `extras` (frozen: hashable)."""
+class _Fields(msgspec.Struct, frozen=True, gc=False):
+    """What the scan needs of an event's `args` or `extras`."""
 
     hidden: Any = None
 
 
-class _Head(msgspec.Struct):
+_NO_FIELDS = _Fields()
+
+
+class _Head(msgspec.Struct, gc=False):
     """What the scan needs of a line; msgspec skips every other field unbuilt. A
-    line whose fields have other types is refused, and goes to the full validator."""
+    line whose fields have other types (`args` that is not an object, say) is
+    refused, and goes to the full validator."""
 
     id: int | UnsetType = UNSET
     action: str | UnsetType = UNSET
     observation: str | UnsetType = UNSET
-    args: _Fields | UnsetType | None = UNSET
-    extras: _Fields | UnsetType | None = UNSET
+    args: _Fields = _NO_FIELDS
+    extras: _Fields = _NO_FIELDS
 
 
-Shape = tuple[Any, Any, Any, Any]  # action, observation, args, extras
+# action, observation, and the `hidden` of args and of extras: hashable, and few
+Shape = tuple[Any, Any, Any, Any]
 
 _validate = simdjson.Parser().parse  # the result is dropped: the parse is the check
 _decode_head = msgspec.json.Decoder(_Head).decode
-_shape = attrgetter("action", "observation", "args", "extras")
+_shape = attrgetter("action", "observation", "args.hidden", "extras.hidden")
 _id = attrgetter("id")
 FAST_LINE_MAX = 1 << 20  # longer lines go to the full validator (simdjson's tape grows)
 SHAPES_MAX = 4096  # distinct shapes remembered; more (a strange log) start afresh
@@ -59,16 +64,12 @@ def is_ordinary(shape: Shape) -> bool:
     by id and offset: exactly one of action/observation, of a type that is not
     special, and not hidden (`hidden` sits in args for actions, extras for
     observations)."""
-    action, observation, args, extras = shape
+    action, observation, args_hidden, extras_hidden = shape
     if action is not UNSET:
-        if action in SPECIAL_ACTIONS or observation is not UNSET:
-            return False
-        fields = args
-    elif observation is UNSET or observation in SPECIAL_OBSERVATIONS:
+        return action not in SPECIAL_ACTIONS and observation is UNSET and args_hidden is not True
+    if observation is UNSET or observation in SPECIAL_OBSERVATIONS:
         return False
-    else:
-        fields = extras
-    return type(fields) is not _Fields or fields.hidden is not True
+    return extras_hidden is not True
 
 
 class _Verdicts(dict[Shape, bool]):
@@ -117,7 +118,8 @@ def sort_batch(lines: list[bytes], offset: int, stretch: Classified) -> int:
         deque(map(_validate, lines), 0)
         heads = list(map(_decode_head, lines))
         ordinary = list(map(_verdict, map(_shape, heads)))
-        ids = array("q", compress(map(_id, heads), ordinary))
+        ids = list(compress(map(_id, heads), ordinary))
+        checked = array("q", ids)  # TypeError for a missing id, OverflowError past 64 bits
     except (ValueError, RuntimeError, TypeError, OverflowError):
         return classify_lines(lines, offset, stretch, ordinary_id)
     previous = stretch.ids[-1] if stretch.ids else -1
@@ -125,12 +127,14 @@ def sort_batch(lines: list[bytes], offset: int, stretch: Classified) -> int:
         return classify_lines(lines, offset, stretch, ordinary_id)
     starts = list(accumulate(map(len, lines), initial=offset))
     before, first_line = len(stretch.ids), stretch.lines
-    for passed, number in enumerate(compress(range(len(lines)), map(not_, ordinary))):
-        # `passed` lines that are not ordinary come before this one in the batch
+    number = -1
+    for passed in range(len(lines) - len(ids)):  # the lines that are not ordinary
+        number = ordinary.index(False, number + 1)
+        # `passed` of them come before this one in the batch
         stretch.others.append(
             (before + number - passed, first_line + number, starts[number], starts[number + 1])
         )
-    stretch.ids.extend(ids)
+    stretch.ids.extend(checked)
     stretch.offsets.extend(compress(starts, ordinary))
     stretch.lines += len(lines)
     stretch.end = starts[-1]
