@@ -28,7 +28,7 @@ from condense_cli import __version__
 from condense_cli.entry import INTERRUPTED, quit_now
 from condense_cli.errors import CondenseError, OutputError
 from condense_cli.jsonlines import encode
-from condense_cli.output import install_stdout, silence_stdout
+from condense_cli.output import install_stdout, silence_stdout, stderr_may_be_a_terminal
 from condense_cli.redact import mask
 from condense_cli.text import plural, sanitize
 
@@ -178,7 +178,10 @@ def _say(message: str) -> None:
     if len(line) > MESSAGE_CHARS:
         half = MESSAGE_CHARS // 2
         line = f"{line[:half]} … {line[-half:]}"
-    _stderr().print(line, markup=False)
+    if stderr_may_be_a_terminal():
+        _stderr().print(line, markup=False)
+    else:  # no terminal: the line as it is, without importing rich
+        sys.stderr.write(line + "\n")
 
 
 def _fail(message: str, hint: str | None, code: int) -> typer.Exit:

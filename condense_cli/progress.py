@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from condense_cli.log import LogSource
+from condense_cli.output import stderr_may_be_a_terminal
 from condense_cli.text import sanitize
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ THRESHOLD = 50 * 1024 * 1024
 @contextlib.contextmanager
 def progress(source: LogSource, description: str, console: Console | None = None) -> Iterator[None]:
     """Show how much of `source` has been read while the block runs."""
-    if source.size < THRESHOLD or (console is None and not _may_be_a_terminal()):
+    if source.size < THRESHOLD or (console is None and not stderr_may_be_a_terminal()):
         yield
         return
     # rich.progress takes ~15 ms to import: only for a log big enough to show a bar.
@@ -46,15 +45,3 @@ def progress(source: LogSource, description: str, console: Console | None = None
             yield
         finally:
             source.on_progress = None
-
-
-def _may_be_a_terminal() -> bool:
-    """False when rich would surely find that stderr is no terminal: it is not a tty
-    and neither `TTY_COMPATIBLE` nor `FORCE_COLOR` says otherwise. Importing rich
-    takes about 30 ms, which a piped command need not spend."""
-    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
-        return True  # rich decides
-    try:
-        return sys.stderr.isatty()
-    except ValueError:  # closed
-        return False
