@@ -168,6 +168,15 @@ class LogSource:
                 next_report += step
             yield raw
 
+    def read_at(self, start: int, end: int) -> bytes:
+        """The bytes from `start` to `end` (fewer if the file is shorter), read with
+        `os.pread`: the file's offset does not move."""
+        parts = []
+        while start < end and (data := os.pread(self.file.fileno(), end - start, start)):
+            parts.append(data)
+            start += len(data)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
     def read_range(self, start: int, end: int, chunk: int = 1 << 20) -> Iterator[bytes]:
         """The bytes from `start` to `end`, in chunks."""
         self.file.seek(start)

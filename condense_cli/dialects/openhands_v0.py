@@ -583,7 +583,7 @@ class V0Scan(KeyedScan):
                 self._apply_run(stretch, done, before, lines + done + seen, start, source)
                 done = before
             if position >= 0:
-                raw = b"".join(source.read_range(start, stop))
+                raw = source.read_at(start, stop)
                 self.slow_line(lines + position + 1, raw, start, stop)
 
     def _apply_run(
@@ -597,7 +597,7 @@ class V0Scan(KeyedScan):
             for k in range(first, last):
                 start = offsets[k]
                 stop = offsets[k + 1] if k + 1 < last else end
-                raw = b"".join(source.read_range(start, stop))
+                raw = source.read_at(start, stop)
                 self.slow_line(line + 1 + k - first, raw, start, stop)
             return
         if first == 0 and last == len(ids):
