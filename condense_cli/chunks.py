@@ -35,7 +35,7 @@ CHUNK_MIN = 1 << 20  # many enough that the two end within one small chunk
 CHUNK_MAX = 16 << 20  # of each other (16 MiB: about 15 ms of the V0 scan here)
 _NUMBER = struct.Struct("<I")  # a chunk's number, in the queue
 _NOTE = struct.Struct("<IQQ")  # a chunk's number, and its result's offset and length
-_PROBE = 1 << 16  # bytes read at a time to find where a line starts
+_PROBE = 1 << 12  # bytes read at a time to find where a line starts
 
 
 def chunk_starts(file: BinaryIO, end: int) -> list[int]:

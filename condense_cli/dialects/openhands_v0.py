@@ -533,14 +533,15 @@ class V0Scan(KeyedScan):
         the file.
         """
         end = lines_end(source.file, source.size)
-        self.ordinary_id = line_sorter(source.size)
         report = source.on_progress
-        if self.upto != MAX_ID or self.ordinary_id is _no_fast_path:
-            lines = self.run_lines(source, 0, 0, lines_between(source, 0, end, report))
-        elif end < parallel_min_bytes():
+        by_batch = self.upto == MAX_ID and has_fast_path(source.size)
+        if by_batch and end >= parallel_min_bytes():
+            lines = self._walk(source, end)  # forks first: both import the fast path
+        elif by_batch:
             lines = self.replay(classify_range(source, 0, end, report), source, 0)
-        else:
-            lines = self._walk(source, end)
+        self.ordinary_id = line_sorter(source.size)
+        if not by_batch:
+            lines = self.run_lines(source, 0, 0, lines_between(source, 0, end, report))
         self.run_lines(source, end, lines)
 
     def _walk(self, source: LogSource, end: int) -> int:
