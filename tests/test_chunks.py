@@ -75,10 +75,16 @@ def test_a_small_log_is_one_chunk(tmp_path: Path) -> None:
         assert chunk_starts(file, 0) == [0, 0]
 
 
-def test_every_chunk_once_in_order_from_both_processes() -> None:
+def test_every_chunk_once_in_order_from_both_processes(tmp_path: Path) -> None:
+    """Each process holds its first chunk until the other has started one, so both
+    take part however the two are scheduled."""
+
     def work(a: int, b: int) -> tuple[int, int, int]:
-        if not in_worker():
-            time.sleep(0.005)  # time enough for the worker to start and take some
+        mine, theirs = ("worker", "parent") if in_worker() else ("parent", "worker")
+        (tmp_path / mine).touch()
+        waited = time.monotonic()
+        while not (tmp_path / theirs).exists() and time.monotonic() - waited < 30:
+            time.sleep(0.001)
         return a, b, os.getpid()
 
     starts = list(range(0, 410, 10))
@@ -91,9 +97,12 @@ def test_every_chunk_once_in_order_from_both_processes() -> None:
 
 @pytest.mark.parametrize("slow", ["parent", "worker"])
 def test_the_faster_process_takes_more_chunks(slow: str) -> None:
+    """The slow one takes a chunk now and then (0.2 s each) while the fast one does
+    the rest: it would need the other to stand still for a second to take five."""
+
     def work(a: int, b: int) -> int:
         if in_worker() == (slow == "worker"):
-            time.sleep(0.05)
+            time.sleep(0.2)
         return os.getpid()
 
     _, pids = walk(list(range(41)), work)
