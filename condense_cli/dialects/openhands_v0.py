@@ -12,7 +12,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
 from itertools import islice
 from typing import Any
 
@@ -440,7 +439,6 @@ class Classified:
     end: int = 0  # the offset after the last line
 
 
-Sorter = Callable[[list[bytes], int, Classified], int]
 STRETCH_LINES = 4096  # lines a worker sends at a time
 BATCH_LINES = 256  # lines sorted at a time (kept small: they stay in the CPU's cache)
 
@@ -467,27 +465,18 @@ def classify_lines(
     return offset
 
 
-def batch_sorter(size: int) -> Sorter:
-    """What sorts a batch of lines of a log of `size` bytes: the fast path's
-    `sort_batch`, or `classify_lines` sending every line to the full validator."""
-    if not has_fast_path(size):
-        return partial(classify_lines, ordinary_id=_no_fast_path)
-    from condense_cli.dialects.openhands_v0_fast import sort_batch
-
-    return sort_batch
-
-
 def classify_range(
     source: LogSource, start: int, end: int, report: Report | None = None
 ) -> Iterator[Classified]:
-    """Sort the lines of bytes `start..end` (a worker's half of the log, or this
-    process's), a batch at a time, into stretches of about `STRETCH_LINES` lines."""
-    sort = batch_sorter(source.size)
+    """Sort the lines of bytes `start..end` with the fast path, a batch at a time,
+    into stretches of about `STRETCH_LINES` lines."""
+    from condense_cli.dialects.openhands_v0_fast import sort_batch  # it imports this module
+
     lines = lines_between(source, start, end, report)
     stretch = Classified(end=start)
     offset = start
     while batch := list(islice(lines, BATCH_LINES)):
-        offset = sort(batch, offset, stretch)
+        offset = sort_batch(batch, offset, stretch)
         if stretch.lines >= STRETCH_LINES:
             yield stretch
             stretch = Classified(end=offset)
@@ -515,8 +504,7 @@ class V0Scan(KeyedScan):
 
     From `FAST_MIN_BYTES` on, the fast path (simdjson and msgspec) tells the ordinary
     events, a batch of lines at a time (`classify_range`); from `parallel_min_bytes()`
-    on, the second half is sorted by a forked worker while this process sorts the
-    first.
+    on, this process and a forked worker share the log chunk by chunk.
     """
 
     ordinary_id: Callable[[bytes], int | None]  # set by `run` for the log's size
