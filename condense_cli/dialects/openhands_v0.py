@@ -557,13 +557,13 @@ class V0Scan(KeyedScan):
         """Replay sorted stretches in order, after line `lines`; returns the last
         line's number."""
         for stretch in stretches:
-            self.apply(stretch, lines, stretch.end, source)
+            self.apply(stretch, lines, source)
             lines += stretch.lines
         return lines
 
-    def apply(self, stretch: Classified, lines: int, end: int, source: LogSource) -> None:
-        """Replay a classified stretch that follows line `lines` and ends at offset `end`."""
-        ids = stretch.ids
+    def apply(self, stretch: Classified, lines: int, source: LogSource) -> None:
+        """Replay a classified stretch that follows line `lines`."""
+        ids, end = stretch.ids, stretch.end
         done = 0  # ordinary events applied
         for seen, (before, position, start, stop) in enumerate(
             [*stretch.others, (len(ids), -1, end, end)]
