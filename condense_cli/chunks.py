@@ -5,15 +5,16 @@ uses the results in the log's order while the walk goes on.
 
 The chunks' numbers wait in a pipe, filled before the fork: a read of one number
 (4 bytes, less than `PIPE_BUF`) takes it whole, and only one process gets it. The
-forked worker writes each result, pickled, to an unlinked temporary file with
-`os.pwrite`, then notes its number, place and length on a second pipe; this
+forked worker writes each result, pickled, to an unlinked file (`scratch_file`)
+with `os.pwrite`, then notes its number, place and length on a second pipe; this
 process reads the notes between its own chunks. The worker never waits for this
 process: its notes are a few bytes each and fit in the pipe.
 
 A worker that fails in any way (killed, an error, a result that does not load) is
 not trusted with what it did not note: this process does those chunks itself, so
 the results are those of one process or there is an error, never a silent mix.
-Where `os.fork` does not exist, or fails, this process walks every chunk.
+Where `os.fork` does not exist, or fails, or no file for the results can be made,
+this process walks every chunk.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, BinaryIO, TypeVar
 
-from condense_cli.halves import next_line
+from condense_cli.halves import next_line, scratch_file
 
 T = TypeVar("T")
 
@@ -94,26 +95,30 @@ class _Walk:
         return self.work(self.starts[k], self.starts[k + 1])
 
     def run(self) -> None:
-        import tempfile  # here: most commands never walk in two
-
-        with tempfile.TemporaryFile() as results:
-            self.results = results.fileno()
-            self.start_worker()
-            try:
-                while (k := self.claim()) is not None:
+        try:
+            results = scratch_file()
+        except OSError:  # nowhere to put the worker's results: walk alone
+            results = None
+        try:
+            if results is not None:
+                self.results = results.fileno()
+                self.start_worker()
+            while (k := self.claim()) is not None:
+                self.ready[k] = (True, self.do(k))
+                self.read_notes(block=False)
+                self.use_ready()
+            if self.pid is not None:
+                while self.read_notes(block=True):
+                    self.use_ready()
+                self.reap()
+            for k in range(self.next, len(self.starts) - 1):  # what the worker left
+                if k not in self.ready:
                     self.ready[k] = (True, self.do(k))
-                    self.read_notes(block=False)
-                    self.use_ready()
-                if self.pid is not None:
-                    while self.read_notes(block=True):
-                        self.use_ready()
-                    self.reap()
-                for k in range(self.next, len(self.starts) - 1):  # what the worker left
-                    if k not in self.ready:
-                        self.ready[k] = (True, self.do(k))
-                    self.use_ready()
-            finally:
-                self.stop()
+                self.use_ready()
+        finally:
+            self.stop()
+            if results is not None:
+                results.close()
 
     def start_worker(self) -> None:
         """Fork the worker, or leave every chunk to this process."""

@@ -47,6 +47,18 @@ SPLIT_ENV = "CONDENSE_STATS_SPLIT_MIN_BYTES"
 BLOCK = 1 << 20
 
 
+def scratch_file() -> BinaryIO:
+    """An unlinked file for what a forked worker sends back: in memory where the
+    system has `memfd_create` (no temporary directory needed, `tempfile` not
+    imported), else a temporary file. OSError when neither can be made."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):  # a sandbox may refuse it: try a file
+            return open(os.memfd_create("condense-worker"), "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile()
+
+
 def threshold(variable: str, default: int) -> int:
     """A size threshold in bytes: the environment variable `variable` when it holds a
     whole number, else `default`."""
@@ -187,7 +199,7 @@ class ByteRange(io.RawIOBase):
 
 class Worker:
     """A forked child that works through `task`, writing each item it yields
-    (pickled, one after another) to an unlinked temporary file.
+    (pickled, one after another) to an unlinked file (`scratch_file`).
 
     The child never waits for the parent: a pipe would stop it as soon as its
     buffer filled, while the parent is still busy with its own half. `items()`
@@ -199,9 +211,8 @@ class Worker:
 
     def __init__(self, task: Callable[[], Iterable[Any]]) -> None:
         import pickle  # here: most commands never fork
-        import tempfile
 
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
+        self._file = scratch_file()  # closed by items() or stop()
         self.pid = os.fork()
         if self.pid == 0:  # the child: never returns, never runs the parent's exit handlers
             status = 1

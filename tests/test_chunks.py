@@ -75,20 +75,24 @@ def test_a_small_log_is_one_chunk(tmp_path: Path) -> None:
         assert chunk_starts(file, 0) == [0, 0]
 
 
-def test_every_chunk_once_in_order_from_both_processes(tmp_path: Path) -> None:
-    """Each process holds its first chunk until the other has started one, so both
-    take part however the two are scheduled."""
+def both_take_part(folder: Path) -> Any:
+    """Work that returns (start, stop, pid); each process holds its first chunk until
+    the other has started one, so both take part however the two are scheduled."""
 
     def work(a: int, b: int) -> tuple[int, int, int]:
         mine, theirs = ("worker", "parent") if in_worker() else ("parent", "worker")
-        (tmp_path / mine).touch()
+        (folder / mine).touch()
         waited = time.monotonic()
-        while not (tmp_path / theirs).exists() and time.monotonic() - waited < 30:
+        while not (folder / theirs).exists() and time.monotonic() - waited < 30:
             time.sleep(0.001)
         return a, b, os.getpid()
 
+    return work
+
+
+def test_every_chunk_once_in_order_from_both_processes(tmp_path: Path) -> None:
     starts = list(range(0, 410, 10))
-    order, results = walk(starts, work)
+    order, results = walk(starts, both_take_part(tmp_path))
     assert order == list(range(40))
     assert [r[:2] for r in results] == list(pairwise(starts))
     pids = {r[2] for r in results}
@@ -163,6 +167,58 @@ def test_no_fork_means_this_process_does_all(monkeypatch) -> None:
     order, results = walk(list(range(11)), lambda a, b: (a, os.getpid()))
     assert order == list(range(10))
     assert results == [(a, PARENT) for a in range(10)]
+
+
+def test_no_room_for_results_means_this_process_does_all(monkeypatch) -> None:
+    def no_room() -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(chunks, "scratch_file", no_room)
+    order, results = walk(list(range(11)), lambda a, b: (a, os.getpid()))
+    assert order == list(range(10))
+    assert results == [(a, PARENT) for a in range(10)]
+
+
+@pytest.mark.parametrize("memfd", ["refused", "missing"])
+def test_results_go_to_a_temporary_file_without_memfd(
+    memfd: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Where memfd_create is refused (a sandbox) or missing (not Linux), the worker
+    writes to a temporary file instead, and both processes still take part."""
+    import tempfile
+
+    made: list[Any] = []
+    real = tempfile.TemporaryFile
+
+    def temporary_file() -> Any:
+        made.append(real())
+        return made[-1]
+
+    def refused(name: str, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    if memfd == "refused":
+        monkeypatch.setattr(os, "memfd_create", refused, raising=False)
+    else:
+        monkeypatch.delattr(os, "memfd_create", raising=False)
+    monkeypatch.setattr(tempfile, "TemporaryFile", temporary_file)
+    order, results = walk(list(range(0, 410, 10)), both_take_part(tmp_path))
+    assert order == list(range(40))
+    assert {pid for _, _, pid in results} - {PARENT}  # the worker's results came back
+    assert len(made) == 1 and made[0].closed
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd_create is Linux's")
+def test_with_memfd_no_temporary_directory_is_needed(tmp_path: Path, monkeypatch) -> None:
+    import tempfile
+
+    def no_directory() -> Any:
+        raise FileNotFoundError(2, "No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_directory)
+    order, results = walk(list(range(0, 410, 10)), both_take_part(tmp_path))
+    assert order == list(range(40))
+    assert {pid for _, _, pid in results} - {PARENT}
 
 
 def test_an_error_while_using_a_result_stops_the_worker() -> None:
