@@ -159,21 +159,20 @@ def test_a_result_that_does_not_load_is_done_again(monkeypatch) -> None:
     assert results == [(a, PARENT) for a in range(40)]  # the worker's were done again
 
 
-def test_no_fork_means_this_process_does_all(monkeypatch) -> None:
-    def no_fork() -> int:
-        raise OSError(11, "Resource temporarily unavailable")
+@pytest.mark.parametrize(
+    ("lacking", "error"),
+    [("fork", OSError(11, "Resource temporarily unavailable")), ("room", OSError(28, "No space"))],
+)
+def test_without_a_worker_this_process_does_all(lacking: str, error: OSError, monkeypatch) -> None:
+    """No fork, or no file for a worker's results: one process walks every chunk."""
 
-    monkeypatch.setattr(os, "fork", no_fork)
-    order, results = walk(list(range(11)), lambda a, b: (a, os.getpid()))
-    assert order == list(range(10))
-    assert results == [(a, PARENT) for a in range(10)]
+    def refuse() -> Any:
+        raise error
 
-
-def test_no_room_for_results_means_this_process_does_all(monkeypatch) -> None:
-    def no_room() -> Any:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(chunks, "scratch_file", no_room)
+    if lacking == "fork":
+        monkeypatch.setattr(os, "fork", refuse)
+    else:
+        monkeypatch.setattr(chunks, "scratch_file", refuse)
     order, results = walk(list(range(11)), lambda a, b: (a, os.getpid()))
     assert order == list(range(10))
     assert results == [(a, PARENT) for a in range(10)]
