@@ -48,15 +48,17 @@ BLOCK = 1 << 20
 
 
 def scratch_file() -> BinaryIO:
-    """An unlinked file for what a forked worker sends back: in memory where the
-    system has `memfd_create` (no temporary directory needed, `tempfile` not
-    imported), else a temporary file. OSError when neither can be made."""
-    if hasattr(os, "memfd_create"):
-        with contextlib.suppress(OSError):  # a sandbox may refuse it: try a file
-            return open(os.memfd_create("condense-worker"), "w+b")
-    import tempfile
+    """An unlinked file for what a forked worker sends back: a temporary file or,
+    where no temporary directory can be written, an anonymous file in memory
+    (`memfd_create`, Linux). OSError when neither can be made."""
+    import tempfile  # here: most commands never fork
 
-    return tempfile.TemporaryFile()
+    try:
+        return tempfile.TemporaryFile()
+    except OSError:
+        if not hasattr(os, "memfd_create"):
+            raise
+        return open(os.memfd_create("condense-worker"), "w+b")
 
 
 def threshold(variable: str, default: int) -> int:
