@@ -14,13 +14,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from types import FrameType
 
-INTERRUPTED = 130  # 128 + SIGINT, what shells report for a Ctrl-C
-
-
-def quit_now(signum: int, frame: FrameType | None) -> None:
-    os._exit(INTERRUPTED)
+from condense_cli.core.interrupts import quit_now
 
 
 def _reopen_closed_streams() -> None:
@@ -46,7 +41,7 @@ def main() -> None:
     """`condense`: quiet interrupts from the first instant, then the typer app."""
     signal.signal(signal.SIGINT, quit_now)
     _reopen_closed_streams()
-    from condense_cli.cli import run_app  # typer, rich, orjson
+    from condense_cli.cli.app import run_app  # typer, rich, orjson
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     run_app()

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from condense_cli.cli import app
+from condense_cli.cli.app import app
 from tests.fake_llm import FakeLLM
 
 ROOT = Path(__file__).resolve().parent.parent

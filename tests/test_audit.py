@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.audit import audit_log
+from condense_cli.analysis.audit import audit_log
+from condense_cli.analysis.facts import Fact, Memory, extract, unique_names
+from condense_cli.core.events import Event
 from condense_cli.dialects import read_log
-from condense_cli.facts import Fact, Memory, extract, unique_names
-from condense_cli.model import Event
 from tests import stories
 from tests.dialects.test_openhands_v1 import conversations
 from tests.dialects.test_openhands_v1 import corpus as v1_corpus

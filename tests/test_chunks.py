@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from condense_cli import chunks
-from condense_cli.chunks import chunk_starts, walk_chunks
+from condense_cli.dialects.openhands_v0 import chunks
+from condense_cli.dialects.openhands_v0.chunks import chunk_starts, walk_chunks
 
 PARENT = os.getpid()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from condense_cli.config import LLMTables, build_condenser, load_condenser, load_settings
+from condense_cli.config.loading import LLMTables, build_condenser, load_condenser, load_settings
 from tests.conftest import ROOT
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import orjson
 
-from condense_cli.dialects.openhands_v0 import scan_log
-from condense_cli.log import LogSource
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects.openhands_v0.dialect import scan_log
 from tests.conftest import CONDENSE
 
 ROUNDS = 40

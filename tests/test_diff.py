@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.tokens import tokenizer_for
+from condense_cli.llm.tokens import tokenizer_for
 from tests import stories
 
 COUNT = tokenizer_for("gpt-4o-mini").count_batch

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli import chunks, halves
-from condense_cli.dialects import openhands_v0
-from condense_cli.dialects.openhands_v0 import scan_log
-from condense_cli.errors import LogError
-from condense_cli.log import LogSource
+from condense_cli.core.errors import LogError
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects.openhands_v0 import chunks
+from condense_cli.dialects.openhands_v0 import dialect as openhands_v0
+from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.fast import halves
 from tests.conftest import condensation, msg, run_action, run_obs
 
 EXACT, TWO, VALIDATOR = "one process", "two processes", "the full validator alone"

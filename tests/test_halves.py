@@ -10,11 +10,13 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.dialects import openhands_v0_stats
-from condense_cli.dialects.openhands_v0 import scan_log
-from condense_cli.dialects.openhands_v0_stats import collect_stats
-from condense_cli.errors import LogError
-from condense_cli.halves import (
+from condense_cli.core.errors import LogError
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects.counting import TextCounts
+from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
+from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.dialects.openhands_v0.stats import collect_stats
+from condense_cli.fast.halves import (
     SPLIT_ENV,
     SPLIT_MIN_BYTES,
     in_halves,
@@ -22,9 +24,7 @@ from condense_cli.halves import (
     lines_between,
     split_point,
 )
-from condense_cli.log import LogSource
-from condense_cli.stats import TextCounts
-from condense_cli.tokens import Tokenizer, tokenizer_for
+from condense_cli.llm.tokens import Tokenizer, tokenizer_for
 from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 
 ONE = str(10**15)  # a threshold no test log reaches: one process
@@ -213,7 +213,7 @@ def test_a_line_that_changed_after_the_scan_is_an_error(
 
 @pytest.mark.parametrize("preadv", [True, False])
 def test_lines_between_joins_lines_longer_than_a_block(make_log, monkeypatch, preadv) -> None:
-    monkeypatch.setattr("condense_cli.halves.BLOCK", 7)
+    monkeypatch.setattr("condense_cli.fast.halves.BLOCK", 7)
     if not preadv:  # as where os.preadv does not exist
         monkeypatch.delattr(os, "preadv")
     content = b'{"a": 1}\n' + b'{"long": "' + b"x" * 40 + b'"}\r\n' + b"\n" + b'{"end": 2}'

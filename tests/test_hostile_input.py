@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.dialects.openhands_v0 import scan_log, view_lines
-from condense_cli.log import LogSource
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects.openhands_v0.dialect import scan_log, view_lines
 from tests.conftest import CONDENSE, lines_of, msg
 
 GOOD = lines_of([msg(0)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from condense_cli.intervals import IntervalSet
+from condense_cli.core.intervals import IntervalSet
 
 
 def test_add_returns_the_newly_covered_gaps() -> None:

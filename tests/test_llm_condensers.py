@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from condense_cli.condensers.summarizing import STATE_FIELDS
-from condense_cli.dialects.openhands_v0 import load_view
+from condense_cli.dialects.openhands_v0.dialect import load_view
 from tests.conftest import (
     API_KEY,
     CONDENSE,
@@ -488,7 +488,7 @@ def test_run_as_a_subprocess(config, fake, tmp_path: Path) -> None:
 def test_read_only_commands_never_import_litellm(args: list[str]) -> None:
     code = (
         "import sys\n"
-        "from condense_cli.cli import app\n"
+        "from condense_cli.cli.app import app\n"
         f"try:\n    app({args!r})\nexcept SystemExit:\n    pass\n"
         "print('litellm' in sys.modules)\n"
     )

@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
+from condense_cli.core.messages import count_tokens
 from condense_cli.dialects import read_log
-from condense_cli.llm import litellm_module
-from condense_cli.messages import count_tokens
-from condense_cli.tokens import tokenizer_for
+from condense_cli.llm.client import litellm_module
+from condense_cli.llm.tokens import tokenizer_for
 from tests.conftest import condensation, corpus_logs, msg
 
 SYSTEM = {"id": 0, "source": "agent", "action": "system", "args": {"content": "You are an agent."}}

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.jsonlines import encode
+from condense_cli.core.jsonlines import encode
 from tests.conftest import SAMPLES, lines_of, msg
 
 BROWSING = SAMPLES / "browsing_session.jsonl"  # 13 events, 3 of them browse observations

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.config import LLMTables, build_condenser
-from condense_cli.dialects.openhands_v0 import load_view
-from condense_cli.model import Condensation, apply_condensation
+from condense_cli.config.loading import LLMTables, build_condenser
+from condense_cli.core.events import Condensation, apply_condensation
+from condense_cli.dialects.openhands_v0.dialect import load_view
 from tests.conftest import (
     SAMPLES,
     condensation,
@@ -409,7 +409,7 @@ def test_run_action_and_obs_helpers_pair(make_log) -> None:
 def test_run_reports_reading_then_condensing(tmp_path: Path) -> None:
     import contextlib
 
-    from condense_cli.runner import Feedback, append_request, run_condenser
+    from condense_cli.condensers.runner import Feedback, append_request, run_condenser
 
     log = copy(SAMPLES / "browsing_session.jsonl", tmp_path)
     calls: list[str] = []

@@ -66,7 +66,7 @@ def test_extra_headers_can_be_set_in_the_llm_table(cli) -> None:
 
 
 def test_the_rule_names_every_kind_of_secret() -> None:
-    from condense_cli.redact import mask_table
+    from condense_cli.core.redact import mask_table
 
     table = {
         "model": "m",

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.tokens import tokenizer_for
+from condense_cli.llm.tokens import tokenizer_for
 from tests import stories
 
 # amortized_forgetting, max_size 4, keep_first 1, on the story's 9 events: at step 5

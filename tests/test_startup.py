@@ -46,7 +46,7 @@ MODULES = {
     "claude-code": "claude_code",
     "codex": "codex",
 }
-NEVER = ("litellm", "tiktoken", "condense_cli.condensers", "condense_cli.llm")
+NEVER = ("litellm", "tiktoken", "condense_cli.condensers", "condense_cli.llm.client")
 ENVIRON = {k: v for k, v in os.environ.items() if k != "CONDENSE_CONFIG"}
 
 
@@ -72,11 +72,11 @@ def under(modules: set[str], *packages: str) -> set[str]:
 
 def other_dialects(modules: set[str], dialect: str) -> set[str]:
     """Loaded modules of the dialects other than `dialect`, their detection rules aside."""
-    others = [f"condense_cli.dialects.{m}" for d, m in MODULES.items() if d != dialect]
+    others = [f"condense_cli.dialects.{m}." for d, m in MODULES.items() if d != dialect]
     return {
         m
         for m in modules
-        if any(m.startswith(prefix) for prefix in others) and not m.endswith("_detect")
+        if any(m.startswith(prefix) for prefix in others) and not m.endswith(".detect")
     }
 
 
@@ -90,7 +90,7 @@ def test_a_piped_view_loads_its_dialect_only_and_no_rich(
     assert done.returncode == 0, done.stderr
     assert done.stdout == proc("view", log, "--format", format).stdout
     assert done.stderr == b""
-    assert f"condense_cli.dialects.{MODULES[dialect]}" in modules
+    assert f"condense_cli.dialects.{MODULES[dialect]}.dialect" in modules
     assert other_dialects(modules, dialect) == set()
     assert under(modules, "rich", *NEVER) == set()
 
@@ -98,7 +98,7 @@ def test_a_piped_view_loads_its_dialect_only_and_no_rich(
 def test_the_v0_fast_path_is_loaded_only_for_a_log_of_its_size(tmp_path: Path) -> None:
     log = stories.write("openhands-v0", tmp_path / "session.jsonl")
     size = log.stat().st_size
-    fast = ("condense_cli.dialects.openhands_v0_fast", "simdjson", "msgspec")
+    fast = ("condense_cli.dialects.openhands_v0.fast", "simdjson", "msgspec")
     outputs = []
     for threshold, loaded in ((size + 1, False), (size, True)):
         env = {"CONDENSE_FAST_MIN_BYTES": str(threshold)}
@@ -112,7 +112,7 @@ def test_the_v0_fast_path_is_loaded_only_for_a_log_of_its_size(tmp_path: Path) -
 def test_a_piped_command_on_a_big_log_imports_no_progress_bar(tmp_path: Path) -> None:
     """A log big enough for a progress bar, read with stderr not a terminal: rich is
     not imported, unless FORCE_COLOR asks rich to draw anyway."""
-    from condense_cli.progress import THRESHOLD
+    from condense_cli.terminal.progress import THRESHOLD
 
     line = orjson.dumps(run_obs(0, 0, content="x" * 8000))
     log = tmp_path / "big.jsonl"
@@ -135,10 +135,10 @@ def test_version_loads_no_code_that_reads_logs(tmp_path: Path) -> None:
             modules,
             "rich",
             "condense_cli.dialects",
-            "condense_cli.log",
-            "condense_cli.model",
-            "condense_cli.replay",
-            "condense_cli.render",
+            "condense_cli.core.logfile",
+            "condense_cli.core.events",
+            "condense_cli.dialects.openhands_v0.scan",
+            "condense_cli.terminal.render",
             *NEVER,
         )
         == set()
@@ -161,7 +161,7 @@ def test_check_and_stats_never_load_litellm(
     done, modules = condense(tmp_path, *args, log)
     assert (done.returncode, done.stderr) == (0, says)
     assert done.stdout == proc(*args, log, cwd=tmp_path, env=ENVIRON).stdout
-    assert "condense_cli.dialects.openhands_v0" in modules
-    assert under(modules, "litellm", "condense_cli.condensers", "condense_cli.llm") == set()
+    assert "condense_cli.dialects.openhands_v0.dialect" in modules
+    assert under(modules, "litellm", "condense_cli.condensers", "condense_cli.llm.client") == set()
     if "json" in args or "check" in args:  # nothing is drawn: no rich
         assert under(modules, "rich") == set()

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.tokens import Tokenizer, tokenizer_for
+from condense_cli.llm.tokens import Tokenizer, tokenizer_for
 from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 
 
@@ -68,7 +68,7 @@ def test_stats_json_figures(cli, make_log) -> None:
 
 
 def test_stats_tokens_match_litellm(cli, make_log) -> None:
-    from condense_cli.llm import litellm_module
+    from condense_cli.llm.client import litellm_module
 
     litellm = litellm_module()
     log, _ = small_log(make_log)
@@ -100,7 +100,7 @@ def test_stats_tokens_match_litellm(cli, make_log) -> None:
     ],
 )
 def test_light_tokenizer_counts_as_litellm_does(model: str) -> None:
-    from condense_cli.llm import litellm_module
+    from condense_cli.llm.client import litellm_module
 
     litellm = litellm_module()
     texts = [
@@ -165,10 +165,10 @@ def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:
 
     from rich.console import Console
 
-    from condense_cli.dialects.openhands_v0 import scan_log
-    from condense_cli.dialects.openhands_v0_stats import collect_stats
-    from condense_cli.log import LogSource
-    from condense_cli.render import print_stats
+    from condense_cli.core.logfile import LogSource
+    from condense_cli.dialects.openhands_v0.dialect import scan_log
+    from condense_cli.dialects.openhands_v0.stats import collect_stats
+    from condense_cli.terminal.render import print_stats
 
     log, _ = small_log(make_log)
     with LogSource.open(str(log)) as source:
@@ -257,9 +257,9 @@ def counting_tokenizer() -> tuple[Tokenizer, list[str]]:
 
 
 def test_v0_tokenizes_each_text_once(make_log) -> None:
-    from condense_cli.dialects.openhands_v0 import scan_log
-    from condense_cli.dialects.openhands_v0_stats import collect_stats
-    from condense_cli.log import LogSource
+    from condense_cli.core.logfile import LogSource
+    from condense_cli.dialects.openhands_v0.dialect import scan_log
+    from condense_cli.dialects.openhands_v0.stats import collect_stats
 
     log, _ = small_log(make_log)
     tokenizer, asked = counting_tokenizer()
@@ -283,7 +283,7 @@ def test_other_dialects_tokenize_a_text_of_the_view_once(corpus: Path, name: str
     from collections import Counter
 
     from condense_cli.dialects import read_log
-    from condense_cli.stats import model_text
+    from condense_cli.dialects.counting import model_text
 
     tokenizer, asked = counting_tokenizer()
     with read_log(str(corpus.parent / name)) as replay:

@@ -12,9 +12,9 @@ import orjson
 import pytest
 from rich.console import Console
 
-from condense_cli.dialects.openhands_v0 import scan_log
-from condense_cli.log import LogSource
-from condense_cli.progress import progress
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.terminal.progress import progress
 from tests.conftest import CONDENSE, ROOT
 from tests.reference import reference_view
 
@@ -110,7 +110,7 @@ def test_the_subprocess_streams_a_large_log(generated: list[Path]) -> None:
 
 
 def test_progress_bar_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import condense_cli.progress as module
+    import condense_cli.terminal.progress as module
 
     monkeypatch.setattr(module, "THRESHOLD", 1000)
     log = tmp_path / "log.jsonl"

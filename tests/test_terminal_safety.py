@@ -7,8 +7,8 @@ import io
 import orjson
 from rich.console import Console
 
-from condense_cli.dialects.openhands_v0 import load_view
-from condense_cli.render import print_rich, sanitize
+from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.terminal.render import print_rich, sanitize
 from tests.conftest import lines_of
 
 HOSTILE = "\x1b]52;c;ZXZpbA==\x07 clear:\x1b[2J [bold red]x[/] \x9b31m \x08\x7f end"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from condense_cli.dialects.openhands_v0 import load_view
-from condense_cli.render import print_rich
+from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.terminal.render import print_rich
 from tests.conftest import CONDENSE, SAMPLES, condensation, msg, request, run_action, run_obs
 
 CODING = SAMPLES / "coding_session.jsonl"
@@ -123,7 +123,7 @@ def test_a_later_condensation_is_named_only_for_what_it_forgot_first(cli, make_l
 def test_markers_come_from_the_ranges_not_from_the_lines(make_log) -> None:
     """A million forgotten ids cost one gap: no list of ids is built."""
     log = make_log([msg(0), condensation(1, start=2, end=10**6), msg(2), msg(10**6 + 1)])
-    from condense_cli.replay import forgotten_gaps
+    from condense_cli.dialects.openhands_v0.scan import forgotten_gaps
 
     _, index = load_view(str(log))
     gaps = forgotten_gaps(index)
@@ -135,7 +135,7 @@ def test_markers_come_from_the_ranges_not_from_the_lines(make_log) -> None:
 
 def rich_text(log: Path, width: int, color: bool = False) -> str:
     from condense_cli.dialects import read_log
-    from condense_cli.render import header_line
+    from condense_cli.terminal.render import header_line
 
     with read_log(str(log)) as replay:
         view, gaps = replay.view(), replay.gaps()

@@ -18,8 +18,8 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.model import View
-from condense_cli.text import plural
+from condense_cli.core.events import View
+from condense_cli.core.text import plural
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model
 
@@ -64,7 +64,7 @@ class LLMAttentionCondenser(ModelCondenser):
         return size_trigger(view, self.config.max_size)
 
     def get_condensation(self, view: View) -> Result:
-        from condense_cli.llm import require_response_schema
+        from condense_cli.llm.client import require_response_schema
 
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
@@ -96,7 +96,7 @@ class LLMAttentionCondenser(ModelCondenser):
         return Condensation(tuple(sorted(forget)), usage=usage)
 
     def rank(self, candidates: list[Any]) -> tuple[list[int], dict[str, Any]]:
-        from condense_cli.llm import ask
+        from condense_cli.llm.client import ask
 
         messages = [
             {"role": "user", "content": RANKING_PROMPT},

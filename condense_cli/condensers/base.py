@@ -7,18 +7,20 @@ either a rewritten `View` (nothing is written) or a `Condensation` to append.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from condense_cli.errors import ConfigError
-from condense_cli.model import Condensation, View
-from condense_cli.text import plural
+from condense_cli.core.errors import ConfigError
+from condense_cli.core.events import Condensation, View
+from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
-    from condense_cli.schema import LLMSettings
+    from condense_cli.core.tables import LLMSettings
 
 
 Result = View | Condensation
+# Builds the condenser of a nested table; its second argument says where the table is.
+Builder = Callable[[Any, str], "Condenser"]
 
 
 class Condenser(ABC):
@@ -31,8 +33,9 @@ class Condenser(ABC):
         self.config = config
 
     @classmethod
-    def from_config(cls, config: Any, llms: Any) -> Condenser:
-        """Build from a validated config; `llms` resolves model settings by name."""
+    def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
+        """Build from a validated config; `llms` resolves model settings by name and
+        `build` makes a condenser of a nested table (a pipeline's stages)."""
         return cls(config)
 
     @abstractmethod
@@ -41,7 +44,7 @@ class Condenser(ABC):
 
     def describe(self) -> dict[str, Any]:
         """The condenser's table for `condense config`, defaults filled in."""
-        from condense_cli.schema import settings_table
+        from condense_cli.core.tables import settings_table
 
         return {"type": self.name, **settings_table(self.config)}
 
@@ -72,7 +75,7 @@ class ModelCondenser(RollingCondenser):
         self.llm = llm
 
     @classmethod
-    def from_config(cls, config: Any, llms: Any) -> Condenser:
+    def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
         return cls(config, llms.resolve(config.llm_config, "condenser"))
 
 

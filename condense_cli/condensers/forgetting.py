@@ -15,8 +15,8 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
 )
-from condense_cli.model import Condensation, Event, View
-from condense_cli.text import plural
+from condense_cli.core.events import Condensation, Event, View
+from condense_cli.core.text import plural
 
 
 @dataclass(frozen=True)

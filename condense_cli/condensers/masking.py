@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from condense_cli.condensers.base import Condenser, Result, require
-from condense_cli.model import View
+from condense_cli.core.events import View
 
 MASK = "<MASKED>"
 

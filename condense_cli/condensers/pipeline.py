@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.condensers.base import Condenser, Result, require
-from condense_cli.model import Condensation, View
+from condense_cli.condensers.base import Builder, Condenser, Result, require
+from condense_cli.core.events import Condensation, View
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,9 @@ class PipelineCondenser(Condenser):
         self.stages = stages
 
     @classmethod
-    def from_config(cls, config: Any, llms: Any) -> Condenser:
-        from condense_cli.config import build_condenser  # config imports the registry
-
+    def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
         stages = [
-            build_condenser(table, llms, where=f"condenser.condensers[{i}]")
-            for i, table in enumerate(config.condensers)
+            build(table, f"condenser.condensers[{i}]") for i, table in enumerate(config.condensers)
         ]
         return cls(config, stages)
 

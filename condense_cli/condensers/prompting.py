@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from condense_cli.model import Event
+from condense_cli.core.events import Event
 
 MARKER_BUDGET = 40  # characters reserved for the "[... N characters cut ...]" line
 

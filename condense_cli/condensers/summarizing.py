@@ -17,9 +17,9 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.jsonlines import encode
-from condense_cli.model import Condensation, Event, View
-from condense_cli.text import plural
+from condense_cli.core.events import Condensation, Event, View
+from condense_cli.core.jsonlines import encode
+from condense_cli.core.text import plural
 
 MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call
 
@@ -131,7 +131,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         return max(1, min(tail, fitting))
 
     def _tokens(self, events: list[Event]) -> list[int]:
-        from condense_cli.llm import count_tokens
+        from condense_cli.llm.client import count_tokens
 
         return count_tokens(self.llm, [e.text for e in events])
 
@@ -149,7 +149,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         self, previous: Event | None, forgotten: list[Event], extra: str = ""
     ) -> tuple[str, dict[str, Any]]:
         """Ask the model; `extra` is added to the prompt (the facts to carry)."""
-        from condense_cli.llm import ask
+        from condense_cli.llm.client import ask
 
         messages = [{"role": "user", "content": self.prompt(previous, forgotten, extra)}]
         options = self.request_options()
@@ -162,8 +162,8 @@ class LLMSummarizingCondenser(ModelCondenser):
         """Ask with the facts the summary must carry named; audit the answer against
         them (in the summary or the kept events), and when it lost more than
         `max_fact_loss` of them, ask once more naming the ones it lost."""
-        from condense_cli.audit import check_facts, total
-        from condense_cli.facts import extract
+        from condense_cli.analysis.audit import check_facts, total
+        from condense_cli.analysis.facts import extract
 
         facts = extract(forgotten)
         extra = facts_section(facts, "The summary must carry these facts of the events")
@@ -277,7 +277,7 @@ def facts_section(facts: list[Any], title: str) -> str:
     """`<facts>` for a prompt: one `- kind: fact` line each, instructions first."""
     if not facts:
         return ""
-    from condense_cli.facts import KINDS
+    from condense_cli.analysis.facts import KINDS
 
     ordered = sorted(facts, key=lambda f: KINDS.index(f.kind))[:MAX_NAMED_FACTS]
     lines = "\n".join(f"- {f.kind}: {f.text}" for f in ordered)

@@ -22,15 +22,13 @@ from typing import Any
 
 import orjson
 
-from condense_cli.dialects import (
-    claude_code_detect,
-    codex_detect,
-    openhands_v0_detect,
-    openhands_v1_detect,
-)
+from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.logfile import BOM, LogSource, is_stream, refuse_streams
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
-from condense_cli.errors import ConfigError, LogError
-from condense_cli.log import BOM, LogSource, is_stream, refuse_streams
+from condense_cli.dialects.claude_code import detect as claude_code_detect
+from condense_cli.dialects.codex import detect as codex_detect
+from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
+from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
 
 def _no_folder(path: Path) -> bool:
@@ -57,7 +55,7 @@ class Registered:
 V0 = Registered(
     openhands_v0_detect.NAME,
     openhands_v0_detect.claims,
-    "condense_cli.dialects.openhands_v0:OpenHandsV0",
+    "condense_cli.dialects.openhands_v0.dialect:OpenHandsV0",
 )
 DIALECTS: dict[str, Registered] = {
     d.name: d
@@ -65,15 +63,17 @@ DIALECTS: dict[str, Registered] = {
         Registered(
             openhands_v1_detect.NAME,
             openhands_v1_detect.claims,
-            "condense_cli.dialects.openhands_v1:OpenHandsV1",
+            "condense_cli.dialects.openhands_v1.dialect:OpenHandsV1",
             openhands_v1_detect.claims_folder,
         ),
         Registered(
             claude_code_detect.NAME,
             claude_code_detect.claims,
-            "condense_cli.dialects.claude_code:ClaudeCode",
+            "condense_cli.dialects.claude_code.dialect:ClaudeCode",
         ),
-        Registered(codex_detect.NAME, codex_detect.claims, "condense_cli.dialects.codex:Codex"),
+        Registered(
+            codex_detect.NAME, codex_detect.claims, "condense_cli.dialects.codex.dialect:Codex"
+        ),
         V0,
     )
 }

@@ -15,10 +15,24 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from condense_cli.log import LockedLog, LogSource, locked_log
-from condense_cli.messages import Conversion
-from condense_cli.model import Condensation, CondensationRecord, Event, Problem, View
-from condense_cli.replay import Gap
+from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
+from condense_cli.core.logfile import LockedLog, LogSource, locked_log
+from condense_cli.core.messages import Conversion
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Events forgotten between two kept ones, all by one condensation.
+
+    `after` is how many kept log lines come before the gap in the view (the
+    summary replay inserts is not counted), so a renderer can place it.
+    """
+
+    after: int
+    count: int
+    first_id: int
+    last_id: int
+    by: int | None  # the id of the condensation that forgot them
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from typing import Any
 
 import pytest
 
-from condense_cli.dialects.claude_code import ClaudeEvent, api_messages
-from condense_cli.dialects.claude_code_messages import chat_messages
+from condense_cli.dialects.claude_code.dialect import ClaudeEvent, api_messages
+from condense_cli.dialects.claude_code.messages import chat_messages
 from tests.clients.install import Clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer

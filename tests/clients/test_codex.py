@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from condense_cli.dialects.codex_messages import convert
+from condense_cli.dialects.codex.messages import convert
 from tests.clients.install import Clients
 from tests.clients.resume import Run, resume_codex
 from tests.clients.servers import OpenAIServer

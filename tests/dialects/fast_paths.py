@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli import fastlines
+from condense_cli.fast import lines as fastlines
 
 EXACT, FAST = "exact", "fast"
 

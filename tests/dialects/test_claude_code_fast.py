@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli import fastlines
+from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.dialects import read_log
-from condense_cli.errors import ConfigError, LogError
+from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
 from tests.dialects.fast_paths import EXACT, FAST, repeated, use_path
 from tests.dialects.test_claude_code import CORPUS, Builder, basic
@@ -216,7 +216,7 @@ def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
 def test_a_block_goes_whole_to_the_exact_path_only_for_a_line_simdjson_refuses() -> None:
     """A uuid such as `…-8e3e-529650…` has the shape of an overflowing number but sits
     in a string: its block takes the fast path; a real overflowing number does not."""
-    from condense_cli.dialects.claude_code_fast import DECODER
+    from condense_cli.dialects.claude_code.fast import DECODER
 
     fine = ["overflow shape in a uuid", "overflow shape after a space in a string"]
     fine.append("largest double")

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.jsonlines import encode
+from condense_cli.core.jsonlines import encode
 from tests.conftest import ROOT
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "codex"
@@ -344,7 +344,7 @@ def tool(cid: str, name: str, arguments: str) -> dict[str, Any]:
 
 
 def test_an_output_without_its_call_is_dropped_and_reported() -> None:
-    from condense_cli.dialects.codex_messages import convert
+    from condense_cli.dialects.codex.messages import convert
 
     conversion = convert([user("hi"), output("c9", "lost")], lambda item: ("L", 7))
     assert conversion.messages == [{"role": "user", "content": "hi"}]

@@ -12,11 +12,16 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.dialects import openhands_v1 as v1
-from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation, Summary
-from condense_cli.dialects.openhands_v1_detect import SENT_KINDS, UNSENT_KINDS
-from condense_cli.errors import ConfigError, LogBusyError, LogError
-from condense_cli.model import Problem
+from condense_cli.core.errors import ConfigError, LogBusyError, LogError
+from condense_cli.core.events import Problem
+from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.detect import SENT_KINDS, UNSENT_KINDS
+from condense_cli.dialects.openhands_v1.dialect import (
+    LAST_SUMMARY,
+    MULTI_SUMMARY,
+    Generation,
+    Summary,
+)
 from tests.conftest import ROOT
 
 V1_CORPUS = ROOT.parent / "shared" / "corpus" / "openhands-v1"

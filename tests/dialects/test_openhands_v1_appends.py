@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from condense_cli.dialects import openhands_v1 as v1
+from condense_cli.dialects.openhands_v1 import dialect as v1
 from tests.conftest import CONDENSE, start_condense_writers
 from tests.dialects.test_openhands_v1 import ONE_CONDENSATION, system, write_jsonl
 from tests.dialects.test_openhands_v1_cli import copy_of, event_files, events_dir

@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.config import LLMTables, build_condenser
-from condense_cli.dialects import openhands_v1 as v1
+from condense_cli.config.loading import LLMTables, build_condenser
+from condense_cli.core.events import Event, View, apply_condensation
+from condense_cli.core.text import plural
 from condense_cli.dialects import read_log
-from condense_cli.model import Event, View, apply_condensation
-from condense_cli.text import plural
+from condense_cli.dialects.openhands_v1 import dialect as v1
 from tests.dialects.test_openhands_v1 import (
     FOUR_CONDENSATIONS,
     NO_CONDENSATION,

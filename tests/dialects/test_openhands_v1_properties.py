@@ -7,8 +7,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condense_cli.dialects import openhands_v1 as v1
-from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation, Summary
+from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.dialect import (
+    LAST_SUMMARY,
+    MULTI_SUMMARY,
+    Generation,
+    Summary,
+)
 from tests.dialects.test_openhands_v1 import (
     _id,
     call,

@@ -10,9 +10,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condense_cli.dialects import openhands_v1 as v1
-from condense_cli.dialects.openhands_v1 import LAST_SUMMARY, MULTI_SUMMARY, Generation
-from condense_cli.dialects.openhands_v1_steps import linear, steps
+from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.dialect import LAST_SUMMARY, MULTI_SUMMARY, Generation
+from condense_cli.dialects.openhands_v1.steps import linear, steps
 from tests.dialects.test_openhands_v1 import _id, call, condensation, conv, message, result
 from tests.dialects.test_openhands_v1_properties import conversations
 

@@ -1,0 +1,232 @@
+"""`condense audit`: what each condensation of a log lost, fact by fact.
+
+For each condensation, the facts of the events it forgot (see `facts.py`) are
+looked up in the summary it wrote, then in the events the view still holds right
+after it; a fact found in neither is lost. The current view is audited the same
+way against every fact any condensation forgot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from condense_cli.analysis.facts import KINDS, Fact, Memory, event_texts, extract, unique_names
+from condense_cli.core.errors import ConfigError
+from condense_cli.core.events import Event, View
+from condense_cli.dialects.base import Replay
+
+OVERALL = "overall"
+
+
+@dataclass
+class Tally:
+    """Facts of one kind: how many, where they were kept, and the lost ones."""
+
+    facts: int = 0
+    in_summary: int = 0
+    in_view: int = 0
+    lost: list[str] = field(default_factory=list)
+
+    @property
+    def kept(self) -> int:
+        return self.in_summary + self.in_view
+
+    @property
+    def share(self) -> float | None:
+        """The share kept, in percent (None when there was nothing to keep)."""
+        return 100 * self.kept / self.facts if self.facts else None
+
+    def add(self, other: Tally) -> None:
+        self.facts += other.facts
+        self.in_summary += other.in_summary
+        self.in_view += other.in_view
+        self.lost += other.lost
+
+    def to_dict(self) -> dict[str, Any]:
+        share = self.share
+        return {
+            "facts": self.facts,
+            "kept": self.kept,
+            "in_summary": self.in_summary,
+            "in_view": self.in_view,
+            "lost": self.facts - self.kept,
+            "kept_percent": round(share, 1) if share is not None else None,
+        }
+
+
+def new_tallies() -> dict[str, Tally]:
+    return {kind: Tally() for kind in KINDS}
+
+
+def total(tallies: dict[str, Tally]) -> Tally:
+    """Every kind together."""
+    whole = Tally()
+    for tally in tallies.values():
+        whole.add(tally)
+    return whole
+
+
+@dataclass
+class Audit:
+    """One condensation (or the current view) audited."""
+
+    label: str
+    id: object
+    line: int | None
+    forgotten_events: int
+    summary_chars: int | None
+    kinds: dict[str, Tally]
+
+    def lost(self) -> list[tuple[str, str]]:
+        """(kind, fact) of every lost fact, user instructions first."""
+        return [(kind, text) for kind in KINDS for text in self.kinds[kind].lost]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "id": self.id,
+            "line": self.line,
+            "forgotten_events": self.forgotten_events,
+            "summary_chars": self.summary_chars,
+            "kinds": {kind: tally.to_dict() for kind, tally in self.kinds.items()},
+            "all": total(self.kinds).to_dict(),
+            "lost": [{"kind": kind, "fact": text} for kind, text in self.lost()],
+        }
+
+
+@dataclass
+class LogAudit:
+    """Every condensation of a log audited, the current view, and the totals."""
+
+    path: str
+    dialect: str
+    condensations: list[Audit]
+    current: Audit
+
+    @property
+    def overall(self) -> dict[str, Tally]:
+        """Per kind, over every condensation."""
+        tallies = new_tallies()
+        for audit in self.condensations:
+            for kind, tally in audit.kinds.items():
+                tallies[kind].add(tally)
+        return tallies
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dialect": self.dialect,
+            "log": self.path,
+            "condensations": [a.to_dict() for a in self.condensations],
+            "current_view": self.current.to_dict(),
+            "overall": kinds_json(self.overall),
+        }
+
+
+def kinds_json(tallies: dict[str, Tally]) -> dict[str, Any]:
+    """Per kind and every kind together, for JSON."""
+    return {
+        "kinds": {kind: t.to_dict() for kind, t in tallies.items()},
+        "all": total(tallies).to_dict(),
+    }
+
+
+def check_facts(
+    facts: list[Fact], summaries: Iterable[str], kept: Iterable[Event]
+) -> dict[str, Tally]:
+    """Look each fact up in the summaries, then in the events kept."""
+    names = unique_names(facts)
+    summary = Memory.of(summaries, loose=True)
+    view = Memory.of(text for event in kept for text in event_texts(event))
+    tallies = new_tallies()
+    for fact in facts:
+        tally = tallies[fact.kind]
+        tally.facts += 1
+        if summary.carries(fact, names):
+            tally.in_summary += 1
+        elif view.carries(fact, names):
+            tally.in_view += 1
+        else:
+            tally.lost.append(fact.text)
+    return tallies
+
+
+def without_summary(view: View, summary: str | None) -> list[Event]:
+    """The events of `view` but the summary `summary` (its first occurrence)."""
+    events = list(view)
+    if summary is not None:
+        for index, event in enumerate(events):
+            if event.is_summary and event.text == summary:
+                del events[index]
+                break
+    return events
+
+
+def audit_log(replay: Replay) -> LogAudit:
+    """Audit every condensation of `replay`'s log and its current view."""
+    audits: list[Audit] = []
+    forgotten: dict[tuple[str, str], Fact] = {}
+    for number, step in enumerate(replay.condensation_steps(), start=1):
+        facts = extract(step.forgotten)
+        for fact in facts:
+            forgotten.setdefault((fact.kind, fact.key), fact)
+        summaries = [step.summary] if step.summary is not None else []
+        kinds = check_facts(facts, summaries, without_summary(step.after, step.summary))
+        chars = len(step.summary) if step.summary is not None else None
+        audits.append(
+            Audit(f"condensation {number}", step.id, step.line, len(step.forgotten), chars, kinds)
+        )
+    view = replay.view()
+    summaries = [e.text for e in view if e.is_summary]
+    kinds = check_facts(list(forgotten.values()), summaries, [e for e in view if not e.is_summary])
+    current = Audit(
+        "current view",
+        None,
+        None,
+        replay.forgotten_events,
+        sum(len(s) for s in summaries) if summaries else None,
+        kinds,
+    )
+    return LogAudit(replay.path, replay.dialect, audits, current)
+
+
+# --- thresholds (`--fail-under`) ------------------------------------------------------
+
+
+def parse_threshold(value: str) -> tuple[str, float]:
+    """`80` (every fact together) or `paths=80` (one kind) -> (kind or overall, percent)."""
+    kind, sep, raw = value.rpartition("=")
+    kind = kind.strip() if sep else OVERALL
+    if kind not in (OVERALL, *KINDS):
+        raise ConfigError(
+            f"--fail-under {value!r}: {kind!r} is not a kind of fact",
+            hint=f"give a percentage, or KIND=PERCENT with KIND one of: {', '.join(KINDS)}",
+        )
+    try:
+        percent = float(raw.strip().removesuffix("%"))
+    except ValueError:
+        percent = -1.0
+    if not 0 <= percent <= 100:
+        raise ConfigError(f"--fail-under {value!r}: the percentage must be a number from 0 to 100")
+    return kind, percent
+
+
+def combined(audits: list[LogAudit]) -> dict[str, Tally]:
+    """Per kind, over every condensation of every log."""
+    tallies = new_tallies()
+    for audit in audits:
+        for kind, tally in audit.overall.items():
+            tallies[kind].add(tally)
+    return tallies
+
+
+def failures(overall: dict[str, Tally], thresholds: list[tuple[str, float]]) -> list[str]:
+    """What falls under its threshold, one line each (kinds without facts pass)."""
+    found = []
+    for kind, percent in thresholds:
+        tally = total(overall) if kind == OVERALL else overall[kind]
+        share = tally.share
+        if share is not None and share < percent:
+            found.append(f"{kind}: {share:.1f}% of {tally.facts:,} facts kept, under {percent:g}%")
+    return found

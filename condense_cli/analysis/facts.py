@@ -1,0 +1,356 @@
+"""The facts of events, extracted deterministically and by kind, and whether a text
+still carries them (what `condense audit` measures and LLM condensers verify).
+
+Kinds, in the order reports list them:
+- `instructions`: every message the user typed;
+- `paths`: files touched (a tool's `path`/`file_path` argument, patch headers, and
+  paths in commands);
+- `commands`: shell commands run, by their first line;
+- `errors`: exception lines, failing test ids, and non-zero exits;
+- `urls`: addresses visited (a tool's `url`, browsing results, URLs in commands);
+- `tasks`: the tasks of a task tracker or to-do list (their id, else their title).
+
+A fact is compared in its normalised form: paths as paths (the same path, or one
+the tail of the other with at least two components; a bare file name matches when
+no other path of the set has that name), URLs without fragment and final slash,
+everything else case-folded with runs of white space made one space. A user
+instruction also counts as carried when at least INSTRUCTION_SHARE of its distinct
+words (four letters or more) appear.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from condense_cli.core.events import Event
+
+KINDS = ("instructions", "paths", "commands", "errors", "urls", "tasks")
+INSTRUCTION_SHARE = 0.6
+SHOWN_CHARS = 160  # a fact as reports show it
+ERROR_CHARS = 150  # an error line is compared on its first characters
+
+SHELL_TOOLS = frozenset(
+    {
+        "run",
+        "bash",
+        "execute_bash",
+        "terminal",
+        "shell",
+        "shell_command",
+        "exec_command",
+        "local_shell",
+        "container.exec",
+    }
+)
+PATH_ARGUMENTS = ("path", "file_path", "notebook_path", "filename", "file")
+TASK_LISTS = ("task_list", "todos", "plan", "tasks")
+TASK_NAMES = ("id", "taskId", "title", "content", "step", "subject")
+EXTENSIONS = (
+    "py|pyi|js|mjs|cjs|ts|tsx|jsx|rs|go|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|scala|pony|"
+    "sh|bash|zsh|toml|yaml|yml|json|jsonl|md|rst|txt|cfg|ini|lock|xml|html|css|scss|sql|"
+    "ipynb|env|mk|gradle|vue|svelte"
+)
+
+_SLASHED = r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*[\w@+-]"
+_BARE = rf"[\w-]+(?:\.[\w-]+)*\.(?:{EXTENSIONS})"
+PATH_IN_TEXT = re.compile(rf"(?<![\w/.:~@-])(?:{_SLASHED}|{_BARE})(?![\w/@-])")
+PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
+URL = re.compile(r"https?://[^\s'\"<>`)\]}]+")
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
+EXCEPTION = re.compile(
+    r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Failure))(?::\s*(.*?))?\s*$",
+    re.M,
+)
+FAILING_TESTS = (
+    re.compile(r"^(?:FAILED|ERROR)\s+(\S+::\S+)", re.M),  # pytest summary
+    re.compile(r"^(\S+::\S+)\s+(?:FAILED|ERROR)\b", re.M),  # pytest -v
+    re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))", re.M),  # unittest
+    re.compile(r"^--- FAIL: (\S+)", re.M),  # go test
+    re.compile(r"^test (\S+) \.\.\. FAILED$", re.M),  # cargo test
+)
+WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
+SPACE = re.compile(r"\s+")
+NOT_PATHS = ("/dev/", "/proc/")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact: its kind, the forms it is compared in, and how reports show it."""
+
+    kind: str
+    keys: tuple[str, ...]  # the first is the fact itself; the others also count
+    text: str
+
+    @property
+    def key(self) -> str:
+        return self.keys[0]
+
+
+def squash(text: str) -> str:
+    """Case-folded, every run of white space one space, stripped."""
+    return SPACE.sub(" ", text).strip().casefold()
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """One line of at most `limit` characters."""
+    line = SPACE.sub(" ", text).strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def normal_path(raw: str) -> str | None:
+    """A path as compared: quotes, line numbers and test ids cut, `.`/`..` resolved."""
+    path = raw.strip().strip("'\"`()[]{}<>").rstrip(".,;:")
+    path = path.split("::", 1)[0]
+    path = re.sub(r":\d+(?::\d+)?$", "", path)
+    if not path or "://" in path or path.startswith(NOT_PATHS) or path in ("/dev/null",):
+        return None
+    path = posixpath.normpath(path)
+    if path in (".", "..", "/", "~") or not re.search(r"[A-Za-z]", path):
+        return None
+    return path.rstrip("/")
+
+
+def components(path: str) -> tuple[str, ...]:
+    return tuple(p for p in path.split("/") if p and p != "~")
+
+
+def normal_url(raw: str) -> str:
+    url = raw.rstrip(".,;:'\"!?")
+    url = url.split("#", 1)[0].rstrip("/")
+    scheme, _, rest = url.partition("://")
+    host, slash, tail = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{tail}"
+
+
+# --- extraction --------------------------------------------------------------------
+
+
+def extract(events: Iterable[Event]) -> list[Fact]:
+    """The facts of `events`, each once (first seen first); summaries carry none."""
+    events = list(events)
+    commands = _commands_by_call(events)
+    found: dict[tuple[str, str], Fact] = {}
+    for event in events:
+        if event.is_summary:
+            continue
+        for fact in _facts_of(event, commands):
+            found.setdefault((fact.kind, fact.key), fact)
+    return list(found.values())
+
+
+def _commands_by_call(events: list[Event]) -> dict[object, str]:
+    """The command each shell call ran, by tool call id and by key (for exits)."""
+    found: dict[object, str] = {}
+    for event in events:
+        command = _command(event)
+        if command is not None:
+            if event.tool_call_id is not None:
+                found[event.tool_call_id] = command
+            if event.key is not None:
+                found[event.key] = command
+    return found
+
+
+def _command(event: Event) -> str | None:
+    call = event.tool_call
+    if call is None or call[0].lower() not in SHELL_TOOLS:
+        return None
+    arguments = call[1]
+    value = arguments.get("command", arguments.get("cmd"))
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _facts_of(event: Event, commands: dict[object, str]) -> Iterator[Fact]:
+    if event.is_instruction and event.text.strip():
+        yield Fact("instructions", (squash(event.text),), shown(event.text))
+    call = event.tool_call
+    if call is not None:
+        yield from _call_facts(event, *call)
+    elif not event.is_action:
+        yield from _observation_facts(event, commands)
+
+
+def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[Fact]:
+    for argument in PATH_ARGUMENTS:
+        value = arguments.get(argument)
+        if isinstance(value, str):
+            yield from _path_facts([value])
+    patch = arguments.get("input") if name == "apply_patch" else None
+    if isinstance(patch, str):
+        yield from _path_facts(a or b for a, b in PATCH_FILE.findall(patch))
+    command = _command(event)
+    if command is not None:
+        first = command.strip().splitlines()[0]
+        yield Fact("commands", (squash(first),), shown(first))
+        yield from _path_facts(t for t in SHELL_SPLIT.split(command) if PATH_TOKEN.match(t))
+        yield from _url_facts(URL.findall(command))
+    url = arguments.get("url")
+    if isinstance(url, str) and URL.match(url):
+        yield from _url_facts([url])
+    elif "brows" in name.lower():
+        yield from _url_facts(
+            u for v in arguments.values() if isinstance(v, str) for u in URL.findall(v)
+        )
+    for listed in TASK_LISTS:
+        tasks = arguments.get(listed)
+        if isinstance(tasks, list):
+            yield from _task_facts(tasks)
+
+
+def _path_facts(raws: Iterable[str]) -> Iterator[Fact]:
+    for raw in raws:
+        path = normal_path(raw)
+        if path is not None:
+            yield Fact("paths", (path,), path)
+
+
+def _url_facts(raws: Iterable[str]) -> Iterator[Fact]:
+    for raw in raws:
+        url = normal_url(raw)
+        yield Fact("urls", (url,), url)
+
+
+def _task_facts(tasks: list[Any]) -> Iterator[Fact]:
+    for task in tasks:
+        if not isinstance(task, dict):
+            continue
+        name = next(
+            (task[k] for k in TASK_NAMES if isinstance(task.get(k), str | int) and task[k] != ""),
+            None,
+        )
+        if name is not None:
+            yield Fact("tasks", (squash(str(name)),), shown(str(name)))
+
+
+def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fact]:
+    if event.url:
+        yield from _url_facts([event.url])
+    text = event.text
+    errors = list(_error_lines(text))
+    yield from errors
+    if event.type in ("error", "AgentErrorEvent") and not errors and text.strip():
+        line = text.strip().splitlines()[0]
+        yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
+    code = event.exit_code
+    if code not in (None, 0) and not errors:
+        command = commands.get(event.tool_call_id) or commands.get(event.cause)
+        lines = [line for line in text.splitlines() if line.strip()]
+        keys = [squash(lines[-1][:ERROR_CHARS])] if lines else []
+        if command is not None:
+            keys.append(squash(command.strip().splitlines()[0]))
+        if keys:
+            said = f": {lines[-1].strip()}" if lines else ""
+            ran = f" from {command.strip().splitlines()[0]}" if command is not None else ""
+            yield Fact("errors", tuple(keys), shown(f"exit {code}{ran}{said}"))
+
+
+def _error_lines(text: str) -> Iterator[Fact]:
+    for pattern in FAILING_TESTS:
+        for test in pattern.findall(text):
+            yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
+    for name, message in EXCEPTION.findall(text):
+        line = f"{name}: {message}" if message else name
+        yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
+
+
+def _test_keys(test: str) -> tuple[str, ...]:
+    """A failing test by its whole id, or its name (after the last `::`, before ` (`)."""
+    whole = squash(test)
+    name = squash(test.rsplit("::", 1)[-1].split(" (", 1)[0])
+    return (whole, name) if name != whole else (whole,)
+
+
+# --- what a text still carries -----------------------------------------------------
+
+
+@dataclass
+class Memory:
+    """Texts (a summary, or the events a view holds) made ready to look facts up in."""
+
+    flat: str = ""
+    paths: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)  # by file name
+    urls: set[str] = field(default_factory=set)
+    words: set[str] = field(default_factory=set)
+    loose: bool = False  # a summary: an instruction may be carried in other words
+
+    @classmethod
+    def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
+        """`loose` for a summary, which may carry an instruction in its own words."""
+        texts = [t for t in texts if t]
+        memory = cls(flat="\n".join(squash(t) for t in texts), loose=loose)
+        for text in texts:
+            for raw in PATH_IN_TEXT.findall(text):
+                path = normal_path(raw)
+                if path is not None:
+                    parts = components(path)
+                    if parts:
+                        memory.paths.setdefault(parts[-1], []).append(parts)
+            memory.urls.update(normal_url(u) for u in URL.findall(text))
+        memory.words = set(WORD.findall(memory.flat))
+        return memory
+
+    def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
+        """Whether this memory still holds `fact`; `unique_names` are the file names
+        that only one path of the audited set has (a bare mention of one counts)."""
+        if fact.kind == "paths":
+            return self._has_path(fact.key, unique_names)
+        if fact.kind == "urls":
+            return fact.key in self.urls or fact.key in self.flat
+        if any(key in self.flat for key in fact.keys):
+            return True
+        if fact.kind == "instructions" and self.loose:
+            wanted = set(WORD.findall(fact.key))
+            return bool(wanted) and len(wanted & self.words) >= INSTRUCTION_SHARE * len(wanted)
+        return False
+
+    def _has_path(self, path: str, unique_names: set[str] | frozenset[str]) -> bool:
+        parts = components(path)
+        if not parts:
+            return False
+        for other in self.paths.get(parts[-1], ()):
+            short, long = (parts, other) if len(parts) <= len(other) else (other, parts)
+            if long[len(long) - len(short) :] != short:
+                continue
+            if len(short) >= 2 or len(parts) == 1 or parts[-1] in unique_names:
+                return True
+        return False
+
+
+def unique_names(facts: Iterable[Fact]) -> set[str]:
+    """File names that exactly one path fact has."""
+    counts: dict[str, int] = {}
+    for fact in facts:
+        if fact.kind == "paths":
+            parts = components(fact.key)
+            if parts:
+                counts[parts[-1]] = counts.get(parts[-1], 0) + 1
+    return {name for name, count in counts.items() if count == 1}
+
+
+def event_texts(event: Event) -> Iterator[str]:
+    """What a memory reads of an event: its text, thought, and its tool's string
+    arguments as they are (a JSON text escapes quotes and new lines)."""
+    yield event.text
+    if event.thought:
+        yield event.thought
+    call = event.tool_call
+    if call is not None:
+        yield from _strings(call[1])
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

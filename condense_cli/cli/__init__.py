@@ -1,0 +1,1 @@
+"""The command line: the typer app and one module per command, thin over the layers below."""

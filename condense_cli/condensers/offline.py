@@ -1,0 +1,72 @@
+"""Condensers without their model: a placeholder summary of a chosen size.
+
+`simulate` and `diff` run condensers many times on views that never reach a model;
+unless told to call the model, each summarising condenser writes a placeholder of
+about `summary_tokens` tokens instead, and the prompt it would have sent is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from condense_cli.condensers.attention import LLMAttentionCondenser
+from condense_cli.condensers.base import Condenser
+from condense_cli.condensers.pipeline import PipelineCondenser
+from condense_cli.condensers.prompting import format_events
+from condense_cli.condensers.summarizing import LLMSummarizingCondenser
+from condense_cli.core.events import Event
+
+Count = Callable[[str], int]
+
+
+def placeholder(tokens: int) -> str:
+    """A summary of about `tokens` tokens (one per word)."""
+    return "[placeholder summary]" + " lorem" * max(0, tokens - 4)
+
+
+class Meter:
+    """Tokens sent to the model by condensers (counted, or as the model reported)."""
+
+    def __init__(self, count: Count) -> None:
+        self.count = count
+        self.sent = 0
+
+    def add_usage(self, usage: dict[str, Any]) -> None:
+        self.sent += int(usage.get("prompt_tokens") or 0)
+
+
+def go_offline(condenser: Condenser, summary: str, meter: Meter) -> None:
+    """Make `condenser` (and every stage of a pipeline) answer without its model."""
+    if isinstance(condenser, PipelineCondenser):
+        for stage in condenser.stages:
+            go_offline(stage, summary, meter)
+    elif isinstance(condenser, LLMSummarizingCondenser):
+        _summarise_offline(condenser, summary, meter)
+    elif isinstance(condenser, LLMAttentionCondenser):
+        _rank_offline(condenser, meter)
+
+
+def _summarise_offline(condenser: LLMSummarizingCondenser, summary: str, meter: Meter) -> None:
+    def summarize(
+        previous: Event | None, forgotten: list[Event], extra: str = ""
+    ) -> tuple[str, dict[str, Any]]:
+        meter.sent += meter.count(condenser.prompt(previous, forgotten, extra))
+        return summary, {}
+
+    def tokens(events: list[Event]) -> list[int]:
+        return [meter.count(e.text) for e in events]
+
+    condenser.summarize = summarize  # type: ignore[method-assign]
+    condenser._tokens = tokens  # type: ignore[method-assign]
+
+
+def _rank_offline(condenser: LLMAttentionCondenser, meter: Meter) -> None:
+    """No ranking at all: the condenser keeps the newest events, as it does when the
+    model ranks too few."""
+
+    def rank(candidates: list[Any]) -> tuple[list[int], dict[str, Any]]:
+        meter.sent += meter.count(format_events(candidates, 10_000))
+        return [], {}
+
+    condenser.rank = rank  # type: ignore[method-assign]

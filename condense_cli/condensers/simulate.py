@@ -1,0 +1,141 @@
+"""`condense simulate`: replay a log's history under another condenser, in memory.
+
+After each event the agent saw, the condenser runs on the view; a condensation it
+decides on is applied at once (nothing is appended), a view it rewrites is what
+the model reads at that step. The view is kept incrementally (one event added, a
+running token total), so a step costs what the condenser costs, not a replay.
+
+A prompt cache holds the longest prefix a step shares with the step before; when a
+step's view is not the previous one plus new events, the cache is lost from the
+first event that differs (a *cache bust*), and every event after it is rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from condense_cli.condensers.base import Condenser
+from condense_cli.condensers.offline import Meter
+from condense_cli.core.events import Condensation, Event, View, apply_condensation
+from condense_cli.dialects.counting import model_text
+
+Counter = Callable[[list[str]], list[int]]
+
+
+@dataclass
+class Run:
+    """What one condenser did over the whole history."""
+
+    label: str
+    events: list[int] = field(default_factory=list)  # view size after each step
+    tokens: list[int] = field(default_factory=list)  # view tokens after each step
+    fired: list[int] = field(default_factory=list)  # steps at which it condensed
+    cache_busts: int = 0
+    rewritten: int = 0  # events re-read after a cache bust
+    summariser_tokens: int = 0
+
+    @staticmethod
+    def _figures(values: list[int]) -> dict[str, Any]:
+        if not values:
+            return {"peak": 0, "mean": 0.0, "final": 0}
+        return {
+            "peak": max(values),
+            "mean": round(sum(values) / len(values), 1),
+            "final": values[-1],
+        }
+
+    def to_dict(self, series: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "label": self.label,
+            "condensations": len(self.fired),
+            "fired_at": self.fired,
+            "view_events": self._figures(self.events),
+            "view_tokens": self._figures(self.tokens),
+            "summariser_tokens": self.summariser_tokens,
+            "cache_busts": self.cache_busts,
+            "events_rewritten": self.rewritten,
+        }
+        if series:
+            data["series"] = {"events": self.events, "tokens": self.tokens}
+        return data
+
+
+class TokenCache:
+    """Tokens of what the model reads of each event, counted once."""
+
+    def __init__(self, count: Counter, history: Sequence[Event | None]) -> None:
+        self.count = count
+        events = [e for e in history if e is not None]
+        counted = count([model_text(e) for e in events])
+        self.by_event = {id(e): n for e, n in zip(events, counted, strict=True)}
+        self.by_text: dict[str, int] = {}
+        self._keep = events  # ids stay valid while the events live
+
+    def __call__(self, event: Event) -> int:
+        found = self.by_event.get(id(event))
+        if found is not None:
+            return found
+        text = model_text(event)
+        if text not in self.by_text:
+            self.by_text[text] = self.count([text])[0]
+        return self.by_text[text]
+
+
+def _same(a: Event, b: Event) -> bool:
+    return a is b or (a.key is not None and a.key == b.key and a.text == b.text)
+
+
+def simulate(
+    history: Sequence[Event | None],
+    label: str,
+    condenser: Condenser,
+    start: View,
+    tokens: TokenCache,
+    meter: Meter,
+) -> Run:
+    """Run `condenser` after every event of `history` (None: a condensation request),
+    starting from the empty view `start`."""
+    run = Run(label)
+    view = start
+    events: list[Event] = []
+    total = 0  # tokens of `events`
+    sent: list[Event] = []  # what the model read at the previous step
+    appended = True  # `sent` is `events` as it was (so this step only adds to it)
+    step = 0
+    for item in history:
+        if item is None:
+            view = view.with_request()
+            continue
+        step += 1
+        events.append(item)
+        total += tokens(item)
+        view = replace(view, events=events)
+        result = condenser.condense(view)
+        if isinstance(result, Condensation):
+            meter.add_usage(result.usage)
+            view = apply_condensation(view, result)
+            events = view.events
+            total = sum(tokens(e) for e in events)
+            run.fired.append(step)
+            now, now_tokens, plain = events, total, False
+        elif result.events is events:
+            now, now_tokens, plain = events, total, True
+        else:
+            now = result.events
+            now_tokens, plain = sum(tokens(e) for e in now), False
+        if not (plain and appended):
+            prefix = 0
+            limit = min(len(sent), len(now))
+            while prefix < limit and _same(sent[prefix], now[prefix]):
+                prefix += 1
+            if prefix < len(sent):
+                run.cache_busts += 1
+                run.rewritten += len(now) - prefix
+        appended = plain
+        sent = list(now) if not plain else events
+        run.events.append(len(now))
+        run.tokens.append(now_tokens)
+    run.summariser_tokens = meter.sent
+    return run

@@ -1,0 +1,1 @@
+"""config.toml in, the configured condenser out (OpenHands' config files read as they are)."""

@@ -1,0 +1,149 @@
+"""TOML tables <-> config dataclasses, and the model settings every LLM condenser takes.
+
+Config classes (one per condenser type, and `LLMSettings`) are frozen dataclasses
+with a `validate` method; `parse_table` builds one from a TOML table, rejecting
+unknown keys and wrong types with a message that names the key.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from dataclasses import dataclass, field, fields
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from condense_cli.core.errors import ConfigError
+from condense_cli.core.jsonlines import json_type
+from condense_cli.core.redact import remember
+from condense_cli.core.text import quote
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Model settings of an `[llm]` or `[llm.NAME]` table; passed on to litellm."""
+
+    model: str = "gpt-4o-mini"
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    api_version: str | None = None
+    custom_llm_provider: str | None = None
+    timeout: float = 60
+    num_retries: int = 3
+    retry_min_wait: float = 1
+    retry_max_wait: float = 30
+    temperature: float | None = 0
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    drop_params: bool = True
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    # Keys of OpenHands' LLMConfig that litellm takes, passed on as they are
+    # (the others are dropped with a note: condense_cli/openhands_config.py).
+    top_k: float | None = None
+    reasoning_effort: str | None = None
+    safety_settings: list[dict[str, str]] | None = None
+    aws_access_key_id: str | None = None
+    aws_secret_access_key: str | None = None
+    aws_region_name: str | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    completion_kwargs: dict[str, Any] | None = None
+
+    def validate(self) -> None:
+        if self.timeout <= 0:
+            raise ConfigError("timeout must be positive")
+        if self.num_retries < 0:
+            raise ConfigError("num_retries must not be negative")
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ConfigError("set api_key or api_key_env, not both")
+
+    def resolved_api_key(self) -> str | None:
+        """The API key, read from `api_key_env` when that is how it is given."""
+        if self.api_key_env is None:
+            return self.api_key
+        value = os.environ.get(self.api_key_env)
+        remember([value])
+        if not value:
+            raise ConfigError(
+                f"api_key_env names ${self.api_key_env}, which is not set",
+                hint=f"export {self.api_key_env}=... or set api_key in the [llm] table",
+            )
+        return value
+
+
+LLM_TABLE_KEYS = frozenset(
+    f.name for f in fields(LLMSettings) if get_origin(get_type_hints(LLMSettings)[f.name]) is dict
+)
+
+
+def settings_table(settings: Any) -> dict[str, Any]:
+    """A config dataclass as a TOML table, without nulls (secrets still in clear)."""
+    table: dict[str, Any] = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if value is None or value == {}:
+            continue
+        table[f.name] = value
+    return table
+
+
+def parse_table(cls: type, table: dict[str, Any], where: str, label: str = "") -> Any:
+    """Build config dataclass `cls` from a TOML table, checking keys and types."""
+    hints = get_type_hints(cls)
+    names = [f.name for f in fields(cls)]
+    for key, value in table.items():
+        if key not in hints:
+            valid = ", ".join(names) if names else "none"
+            raise ConfigError(f"[{where}] unknown key {quote(key)}{label}; valid keys: {valid}")
+        expected = hints[key]
+        if not _matches(value, expected):
+            raise ConfigError(
+                f"[{where}] {key} must be {_describe(expected)}, not {describe_value(value)}"
+            )
+    try:
+        instance = cls(**table)
+        instance.validate()
+    except ConfigError as exc:
+        raise ConfigError(f"[{where}] {exc.message}", exc.hint) from None
+    return instance
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arg) for arg in get_args(hint))
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if origin is dict:
+        value_hint = get_args(hint)[1]
+        return isinstance(value, dict) and all(_matches(v, value_hint) for v in value.values())
+    if origin is not None:
+        return isinstance(value, origin)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(a) for a in get_args(hint) if a is not type(None))
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+    if hint in names:
+        return names[hint]
+    if (origin or hint) is list:
+        return "an array of tables"
+    if (origin or hint) is dict:
+        args = get_args(hint)
+        return f"a table of {_describe(args[1]).split(' ', 1)[1]}s" if args else "a table"
+    return str(hint)
+
+
+def describe_value(value: Any) -> str:
+    """How a message names a TOML value: `a table`, `a string`, ..."""
+    return "a table" if isinstance(value, dict) else json_type(value)

@@ -1,0 +1,163 @@
+"""`condense stats` for a Claude Code session: condense's counts beside the log's own.
+
+Each compaction's `compactMetadata` (`trigger`, `preTokens`, `postTokens`,
+`durationMs`, as the client wrote them) is shown beside what condense counts
+for the same compaction: the view before and after it, in events and (with a
+tokenizer) in tokens of the texts the model reads.
+
+One walk over the session's lines parses each line once, without keeping it,
+for its type and the text the model reads of it; the characters and tokens of
+every message line are kept by line number, so the views around every
+compaction (which are made of the session's own lines) add them up without
+parsing or tokenizing again. From `halves.SPLIT_MIN_BYTES` of messages up, a
+forked child walks the second half of the lines when tokens are counted.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from condense_cli.dialects.counting import (
+    Tally,
+    TextCounts,
+    merge_by_type,
+    model_text,
+    tally_numbers,
+)
+from condense_cli.fast.halves import in_two, splits
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.claude_code.dialect import ClaudeEvent, ClaudeReplay, Line
+    from condense_cli.llm.tokens import Tokenizer
+
+LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
+NOT_SEEN = -1  # in the per-line counts: a line that is not a main-chain message
+
+# by_type, the log's tally, and the characters and tokens of each line walked
+Part = tuple[dict[str, dict[str, int]], Tally, array, array]  # type: ignore[type-arg]
+
+
+def _kind(line: Line, data: dict[str, Any]) -> str:
+    """`user`, `system:compact_boundary`, `attachment:file`, `queue-operation`, ..."""
+    detail = data.get("subtype")
+    attachment = data.get("attachment")
+    if isinstance(attachment, dict):
+        detail = attachment.get("type")
+    return f"{line.type}:{detail}" if isinstance(detail, str) else line.type or "?"
+
+
+def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
+    """Types and bytes of `lines`, the tally of their messages the agent saw (not
+    `isSidechain`), and each line's characters and tokens (`NOT_SEEN` for others)."""
+    from condense_cli.dialects.claude_code.dialect import MESSAGE_TYPES, ClaudeEvent
+
+    by_type: dict[str, dict[str, int]] = {}
+    full = Tally()
+    chars, tokens = array("q"), array("q")
+    for line in lines:
+        data = line._data if line._data is not None else orjson.loads(line.raw)  # not kept
+        kind = _kind(line, data)
+        slot = by_type.get(kind)
+        if slot is None:
+            slot = by_type[kind] = {"events": 0, "bytes": 0}
+        slot["events"] += 1
+        slot["bytes"] += len(line.raw) + 1
+        if line.type in MESSAGE_TYPES and not line.sidechain:
+            tally = counts.tally((model_text(ClaudeEvent(data, line.number, line.raw)),))
+            full.merge(tally)
+            chars.append(tally.chars)
+            tokens.append(tally.tokens)
+        else:
+            chars.append(NOT_SEEN)
+            tokens.append(NOT_SEEN)
+    return by_type, full, chars, tokens
+
+
+class LineCounts:
+    """The characters and tokens of every message line, by line number."""
+
+    def __init__(self, lines: Sequence[Line], counts: TextCounts, split: bool) -> None:
+        self.counts = counts
+        if split:
+            half = len(lines) // 2
+            first, second = in_two(
+                lambda: _walk(lines[:half], counts), lambda: _walk(lines[half:], counts)
+            )
+            by_type, full, chars, tokens = first
+            self.by_type = merge_by_type(by_type, second[0])
+            full.merge(second[1])
+            chars.extend(second[2])
+            tokens.extend(second[3])
+        else:
+            self.by_type, full, chars, tokens = _walk(lines, counts)
+        self.full = full
+        top = lines[-1].number + 1 if lines else 1
+        self.chars = array("q", [NOT_SEEN]) * top
+        self.tokens = array("q", [NOT_SEEN]) * top
+        for line, line_chars, line_tokens in zip(lines, chars, tokens, strict=True):
+            self.chars[line.number] = line_chars
+            self.tokens[line.number] = line_tokens
+
+    def tally(self, events: Sequence[ClaudeEvent]) -> Tally:
+        """The characters and tokens of a view made of session lines."""
+        tally = Tally()
+        for event in events:
+            line = event.line
+            chars = self.chars[line] if line is not None else NOT_SEEN
+            if chars == NOT_SEEN:  # not a main-chain message (or not a line): count it now
+                tally.merge(self.counts.tally((model_text(event),)))
+                continue
+            tally.chars += chars
+            tally.tokens += self.tokens[line]  # type: ignore[index]
+        return tally
+
+
+def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """The numbers of `condense stats`, in the shape every dialect returns."""
+    from condense_cli.dialects.claude_code.dialect import MESSAGE_TYPES, REQUEST_TYPE
+
+    session = replay.session
+    seen = [x for x in session.lines if x.type in MESSAGE_TYPES and not x.sidechain]
+    size = sum(len(x.raw) for x in seen)
+    # A text of the view that several lines hold is tokenized once.
+    counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
+    lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
+    view = lines.tally(replay.events)
+    condensations = []
+    for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
+        meta = boundary.data.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        before = replay.before(boundary)
+        entry: dict[str, Any] = {
+            "id": record.id,
+            "line": record.line,
+            "forgotten_events": record.forgotten_events,
+            "forgotten_ranges": [list(r) for r in record.ranges],
+            "summary_chars": record.summary_chars,
+            "view_size_before": len(before),
+            "view_size_after": record.view_size,
+            "log": {name: meta.get(key) for key, name in LOG_FIELDS.items()}
+            | {"duration_ms": meta.get("durationMs")},
+        }
+        if tokenizer is not None:
+            entry["tokens_before"] = lines.tally(before).tokens
+            entry["tokens_after"] = lines.tally(replay.after(boundary)).tokens
+        condensations.append(entry)
+    requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
+    return {
+        "dialect": replay.dialect,
+        "log": session.path,
+        "bytes": session.size,
+        "events": len(session.lines),
+        "visible_events": len(seen),
+        "by_type": dict(sorted(lines.by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+        "condensations": condensations,
+        "requests": requests,
+        "unhandled_request": replay.view().unhandled_request,
+        "view": {"events": len(replay.events), "forgotten_events": replay.forgotten_events},
+        **tally_numbers(lines.full, view, tokenizer),
+    }

@@ -1,0 +1,4 @@
+"""Codex CLI rollouts.
+
+Kept empty: importing the package must stay cheap (see `detect`).
+"""

@@ -1,0 +1,113 @@
+"""`condense stats` for a Codex rollout: a second walk over the validated file.
+
+Each line is parsed again for its type and, for an item Codex sends, the text
+the model reads; only the sums are kept, so memory stays with the view. A text
+of the view is tokenized once (the walk keeps its count). With tokens, from
+`halves.SPLIT_MIN_BYTES` up, a forked child walks the second half of the file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from condense_cli.core.jsonlines import LineProblem, decode_line
+from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.dialects.codex.dialect import CodexEvent, _is_sent, _str
+from condense_cli.dialects.counting import (
+    Tally,
+    TextCounts,
+    merge_by_type,
+    model_text,
+    tally_numbers,
+)
+from condense_cli.fast.halves import Report, in_halves, lines_between
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.codex.dialect import CodexReplay
+    from condense_cli.llm.tokens import Tokenizer
+
+# by_type, the log's tally, lines, items sent, and the view's texts counted on the way
+Part = tuple[dict[str, dict[str, int]], Tally, int, int, dict[str, int]]
+
+
+def count_lines(
+    source: LogSource, start: int, end: int, counts: TextCounts, report: Report | None
+) -> Part:
+    """Types, bytes and texts of the lines of bytes [start, end) (`start` a line start)."""
+    by_type: dict[str, dict[str, int]] = {}
+    full = Tally()
+    events = sent = 0
+    first = start == 0
+    for raw in lines_between(source, start, end, report):
+        body = line_body(raw, first=first)
+        first = False
+        if not body.strip():
+            continue
+        events += 1
+        try:
+            data = decode_line(body)
+        except LineProblem:
+            continue
+        kind = _str(data.get("type")) or "?"
+        payload = data.get("payload")
+        sub = payload.get("type") if isinstance(payload, dict) else None
+        name = f"{kind}:{sub}" if isinstance(sub, str) else kind
+        slot = by_type.get(name)
+        if slot is None:
+            slot = by_type[name] = {"events": 0, "bytes": 0}
+        slot["events"] += 1
+        slot["bytes"] += len(raw)
+        if kind == "response_item" and isinstance(payload, dict) and _is_sent(payload):
+            full.merge(counts.tally((model_text(CodexEvent(payload, None, None)),)))
+            sent += 1
+    return by_type, full, events, sent, counts.known
+
+
+def _merge(first: Part, second: Part) -> Part:
+    """The counts of two consecutive parts of a rollout, as one walk would give them."""
+    by_type, full, events, sent, known = first
+    full.merge(second[1])
+    known.update(second[4])
+    return merge_by_type(by_type, second[0]), full, events + second[2], sent + second[3], known
+
+
+def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """The numbers of `condense stats`, in the shape every dialect returns."""
+    source = replay.source
+    view = replay.view()
+    view_texts = [model_text(e) for e in view]
+    counts = TextCounts(tokenizer, again=view_texts)
+
+    def walk(start: int, end: int, report: Report | None) -> Part:
+        return count_lines(source, start, end, counts, report)
+
+    if tokenizer is not None:
+        by_type, full, events, sent, known = in_halves(source, source.size, walk, _merge)
+        counts.known.update(known)
+    else:
+        by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
+    compactions = replay.state.compactions
+    return {
+        "dialect": replay.dialect,
+        "log": replay.path,
+        "bytes": source.size,
+        "events": events,
+        "visible_events": sent,
+        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+        "condensations": [
+            {
+                "id": c.line,
+                "line": c.line,
+                "forgotten_events": max(0, c.before - c.after),
+                "forgotten_ranges": [],
+                "summary_chars": c.summary_chars,
+                "view_size_after": c.after,
+                "log_says": c.says,
+            }
+            for c in compactions
+        ],
+        "requests": replay.state.requests,
+        "unhandled_request": replay.state.request_pending,
+        "view": {"events": len(view), "forgotten_events": replay.forgotten_events},
+        **tally_numbers(full, counts.tally(view_texts), tokenizer),
+    }

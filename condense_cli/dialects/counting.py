@@ -1,0 +1,153 @@
+"""Counting what the model reads, shared by every dialect's `stats`: characters and
+tokens of the log against the view, and the rows that describe each condensation.
+
+Tokenizing is most of the time `stats` takes, so every text is tokenized once: an
+event the view keeps is counted for the log and the view in one go (OpenHands V0's
+walk), or its count is remembered from the log's tally (`TextCounts`). Many texts
+are counted in two processes (`halves`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from condense_cli.core.events import CondensationRecord, Event
+from condense_cli.fast.halves import in_two, splits
+from condense_cli.llm.tokens import Tokenizer
+
+Count = Callable[[str], int]
+X = TypeVar("X")
+
+
+@dataclass
+class Tally:
+    """Characters and tokens of the texts the model would read."""
+
+    chars: int = 0
+    tokens: int = 0
+
+    def add(self, text: str, count: Count | None) -> None:
+        self.chars += len(text)
+        if count is not None:
+            self.tokens += count(text)
+
+    def merge(self, other: Tally) -> None:
+        """Add another part of the same walk (sums: the order does not matter)."""
+        self.chars += other.chars
+        self.tokens += other.tokens
+
+
+class TextCounts:
+    """Tallies of lists of texts, tokenizing each text of `again` only once.
+
+    `again` are the texts that will be tallied more than once (the views', which
+    are mostly the log's own); only their counts are kept, so memory grows with
+    the views, not with the log.
+    """
+
+    def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
+        self.count = tokenizer.count if tokenizer is not None else None
+        self.again = set(again)
+        self.known: dict[str, int] = {}
+
+    def tally_log(self, items: Sequence[X], text: Callable[[X], str], size: int) -> Tally:
+        """`tally` of the texts of `items` (the log's, `size` bytes); from
+        `halves.SPLIT_MIN_BYTES` up, a forked child counts the second half and sends
+        back its tally and the counts it kept."""
+        if self.count is None or not splits(size):
+            return self.tally(map(text, items))
+        half = len(items) // 2
+
+        def second() -> tuple[Tally, dict[str, int]]:
+            return self.tally(map(text, items[half:])), self.known
+
+        first, (tally, known) = in_two(lambda: self.tally(map(text, items[:half])), second)
+        self.known.update(known)
+        first.merge(tally)
+        return first
+
+    def tally(self, texts: Iterable[str]) -> Tally:
+        tally = Tally()
+        count, again, known = self.count, self.again, self.known
+        for text in texts:
+            tally.chars += len(text)
+            if count is None:
+                continue
+            tokens = known.get(text)
+            if tokens is None:
+                tokens = count(text)
+                if text in again:
+                    known[text] = tokens
+            tally.tokens += tokens
+        return tally
+
+
+def model_text(event: Event) -> str:
+    """What the model reads of an event: its thought and its main text."""
+    thought = event.thought
+    return f"{thought}\n{event.text}" if thought else event.text
+
+
+def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict[str, Any]:
+    """`chars` and `tokens` of the log against the view."""
+    return {
+        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
+        "tokens": (
+            {
+                "log": full.tokens,
+                "view": view.tokens,
+                "ratio": ratio(view.tokens, full.tokens),
+                "tokenizer": tokenizer.name,
+            }
+            if tokenizer is not None
+            else None
+        ),
+    }
+
+
+def text_numbers(
+    log_texts: list[str], view_texts: list[str], tokenizer: Tokenizer | None
+) -> dict[str, Any]:
+    """`tally_numbers` for a dialect that lists the texts itself."""
+    counts = TextCounts(tokenizer, again=view_texts)
+    full = counts.tally_log(log_texts, str, sum(map(len, log_texts)))
+    return tally_numbers(full, counts.tally(view_texts), tokenizer)
+
+
+def merge_by_type(
+    first: dict[str, dict[str, int]], second: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
+    """`by_type` of two consecutive parts of a log, as one walk would have built it.
+
+    A type keeps the place of its first appearance (it breaks ties in the table's
+    order): the first part's types, then the second's new ones in their order.
+    """
+    for key, slot in second.items():
+        mine = first.get(key)
+        if mine is None:
+            first[key] = slot
+        else:
+            mine["events"] += slot["events"]
+            mine["bytes"] += slot["bytes"]
+    return first
+
+
+def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:
+    """What each condensation did, as `stats` reports it."""
+    return [
+        {
+            "id": c.id,
+            "line": c.line,
+            "forgotten_events": c.forgotten_events,
+            "forgotten_ranges": [list(r) for r in c.ranges],
+            "summary_chars": c.summary_chars,
+            "view_size_after": c.view_size,
+        }
+        for c in condensations
+    ]
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None

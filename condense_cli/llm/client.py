@@ -1,0 +1,241 @@
+"""The model client: the only module that imports litellm, and only when a model is called.
+
+litellm takes seconds to import, so `view`, `check`, `stats` and `config` never
+reach this import. Before importing it we make it use its bundled model price
+map instead of fetching one from the internet.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from condense_cli.core.errors import CondenserError, ConfigError
+from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.core.tables import LLMSettings
+
+TRANSIENT = (
+    "RateLimitError",
+    "ServiceUnavailableError",
+    "InternalServerError",
+    "APIConnectionError",
+    "Timeout",
+    "APIError",
+)
+# Credentials the provider refused, or none given at all: a configuration error,
+# never retried. litellm reports a missing OpenAI key as an InternalServerError,
+# so a missing key is also recognised by the message the provider's client gives.
+AUTHENTICATION = ("AuthenticationError", "PermissionDeniedError")
+MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key")
+MESSAGE_LIMIT = 300
+T = TypeVar("T")
+
+
+@dataclass
+class Answer:
+    """What the model said, and what it cost."""
+
+    content: str | None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+        }
+
+
+def litellm_module() -> Any:
+    """Import litellm offline-safe and quiet (its price map is read from the package)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+def call_options(settings: LLMSettings) -> dict[str, Any]:
+    """Keyword arguments for `litellm.completion` from our settings."""
+    options: dict[str, Any] = {
+        "model": settings.model,
+        "timeout": settings.timeout,
+        "max_retries": 0,  # we retry ourselves, with backoff we control
+        "num_retries": 0,
+        "caching": False,
+        "drop_params": settings.drop_params,
+    }
+    api_key = settings.resolved_api_key() or None  # `api_key = ""` gives no key
+    optional = {
+        "api_key": api_key,
+        "base_url": settings.base_url,
+        "api_version": settings.api_version,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "max_tokens": settings.max_output_tokens,
+        "seed": settings.seed,
+        "extra_headers": settings.extra_headers or None,
+        "custom_llm_provider": settings.custom_llm_provider,
+        "top_k": settings.top_k,
+        "reasoning_effort": settings.reasoning_effort,
+        "safety_settings": settings.safety_settings,
+        "aws_access_key_id": settings.aws_access_key_id,
+        "aws_secret_access_key": settings.aws_secret_access_key,
+        "aws_region_name": settings.aws_region_name,
+        "input_cost_per_token": settings.input_cost_per_token,
+        "output_cost_per_token": settings.output_cost_per_token,
+    }
+    if settings.base_url and "/" not in settings.model and not settings.custom_llm_provider:
+        optional["custom_llm_provider"] = "openai"  # an OpenAI-compatible server
+    options.update({k: v for k, v in optional.items() if v is not None})
+    return {**(settings.completion_kwargs or {}), **options}  # ours win
+
+
+def complete(
+    settings: LLMSettings,
+    messages: list[dict[str, Any]],
+    sleep: Any = time.sleep,
+    **extra: Any,
+) -> Answer:
+    """One chat completion, retried with backoff on rate limits, 5xx and timeouts."""
+    litellm = litellm_module()
+    options = {**call_options(settings), **extra}
+    attempts = settings.num_retries + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            response = litellm.completion(messages=messages, **options)
+            return _answer(litellm, response, settings.model)
+        except Exception as exc:
+            name = type(exc).__name__
+            if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
+                raise _credentials_error(litellm, settings, name, str(exc)) from None
+            transient = name in TRANSIENT or isinstance(exc, TimeoutError)
+            if not transient or attempt == attempts:
+                raise CondenserError(
+                    f"the model call failed ({name}) after {plural(attempt, 'attempt')}: "
+                    f"{_short(str(exc), settings)}",
+                    hint=_hint(name),
+                ) from None
+            sleep(min(settings.retry_max_wait, settings.retry_min_wait * 2 ** (attempt - 1)))
+    raise AssertionError("unreachable")
+
+
+def _credentials_error(litellm: Any, settings: LLMSettings, name: str, text: str) -> ConfigError:
+    """A refused or missing API key: say what to set."""
+    try:
+        wanted = litellm.validate_environment(model=settings.model).get("missing_keys") or []
+    except Exception:
+        wanted = []
+    given = settings.api_key or settings.api_key_env
+    export = f", or export {' / '.join(wanted)}" if wanted and not given else ""
+    problem = "the API key was refused" if given else "no API key is set"
+    return ConfigError(
+        f"{problem} for model {settings.model} ({name}): {_short(text, settings)}",
+        hint=f"set api_key, or api_key_env naming the variable that holds the key, in the "
+        f"[llm] table the condenser uses{export}",
+    )
+
+
+def ask(
+    settings: LLMSettings,
+    messages: list[dict[str, Any]],
+    read: Callable[[Answer], T],
+    what: str,
+    **extra: Any,
+) -> tuple[T, Answer]:
+    """Call the model until `read` accepts its answer (it raises ValueError when not)."""
+    tries = settings.num_retries + 1
+    problem = ""
+    for _attempt in range(tries):
+        answer = complete(settings, messages, **extra)
+        try:
+            return read(answer), answer
+        except ValueError as exc:
+            problem = str(exc)
+    raise CondenserError(
+        f"the model gave no usable {what} after {plural(tries, 'try', 'tries')}: {problem}",
+        hint="nothing was appended; try again or use another model",
+    )
+
+
+def _answer(litellm: Any, response: Any, model: str) -> Answer:
+    try:
+        choice = response.choices[0]
+        message = choice.message
+    except (AttributeError, IndexError, TypeError):
+        raise CondenserError("the model's answer has no choices") from None
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = call.function
+        calls.append({"name": function.name, "arguments": function.arguments})
+    usage = getattr(response, "usage", None)
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:
+        cost = None
+    return Answer(
+        content=message.content,
+        tool_calls=calls,
+        model=getattr(response, "model", None) or model,
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cost=cost or None,
+    )
+
+
+def count_tokens(settings: LLMSettings, texts: list[str]) -> list[int]:
+    """Tokens in each text, with the tokenizer litellm uses for the configured model."""
+    litellm = litellm_module()
+    return [litellm.token_counter(model=settings.model, text=text) for text in texts]
+
+
+def require_response_schema(settings: LLMSettings) -> None:
+    """Refuse, before any call, a model litellm knows cannot follow a JSON schema."""
+    litellm = litellm_module()
+    try:
+        litellm.get_model_info(settings.model)
+    except Exception:
+        return  # a model litellm does not know (a local server): let it try
+    if not litellm.supports_response_schema(model=settings.model):
+        raise ConfigError(
+            f"llm_attention needs a model that supports JSON-schema responses; "
+            f"litellm says {settings.model} does not",
+            hint="choose another model in the condenser's llm_config",
+        )
+
+
+def _short(message: str, settings: LLMSettings) -> str:
+    """A bounded error message with every secret of `settings` masked."""
+    from condense_cli.core.redact import mask
+
+    key_from_env = os.environ.get(settings.api_key_env or "")
+    message = mask(
+        message,
+        [
+            settings.api_key,
+            key_from_env,
+            settings.aws_access_key_id,
+            settings.aws_secret_access_key,
+            *settings.extra_headers.values(),
+        ],
+    )
+    message = " ".join(message.split())
+    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
+
+
+def _hint(name: str) -> str:
+    if name in ("NotFoundError", "BadRequestError"):
+        return "check model and base_url in the [llm] table"
+    return "nothing was appended; run the command again later"

@@ -1,0 +1,1 @@
+"""Output for people and scripts: rendering, reports, consoles, the pager, progress."""

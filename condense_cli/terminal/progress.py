@@ -1,0 +1,47 @@
+"""A progress bar on stderr while a big log is read, only when stderr is a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from condense_cli.core.logfile import LogSource
+from condense_cli.core.text import sanitize
+from condense_cli.terminal.output import stderr_may_be_a_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+THRESHOLD = 50 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def progress(source: LogSource, description: str, console: Console | None = None) -> Iterator[None]:
+    """Show how much of `source` has been read while the block runs."""
+    if source.size < THRESHOLD or (console is None and not stderr_may_be_a_terminal()):
+        yield
+        return
+    # rich.progress takes ~15 ms to import: only for a log big enough to show a bar.
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield
+        return
+    bar = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task(sanitize(description, one_line=True), total=source.size)
+        source.on_progress = lambda done: bar.update(task, completed=done)
+        try:
+            yield
+        finally:
+            source.on_progress = None

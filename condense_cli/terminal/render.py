@@ -1,0 +1,370 @@
+"""Output: rich blocks for people on a terminal, plain text when piped, exact JSON for scripts.
+
+Event text is untrusted (command output, web pages): it is always rendered as
+`rich.text.Text` (never parsed as markup) and passed through `text.sanitize`, so it
+cannot move the cursor, clear the screen, set the clipboard or reorder what is shown.
+
+rich is imported only by what draws with it (`print_rich`, `print_stats`): plain
+text and JSON leave it out, as it takes ~30 ms to import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
+
+from condense_cli.core.events import Event, View
+from condense_cli.core.intervals import format_runs
+from condense_cli.core.text import plural, sanitize
+from condense_cli.dialects.base import Gap, Replay
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+PREVIEW_LINES = 6
+PREVIEW_CHARS = 600
+
+__all__ = ["sanitize"]  # the one rule for untrusted text, re-exported for callers of render
+
+
+def preview(text: str, full: bool = False) -> str:
+    """The first lines of `text`, cut to a readable size unless `full`."""
+    text = sanitize(text.strip())
+    if full:
+        return text
+    lines = text.splitlines()
+    cut = "\n".join(lines[:PREVIEW_LINES])
+    if len(cut) > PREVIEW_CHARS:
+        cut = cut[:PREVIEW_CHARS]
+    if cut != text:
+        cut += f" … [{len(text):,} chars]"
+    return cut
+
+
+def heading(event: Event, ids: dict[int, object] | None = None) -> str:
+    """`#12 agent run` style label of an event; `ids` maps keys to the ids shown."""
+    label = f"#{event.id}" if event.id is not None else "#-"
+    parts = [label, event.source or "-", f"{event.kind}:{event.type}"]
+    if event.cause is not None:
+        cause = ids.get(event.cause, event.cause) if ids else event.cause
+        parts.append(f"(answers #{cause})")
+    return sanitize(" ".join(parts), one_line=True)
+
+
+def shown_ids(view: View) -> dict[int, object]:
+    """Each event's key -> the id it is shown with (they differ where keys are positions)."""
+    return {e.key: e.id for e in view if e.key is not None}
+
+
+def header_line(view: View, replay: Replay, title: str) -> str:
+    """One line that says what the view holds, and which dialect the log is in."""
+    parts = [
+        f"{plural(len(view), 'event')} in view",
+        f"{replay.forgotten_events:,} forgotten",
+        plural(len(replay.condensations), "condensation"),
+    ]
+    summaries = [i for i, event in enumerate(view) if event.is_summary]
+    if len(summaries) == 1:
+        parts.append(f"summary at {summaries[0]}")
+    elif summaries:
+        parts.append(f"{len(summaries)} summaries")
+    if view.unhandled_request:
+        parts.append("condensation request pending")
+    generation = f", {replay.generation}" if replay.generation else ""
+    name = sanitize(title, one_line=True)
+    return f"{name} ({replay.dialect}{generation}): " + ", ".join(parts)
+
+
+def _event_body(event: Event, full: bool) -> str:
+    body = preview(event.text, full)
+    thought = event.thought
+    if thought:
+        body = f"(thought) {preview(thought, full)}\n{body}" if body else preview(thought, full)
+    return body
+
+
+SOURCE_STYLES = {"user": "magenta", "agent": "cyan", "environment": "green"}
+MARKER_STYLE = "dim italic"
+
+
+def gap_line(gap: Gap) -> str:
+    """`⋯ 14 events forgotten (ids 2..15) by condensation 17 ⋯`."""
+    ids = (
+        f"id {gap.first_id}"
+        if gap.first_id == gap.last_id
+        else f"ids {gap.first_id}..{gap.last_id}"
+    )
+    by = f" by condensation {gap.by}" if gap.by is not None else ""
+    return f"⋯ {plural(gap.count, 'event')} forgotten ({ids}){by} ⋯"
+
+
+def _with_gaps(view: View, gaps: list[Gap]) -> Iterable[Event | Gap]:
+    """The view's events with each forgotten stretch where it was: before the next
+    kept event, and before a summary that took its place."""
+    pending = iter(gaps)
+    gap = next(pending, None)
+    kept = 0
+    for event in view:
+        while gap is not None and gap.after <= kept:
+            yield gap
+            gap = next(pending, None)
+        yield event
+        if event is not view.summary:
+            kept += 1
+    while gap is not None:
+        yield gap
+        gap = next(pending, None)
+
+
+def write_plain(
+    view: View, out: IO[str], header: str, full: bool = False, gaps: list[Gap] | None = None
+) -> None:
+    """The view as plain text: no colour, no box drawing, easy to grep."""
+    out.write(header + "\n")
+    ids = shown_ids(view)
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            out.write(f"\n{gap_line(item)}\n")
+            continue
+        if item.is_summary:
+            out.write("\n=== summary ===\n")
+            out.write(_indent(preview(item.text, full)) + "\n")
+            out.write("=== end of summary ===\n")
+            continue
+        out.write("\n" + heading(item, ids) + "\n")
+        body = _event_body(item, full)
+        if body:
+            out.write(_indent(body) + "\n")
+
+
+def print_rich(
+    view: View,
+    console: Console,
+    header: str,
+    full: bool = False,
+    gaps: list[Gap] | None = None,
+) -> None:
+    """The view as coloured blocks for a terminal: the header wrapped, not cut;
+    user, agent and environment in their own colours; bodies indented, wrapped
+    lines included; a marker where events were forgotten."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.text import Text
+
+    console.print(Text(header, style="bold"))
+    console.rule(style="dim")
+    ids = shown_ids(view)
+    for item in _with_gaps(view, gaps or []):
+        if isinstance(item, Gap):
+            console.print(Text(gap_line(item), style=MARKER_STYLE), justify="center")
+            continue
+        if item.is_summary:
+            console.print(
+                Panel(
+                    Text(preview(item.text, full)),
+                    title="summary",
+                    title_align="left",
+                    border_style="yellow",
+                )
+            )
+            continue
+        colour = SOURCE_STYLES.get(item.source, "white")
+        style = f"bold {colour}" if item.is_action else colour
+        block: list[Any] = [Text(heading(item, ids), style=style)]
+        body = _event_body(item, full)
+        if body:
+            block.append(Padding(Text(body, style="default"), (0, 0, 0, 4)))
+        console.print(Group(*block))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def view_json(view: View, replay: Replay) -> bytes:
+    """`{"dialect", "events": [...], "summary", "unhandled_condensation_request", "forgotten"}`,
+    with `"generation": {"name", "reason"}` after the dialect when the replay names one.
+
+    Kept events are spliced in as the bytes of their log lines.
+    """
+    summary = view.summary or next((e for e in view if e.is_summary), None)
+    events = b",".join(event.to_json() for event in view)
+    first: dict[str, Any] = {"dialect": replay.dialect}
+    if replay.generation is not None:
+        first["generation"] = {"name": replay.generation, "reason": replay.generation_reason}
+    head = orjson.dumps(first)
+    tail = orjson.dumps(
+        {
+            "summary": summary.text if summary is not None else None,
+            "unhandled_condensation_request": view.unhandled_request,
+            "forgotten": replay.forgotten_events,
+        }
+    )
+    return head[:-1] + b',"events":[' + events + b"]," + tail[1:]
+
+
+def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
+    """Write JSON line bodies, one per line, as they come."""
+    for body in bodies:
+        out.write(body)
+        out.write(b"\n")
+
+
+def print_stats(numbers: dict[str, Any], console: Console) -> None:
+    """`condense stats` as tables: boxes and colour on a terminal; otherwise plain
+    aligned columns, no box drawing, no trailing blanks (SPEC section 5)."""
+    from rich.text import Text
+
+    if console.is_terminal:
+        for part in _stats_parts(numbers, plain=False):
+            console.print(part, soft_wrap=isinstance(part, Text))
+        return
+    with console.capture() as captured:
+        for part in _stats_parts(numbers, plain=True):
+            console.print(part, soft_wrap=isinstance(part, Text))
+            console.print()
+    lines = [line.rstrip() for line in captured.get().splitlines()]
+    console.file.write("\n".join(lines).rstrip("\n") + "\n")
+
+
+def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
+    from functools import partial
+
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    if plain:
+        Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
+    parts: list[Any] = []
+    chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
+    title = sanitize(numbers["log"], one_line=True)
+    summary = Table(title=None if plain else title, show_header=True, title_justify="left")
+    summary.add_column("")
+    summary.add_column("full log", justify="right")
+    summary.add_column("view", justify="right")
+    summary.add_column("view / log", justify="right")
+    seen = numbers["visible_events"]
+    summary.add_row("events", f"{seen:,}", f"{view['events']:,}", _percent(view["events"], seen))
+    summary.add_row(
+        "characters",
+        f"{chars['log']:,}",
+        f"{chars['view']:,}",
+        _percent(chars["view"], chars["log"]),
+    )
+    if tokens is not None:
+        summary.add_row(
+            "tokens",
+            f"{tokens['log']:,}",
+            f"{tokens['view']:,}",
+            _percent(tokens["view"], tokens["log"]),
+        )
+    parts.append(Group(Text(title), summary) if plain else summary)
+    facts = [
+        f"{plural(numbers['events'], 'event')} and {plural(numbers['bytes'], 'byte')} in the log",
+        f"{plural(view['forgotten_events'], 'event')} forgotten",
+        plural(len(numbers["condensations"]), "condensation"),
+        plural(numbers["requests"], "request")
+        + (" (one pending)" if numbers["unhandled_request"] else ""),
+    ]
+    if tokens is not None:
+        facts.append(f"tokens by {tokens['tokenizer']}")
+    generation = numbers.get("generation")
+    if generation:
+        facts.append(f"replayed as the {generation['name']} showed it ({generation['reason']})")
+    parts.append(Text(sanitize("; ".join(facts), one_line=True)))
+    if numbers.get("messages") is not None:
+        parts.append(Text(sanitize(_messages_line(numbers["messages"]), one_line=True)))
+    kinds = Table(title="by type", title_justify="left")
+    for column in ("type", "events", "bytes"):
+        kinds.add_column(column, justify="left" if column == "type" else "right")
+    for name, slot in numbers["by_type"].items():
+        kinds.add_row(
+            Text(sanitize(name, one_line=True)), f"{slot['events']:,}", f"{slot['bytes']:,}"
+        )
+    parts.append(kinds)
+    if numbers["condensations"]:
+        table = Table(title="condensations", title_justify="left")
+        says = any(c.get("log_says") for c in numbers["condensations"])
+        columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
+        for column in columns + (("the log says",) if says else ()):
+            table.add_column(
+                column, justify="right" if column in columns[:3] + columns[4:] else "left"
+            )
+        for c in numbers["condensations"][-20:]:
+            row = [
+                str(c["id"]),
+                str(c["line"]),
+                f"{c['forgotten_events']:,}",
+                format_runs(c["forgotten_ranges"], 4),
+                "-" if c["summary_chars"] is None else f"{c['summary_chars']:,}",
+                f"{c['view_size_after']:,}",
+            ]
+            if says:
+                said = ", ".join(f"{k} {v}" for k, v in c.get("log_says", {}).items())
+                row.append(sanitize(said, one_line=True))
+            table.add_row(*row)
+        if len(numbers["condensations"]) > 20:
+            table.caption = f"the last 20 of {len(numbers['condensations']):,}"
+        parts.append(table)
+        if any("log" in c for c in numbers["condensations"]):
+            parts.append(_own_figures(numbers["condensations"][-20:], Table))
+    return parts
+
+
+def _messages_line(messages: dict[str, Any]) -> str:
+    """`the model reads 12 messages: 3,456 tokens (...); the conversion dropped ...`."""
+    tokens = messages["tokens"]
+    counted = f": {tokens:,} tokens as litellm counts them" if tokens is not None else ""
+    line = (
+        f"the model reads {plural(messages['count'], 'message')}{counted} "
+        f"({messages['chars']:,} characters; tool schemas not counted)"
+    )
+    changes = []
+    for what, key, noun in (
+        ("dropped", "dropped", "event"),
+        ("put in", "inserted", "message"),
+        ("approximated", "approximated", "message"),
+    ):
+        if messages[key]:
+            kinds = sorted({c["kind"] for c in messages[key]} - {"approximated"})
+            why = f" ({', '.join(kinds)})" if kinds else ""
+            changes.append(f"{what} {plural(len(messages[key]), noun)}{why}")
+    if changes:
+        line += "; the conversion " + ", ".join(changes)
+    return line
+
+
+def _own_figures(condensations: list[dict[str, Any]], Table: Any) -> Any:
+    """The log's own figures for each compaction (Claude Code's `compactMetadata`)
+    beside condense's counts of the view before and after it."""
+    table = Table(title="the log's figures beside condense's", title_justify="left")
+    columns = ["line", "trigger", "log tokens", "log ms", "view events", "view tokens"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "trigger" else "right")
+    for c in condensations:
+        log = c.get("log") or {}
+        table.add_row(
+            str(c["line"]),
+            sanitize(str(log.get("trigger") or "-"), one_line=True),
+            _change(log.get("pre_tokens"), log.get("post_tokens")),
+            _count(log.get("duration_ms")),
+            _change(c.get("view_size_before"), c.get("view_size_after")),
+            _change(c.get("tokens_before"), c.get("tokens_after")),
+        )
+    return table
+
+
+def _change(before: Any, after: Any) -> str:
+    return f"{_count(before)} -> {_count(after)}"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "-"
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "-"

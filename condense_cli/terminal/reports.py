@@ -1,0 +1,231 @@
+"""Plain-text reports of `audit`, `simulate` and `diff`: tables and a terminal chart.
+
+Plain text, the same on a terminal and in a pipe, so that tests and READMEs show
+exactly what a user sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
+from condense_cli.analysis.diff import ViewDiff, preview
+from condense_cli.analysis.facts import KINDS
+from condense_cli.condensers.simulate import Run
+from condense_cli.core.events import Event
+from condense_cli.core.text import plural, sanitize
+
+
+def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Columns padded to their widest cell: the first left-aligned, the others right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        ]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return lines
+
+
+# --- audit -----------------------------------------------------------------------------
+
+AUDIT_HEAD = ("kind", "facts", "kept", "in summary", "in view", "lost", "kept %")
+
+
+def _tally_row(name: str, tally: Tally) -> list[str]:
+    share = tally.share
+    return [
+        name,
+        f"{tally.facts:,}",
+        f"{tally.kept:,}",
+        f"{tally.in_summary:,}",
+        f"{tally.in_view:,}",
+        f"{tally.facts - tally.kept:,}",
+        f"{share:.1f}" if share is not None else "-",
+    ]
+
+
+def kinds_table(kinds: dict[str, Tally]) -> list[str]:
+    rows = [list(AUDIT_HEAD)] + [_tally_row(kind, kinds[kind]) for kind in KINDS]
+    rows.append(_tally_row("all", total(kinds)))
+    return table(rows)
+
+
+def _audit_block(audit: Audit, title: str) -> list[str]:
+    lines = [title, *kinds_table(audit.kinds)]
+    lost = audit.lost()
+    if lost:
+        lines.append(f"  lost ({len(lost):,}):")
+        lines += [sanitize(f"    {kind}: {text}", one_line=True) for kind, text in lost]
+    return lines
+
+
+def audit_text(audit: LogAudit) -> str:
+    """The whole audit: each condensation, the current view, and the totals."""
+    count = len(audit.condensations)
+    lines = [sanitize(f"audit of {audit.path} ({audit.dialect}): {plural(count, 'condensation')}")]
+    for item in audit.condensations:
+        where = f"id {item.id}" + (f", line {item.line}" if item.line != item.id else "")
+        said = (
+            f"summary of {item.summary_chars:,} chars"
+            if item.summary_chars is not None
+            else "no summary"
+        )
+        title = f"{item.label} ({where}): forgot {plural(item.forgotten_events, 'event')}, {said}"
+        lines += ["", *_audit_block(item, sanitize(title, one_line=True))]
+    current = audit.current
+    said = (
+        f"summaries of {current.summary_chars:,} chars"
+        if current.summary_chars is not None
+        else "no summary"
+    )
+    title = (
+        f"current view: {plural(current.forgotten_events, 'event')} forgotten in all, {said}; "
+        "every forgotten fact looked up in it"
+    )
+    lines += ["", *_audit_block(current, title)]
+    if count:
+        lines += ["", f"overall ({plural(count, 'condensation')}):", *kinds_table(audit.overall)]
+    return "\n".join(lines) + "\n"
+
+
+def audits_text(audits: list[LogAudit], overall: dict[str, Tally]) -> str:
+    """Several logs: each audit, then every condensation of every log together."""
+    parts = [audit_text(audit) for audit in audits]
+    count = sum(len(a.condensations) for a in audits)
+    if len(audits) > 1:
+        title = f"all {len(audits)} logs ({plural(count, 'condensation')}):"
+        parts.append("\n".join([title, *kinds_table(overall)]) + "\n")
+    return "\n".join(parts)
+
+
+# --- diff ------------------------------------------------------------------------------
+
+
+def _signed(value: int) -> str:
+    return f"{value:+,}" if value else "±0"
+
+
+def _event_line(mark: str, event: Event, tokens: int) -> str:
+    who = "summary" if event.is_summary else f"{event.source or '-'} {event.kind}:{event.type}"
+    return sanitize(
+        f"  {mark} {event.id} {who} ({tokens:,} tokens): {preview(event)}", one_line=True
+    )
+
+
+def diff_text(path: str, dialect: str, diff: ViewDiff) -> str:
+    a, b = diff.a, diff.b
+    lines = [
+        sanitize(f"diff of {path} ({dialect}): {a.label} -> {b.label}", one_line=True),
+        f"  events: {a.events:,} -> {b.events:,}; tokens: {a.tokens:,} -> {b.tokens:,} "
+        f"({_signed(b.tokens - a.tokens)})",
+    ]
+    for title, events, mark in (("left the view", diff.left, "-"), ("entered", diff.entered, "+")):
+        lines.append(
+            f"{title} ({plural(len(events), 'event')}, {diff.tokens_of(events):,} tokens):"
+        )
+        lines += [_event_line(mark, e, diff.tokens[id(e)]) for e in events]
+    if diff.rewritten:
+        delta = sum(diff.tokens[id(new)] - diff.tokens[id(old)] for old, new in diff.rewritten)
+        lines.append(
+            f"rewritten ({plural(len(diff.rewritten), 'event')}, {_signed(delta)} tokens):"
+        )
+        lines += [_event_line("~", new, diff.tokens[id(new)]) for _old, new in diff.rewritten]
+    removed, added = diff.summaries_removed, diff.summaries_added
+    if not removed and not added:
+        said = "unchanged" if a.summaries else "none on either side"
+    elif removed and added:
+        said = f"changed ({_chars(removed)} -> {_chars(added)})"
+    elif added:
+        said = f"added ({_chars(added)})"
+    else:
+        said = f"removed ({_chars(removed)})"
+    lines.append(f"summary: {said}")
+    return "\n".join(lines) + "\n"
+
+
+def _chars(texts: list[str]) -> str:
+    return ", ".join(f"{len(t):,} chars" for t in texts)
+
+
+# --- simulate --------------------------------------------------------------------------
+
+CHART_WIDTH = 64
+CHART_HEIGHT = 10
+
+
+def _figure(values: dict[str, Any]) -> str:
+    return f"{values['peak']:,} / {values['mean']:,.1f} / {values['final']:,}"
+
+
+def simulate_text(path: str, dialect: str, steps: int, tokenizer: str, runs: list[Run]) -> str:
+    data = [run.to_dict(series=False) for run in runs]
+    rows = [
+        ["", *[d["label"] for d in data]],
+        ["condensations", *[f"{d['condensations']:,}" for d in data]],
+        ["first fired at step", *[f"{d['fired_at'][0]:,}" if d["fired_at"] else "-" for d in data]],
+        ["view events peak / mean / final", *[_figure(d["view_events"]) for d in data]],
+        ["view tokens peak / mean / final", *[_figure(d["view_tokens"]) for d in data]],
+        ["tokens sent to the summariser", *[f"{d['summariser_tokens']:,}" for d in data]],
+        ["cache busts", *[f"{d['cache_busts']:,}" for d in data]],
+        ["events rewritten", *[f"{d['events_rewritten']:,}" for d in data]],
+    ]
+    head = sanitize(
+        f"simulate {path} ({dialect}): {plural(steps, 'event')} as the agent saw them; "
+        f"tokens: {tokenizer}",
+        one_line=True,
+    )
+    return "\n".join([head, *table(rows), "", *chart(runs)]) + "\n"
+
+
+def chart(runs: list[Run], width: int = CHART_WIDTH, height: int = CHART_HEIGHT) -> list[str]:
+    """View tokens over the steps, one mark per run (1, 2, ...; * for a single run)."""
+    steps = max((len(run.tokens) for run in runs), default=0)
+    if steps == 0:
+        return ["view tokens: no step"]
+    peak = max(max(run.tokens) for run in runs if run.tokens) or 1
+    columns = min(width, steps)
+    grid = [[" "] * columns for _ in range(height)]
+    for number, run in enumerate(runs, start=1):
+        mark = "*" if len(runs) == 1 else str(number % 10)
+        for column in range(columns):
+            start = column * steps // columns
+            end = max(start + 1, (column + 1) * steps // columns)
+            values = run.tokens[start:end]
+            if values:
+                row = round(max(values) / peak * (height - 1))
+                grid[height - 1 - row][column] = mark
+    label = f"{peak:,}"
+    pad = len(label)
+    lines = [f"view tokens after each step (peak {peak:,}):"]
+    for index, cells in enumerate(grid):
+        axis = label if index == 0 else ("0".rjust(pad) if index == height - 1 else " " * pad)
+        lines.append(f"  {axis} |{''.join(cells)}".rstrip())
+    lines.append(f"  {' ' * pad} +{'-' * columns}")
+    lines.append(f"  {' ' * pad}  step 1{f'{steps:,}'.rjust(max(0, columns - 6))}")
+    if len(runs) > 1:
+        lines.append("  " + "   ".join(f"{i % 10} = {r.label}" for i, r in enumerate(runs, 1)))
+    return [sanitize(line, one_line=True) for line in lines]
+
+
+def simulate_csv(ids: list[object], runs: list[Run]) -> str:
+    """One row per step: the event, then each run's view events, tokens and whether it
+    condensed."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = ["step", "event"]
+    for run in runs:
+        header += [f"{run.label} events", f"{run.label} tokens", f"{run.label} condensed"]
+    writer.writerow(header)
+    fired = [set(run.fired) for run in runs]
+    for step, event_id in enumerate(ids, start=1):
+        row: list[object] = [step, event_id]
+        for run, steps in zip(runs, fired, strict=True):
+            row += [run.events[step - 1], run.tokens[step - 1], int(step in steps)]
+        writer.writerow(row)
+    return out.getvalue()
