@@ -10,9 +10,11 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.core.events import Condensation, View, apply_condensation
+from condense_cli.core.intervals import describe_ids
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.messages import Conversion
 from condense_cli.core.text import plural
@@ -52,6 +54,49 @@ def describe_rewrite(before: View, after: View) -> str | None:
     if not done:
         return None
     return f"{' and '.join(done)} of {plural(len(before), 'event')}"
+
+
+ID_CHARS = 12  # ids longer than this (uuids) are reported by position
+
+
+def describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
+    """The forgotten events by the ids the log shows: `ids 2..61` (runs of keys when
+    ids are keys, as in V0; runs of neighbouring events, first..last id, when ids are
+    short; `positions 177..202` when they are uuids)."""
+    events = [e for e in view if e.key is not None]
+    if all(e.id == e.key for e in events):
+        return describe_ids(forgotten)
+    if any(len(str(e.id)) > ID_CHARS for e in events):  # uuids: positions read better
+        return "positions " + describe_ids(forgotten).removeprefix("ids ")
+    gone = set(forgotten)
+    runs: list[list[object]] = []
+    previous = False
+    for event in events:
+        if event.key in gone:
+            if previous:
+                runs[-1][1] = event.id
+            else:
+                runs.append([event.id, event.id])
+        previous = event.key in gone
+    shown = [f"{a}..{b}" if a != b else str(a) for a, b in runs[:6]]
+    more = f", … ({len(runs) - 6} more runs)" if len(runs) > 6 else ""
+    return "ids " + ", ".join(shown) + more
+
+
+def describe_usage(usage: dict[str, Any]) -> str:
+    """`model m, 1,200 prompt + 300 completion tokens, $0.0004`."""
+    text = (
+        f"model {usage.get('model')}, {usage.get('prompt_tokens', 0):,} prompt + "
+        f"{usage.get('completion_tokens', 0):,} completion tokens"
+    )
+    cost = usage.get("cost")
+    text += f", ${cost:.4f}" if cost else ", cost unknown"
+    facts = usage.get("facts")
+    if facts:
+        text += f", kept {facts['kept']:,} of {plural(facts['total'], 'fact')}"
+        if facts["asked_again_naming"]:
+            text += f" (asked again naming {facts['asked_again_naming']:,} it lost)"
+    return text
 
 
 def run_condenser(

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from condense_cli.config.openhands import drop_ignored_llm_keys
 from condense_cli.core.errors import ConfigError
@@ -28,6 +29,9 @@ from condense_cli.core.text import clip, quote
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
+    from condense_cli.llm.tokens import Tokenizer
+
+T = TypeVar("T")
 
 ENV_VAR = "CONDENSE_CONFIG"
 MAX_DEPTH = 32  # tables and arrays inside each other; a pipeline level takes two
@@ -245,3 +249,30 @@ def parse_value(raw: str) -> Any:
         return raw
     except RecursionError:
         raise ConfigError(f"--set value nested too deeply: {quote(raw)}") from None
+
+
+def naming_source(path: Path | None, build: Callable[[], T]) -> T:
+    """`build()`, with the config file named in the configuration errors it raises."""
+    try:
+        return build()
+    except ConfigError as exc:
+        if path is None:
+            raise
+        raise ConfigError(f"{path}: {exc.message}", exc.hint) from None
+
+
+def configured_condenser(
+    config: str | None, type: str | None, sets: list[str] | None
+) -> tuple[Condenser, list[str]]:
+    """The condenser `--config`, `--type` and `--set` describe, and the notes to show."""
+    settings = load_settings(config, type, sets)
+    return naming_source(settings.path, lambda: load_condenser(settings)), settings.notes
+
+
+def configured_tokenizer(config: str | None) -> Tokenizer:
+    """The tokenizer of the [llm] model of `config` (as `stats` counts)."""
+    from condense_cli.llm.tokens import tokenizer_for
+
+    settings = load_settings(config)
+    model = naming_source(settings.path, lambda: LLMTables(settings.llm).default.model)
+    return tokenizer_for(model)

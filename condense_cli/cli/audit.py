@@ -1,0 +1,70 @@
+"""`condense audit`: what each condensation lost, fact by fact.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from condense_cli.cli.common import DialectOpt, StatsFormat, UptoOpt, guarded, reading, say
+
+
+@guarded
+def audit(
+    logs: Annotated[
+        list[str],
+        typer.Argument(metavar="LOG...", help="Logs to audit (- for standard input)."),
+    ],
+    format: Annotated[
+        StatsFormat, typer.Option("--format", "-f", help="text (tables) or json.")
+    ] = StatsFormat.text,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            metavar="[KIND=]PERCENT",
+            help="Exit 1 when less than PERCENT of the facts (or of one KIND: instructions, "
+            "paths, commands, errors, urls, tasks) were kept over every condensation. "
+            "Repeatable.",
+        ),
+    ] = None,
+    upto: UptoOpt = None,
+    dialect: DialectOpt = None,
+) -> None:
+    """What each condensation lost: the facts of the events it forgot, by kind.
+
+    User instructions, file paths, commands, errors, URLs and task ids of the
+    forgotten events are looked up in the summary, then in the events the view
+    still holds; the rest is lost. With several logs, a last table adds them up.
+    Exit 1 when --fail-under is not met (over every condensation of every log).
+    """
+    from condense_cli.analysis.audit import (
+        audit_log,
+        combined,
+        failures,
+        kinds_json,
+        parse_threshold,
+    )
+    from condense_cli.dialects import read_log
+    from condense_cli.terminal.reports import audits_text
+
+    thresholds = [parse_threshold(value) for value in fail_under or []]
+    results = []
+    for log in logs:
+        with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
+            results.append(audit_log(replay))
+    overall = combined(results)
+    if format is StatsFormat.json:
+        data: Any = results[0].to_dict()
+        if len(results) > 1:
+            data = {"logs": [r.to_dict() for r in results], "overall": kinds_json(overall)}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    else:
+        typer.echo(audits_text(results, overall), nl=False)
+    below = failures(overall, thresholds)
+    for line in below:
+        say(f"fail-under: {line}")
+    if below:
+        raise typer.Exit(1)

@@ -1,0 +1,63 @@
+"""`condense check`: validate logs and their condensations, for CI.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+from typing import Annotated
+
+import typer
+
+from condense_cli.cli.common import DialectOpt, emit, guarded, reading, say
+from condense_cli.core.errors import CondenseError
+from condense_cli.core.redact import mask
+from condense_cli.core.text import plural, sanitize
+
+
+@guarded
+def check(
+    logs: Annotated[
+        list[str], typer.Argument(metavar="LOG...", help="Logs to check (- for standard input).")
+    ],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
+    ] = False,
+    dialect: DialectOpt = None,
+) -> None:
+    """Validate logs and their condensations.
+
+    One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
+    """
+    from condense_cli.analysis.checks import lost_context
+    from condense_cli.dialects import read_log
+
+    failed = 0
+    problems = 0
+    dialects: set[str] = set()
+    for path in logs:
+        try:
+            with read_log(
+                path, dialect=dialect, collect=True, reading=reading(f"checking {path}")
+            ) as replay:
+                name = replay.path
+                dialects.add(replay.dialect)
+                found = replay.problems + ([] if replay.errors else lost_context(replay))
+        except CondenseError as exc:
+            emit(sanitize(mask(exc.message), one_line=True))
+            failed += 1
+            problems += 1
+            continue
+        for problem in found:
+            prefix = "warning: " if problem.severity == "warning" else ""
+            emit(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
+        if replay.generation is not None:
+            why = replay.generation_reason
+            say(f"{name}: replayed as the {replay.generation} showed it ({why})")
+        problems += len(found)
+        bad = replay.errors or (strict and found)
+        failed += 1 if bad else 0
+    if failed:
+        counted = plural(problems, "problem")
+        say(f"{failed} of {plural(len(logs), 'log')} failed the check ({counted})")
+        raise typer.Exit(1)
+    notes = [", ".join(sorted(dialects))] + ([plural(problems, "warning")] if problems else [])
+    say(f"{plural(len(logs), 'log')} ok ({'; '.join(notes)})")

@@ -1,0 +1,285 @@
+"""What every command shares: options, error handling, messages on stderr, progress.
+
+No `from __future__ import annotations`: typer evaluates the annotations of every
+command at each start, and strings cost more to evaluate.
+"""
+
+import functools
+import math
+import sys
+import traceback
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperOption
+
+from condense_cli.core.errors import CondenseError, OutputError
+from condense_cli.core.interrupts import INTERRUPTED
+from condense_cli.core.redact import mask
+from condense_cli.core.text import sanitize
+from condense_cli.terminal.output import silence_stdout, stderr_may_be_a_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from condense_cli.condensers.base import Condenser
+    from condense_cli.dialects.base import Reading
+
+state = {"debug": False}
+MESSAGE_CHARS = 1000
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def set_debug(ctx: Any, param: Any, value: bool) -> bool:
+    if value:
+        state["debug"] = True
+    return value
+
+
+class Command(TyperCommand):
+    """A command whose usage line reads `condense view [OPTIONS] LOG` (typer writes
+    `{LOG}`), and which takes --debug after its name as well as before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            TyperOption(
+                param_decls=["--debug"],
+                is_flag=True,
+                default=False,
+                expose_value=False,
+                is_eager=True,
+                callback=set_debug,
+                help="Show the traceback of unexpected errors.",
+            )
+        )
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class ViewFormat(StrEnum):
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+    messages = "messages"
+
+
+class StatsFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+LogArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="LOG",
+        help="The session log (JSONL), a conversation folder, or - for standard input.",
+    ),
+]
+
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="config.toml to use (default: $CONDENSE_CONFIG, ./config.toml).",
+    ),
+]
+
+TypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--type", "-t", metavar="TYPE", help="Condenser type, replacing [condenser].type."
+    ),
+]
+
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a key; VALUE is parsed as TOML. Repeatable.",
+    ),
+]
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
+LockOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        metavar="SECONDS",
+        envvar="CONDENSE_LOCK_TIMEOUT",
+        min=0,
+        callback=_finite,
+        help="Seconds to wait for the log's lock before giving up (exit 4).",
+    ),
+]
+
+UptoOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--upto",
+        metavar="ID",
+        help="Replay only up to this event: its id (V0: ids <= ID) or its position.",
+    ),
+]
+
+DialectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dialect",
+        "-d",
+        metavar="NAME",
+        help="The log's format, when detection gets it wrong (e.g. openhands-v0).",
+    ),
+]
+
+ConfigsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="A config.toml to compare; repeat it for one column (or side) each.",
+    ),
+]
+
+VariantOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--variant",
+        metavar="'K=V ...'",
+        help="One group of --set overrides (space-separated KEY=VALUE) to compare; "
+        "repeat it for one column (or side) each, for every --config.",
+    ),
+]
+
+CallModelOpt = Annotated[
+    bool,
+    typer.Option(
+        "--call-model",
+        help="Let summarising condensers call their model (default: a placeholder summary).",
+    ),
+]
+
+SummaryTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--summary-tokens",
+        metavar="N",
+        min=1,
+        help="Size of the placeholder summary, in tokens.",
+    ),
+]
+
+
+def stderr() -> "Console":
+    from condense_cli.terminal.consoles import stderr_console
+
+    return stderr_console()
+
+
+def say(message: str) -> None:
+    """One line for people on stderr: secrets masked, names and values made safe,
+    and never more than MESSAGE_CHARS (values are quoted short where they are named;
+    this is the net under that)."""
+    line = sanitize(mask(message), one_line=True)
+    if len(line) > MESSAGE_CHARS:
+        half = MESSAGE_CHARS // 2
+        line = f"{line[:half]} … {line[-half:]}"
+    if stderr_may_be_a_terminal():
+        stderr().print(line, markup=False)
+    else:  # no terminal: the line as it is, without importing rich
+        sys.stderr.write(line + "\n")
+
+
+def fail(message: str, hint: str | None, code: int) -> typer.Exit:
+    say(f"Error: {message}")
+    if hint:
+        say(f"Hint: {hint}")
+    return typer.Exit(code)
+
+
+def guarded(command: F) -> F:
+    """Turn core errors into one message and an exit code; never a traceback.
+
+    A closed pipe on stdout (`condense check | head`) never changes a verdict.
+    Every command but `check` writes to stdout only once its verdict is settled
+    (errors are raised before any output), so a closed pipe ends it with that
+    verdict: 0. `check` writes as it goes, so it carries on silently and exits 1
+    if a log failed (see `emit`). Ctrl-C exits 130 without a traceback.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except OutputError as exc:
+            silence_stdout()
+            raise fail(exc.message, exc.hint, exc.exit_code) from None
+        except CondenseError as exc:
+            raise fail(exc.message, exc.hint, exc.exit_code) from None
+        except BrokenPipeError:
+            silence_stdout()
+            raise typer.Exit(0) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:
+            if state["debug"]:
+                sys.stderr.write(sanitize(mask(traceback.format_exc())))
+            raise fail(
+                f"unexpected {type(exc).__name__}: {exc}",
+                "this is a bug in condense; rerun with --debug for the traceback and report it",
+                1,
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit(line: str) -> None:
+    """Print one line of `check` output; after a closed pipe, keep checking silently."""
+    try:
+        typer.echo(line)
+    except BrokenPipeError:
+        silence_stdout()
+
+
+def reading(description: str) -> "Reading":
+    """A progress bar while a big log is read (only when stderr is a terminal)."""
+    from condense_cli.terminal.progress import progress
+
+    return lambda source: progress(source, description)
+
+
+def load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> "Condenser":
+    """The configured condenser; configuration notes go to stderr."""
+    from condense_cli.config.loading import configured_condenser
+
+    condenser, notes = configured_condenser(config, type, sets)
+    print_notes(notes)
+    return condenser
+
+
+def print_notes(notes: list[str]) -> None:
+    for note in notes:
+        say(f"Note: {note}")
+
+
+def usage_error(message: str) -> Exception:
+    from condense_cli.core.errors import ConfigError
+
+    return ConfigError(message, hint="see condense diff --help")

@@ -1,0 +1,27 @@
+"""`condense config`: print the effective configuration as TOML.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+import typer
+
+from condense_cli.cli.common import ConfigOpt, SetOpt, TypeOpt, guarded, print_notes, say
+
+
+@guarded
+def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = None) -> None:
+    """Print the effective configuration as TOML.
+
+    Defaults are filled in and secrets are printed as "***". The output reads back
+    unchanged with --config.
+    """
+    import tomli_w
+
+    from condense_cli.config.loading import effective_config, load_settings, naming_source
+
+    settings = load_settings(config, type, set)
+    print_notes(settings.notes)
+    table = naming_source(settings.path, lambda: effective_config(settings))
+    if settings.path is not None:
+        say(f"configuration read from {settings.path}")
+    typer.echo(tomli_w.dumps(table), nl=False)

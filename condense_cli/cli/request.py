@@ -1,0 +1,16 @@
+"""`condense request`: append a condensation request, in the log's own dialect.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+from condense_cli.cli.common import DialectOpt, LockOpt, LogArg, guarded, reading, say
+
+
+@guarded
+def request(log: LogArg, lock_timeout: LockOpt = 10.0, dialect: DialectOpt = None) -> None:
+    """Append a condensation_request event to the log."""
+    from condense_cli.condensers.runner import Feedback, append_request
+
+    feedback = Feedback(reading=reading("reading"))
+    event_id = append_request(log, lock_timeout, feedback, dialect)
+    say(f"appended condensation request {event_id} to {log}")

@@ -1,0 +1,91 @@
+"""`condense simulate`: replay a log's history under a condenser, in memory.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+from enum import StrEnum
+from typing import Annotated
+
+import orjson
+import typer
+
+from condense_cli.cli.common import (
+    CallModelOpt,
+    ConfigsOpt,
+    DialectOpt,
+    LogArg,
+    SetOpt,
+    SummaryTokensOpt,
+    TypeOpt,
+    UptoOpt,
+    VariantOpt,
+    guarded,
+    print_notes,
+    reading,
+)
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+@guarded
+def simulate(
+    log: LogArg,
+    config: ConfigsOpt = None,
+    type: TypeOpt = None,
+    set: SetOpt = None,
+    variant: VariantOpt = None,
+    call_model: CallModelOpt = False,
+    summary_tokens: SummaryTokensOpt = 500,
+    format: Annotated[
+        SimulateFormat,
+        typer.Option("--format", "-f", help="text (a table and a chart), json or csv."),
+    ] = SimulateFormat.text,
+    upto: UptoOpt = None,
+    dialect: DialectOpt = None,
+) -> None:
+    """Replay the log's history under a condenser, in memory, step by step.
+
+    After each event: when it would condense, the view in events and tokens, the
+    tokens sent to the summariser, and the events rewritten where the prompt cache
+    is lost. One column per --config and per --variant group (each --variant
+    applies to every --config). Nothing is appended.
+    """
+    from condense_cli.condensers.simulate import TokenCache
+    from condense_cli.condensers.simulate import simulate as run_simulation
+    from condense_cli.config.comparing import comparison_sides
+    from condense_cli.config.loading import configured_tokenizer
+    from condense_cli.core.events import View
+    from condense_cli.dialects import read_log
+    from condense_cli.terminal.reports import simulate_csv, simulate_text
+
+    notes: list[str] = []
+    sides = comparison_sides(config, type, set, variant, call_model, summary_tokens, notes)
+    print_notes(notes)
+    tokenizer = configured_tokenizer(config[0] if config else None)
+    with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
+        history = list(replay.history())
+        start = View([], make_summary=replay.view().make_summary)
+        name, path = replay.dialect, replay.path
+    tokens = TokenCache(tokenizer.count_batch, history)
+    runs = [
+        run_simulation(history, side.label, side.condenser, start, tokens, side.meter)
+        for side in sides
+    ]
+    events = [e for e in history if e is not None]
+    if format is SimulateFormat.json:
+        data = {
+            "dialect": name,
+            "log": path,
+            "events": len(events),
+            "tokenizer": tokenizer.name,
+            "runs": [run.to_dict() for run in runs],
+        }
+        typer.echo(orjson.dumps(data).decode())
+    elif format is SimulateFormat.csv:
+        typer.echo(simulate_csv([e.id for e in events], runs), nl=False)
+    else:
+        typer.echo(simulate_text(path, name, len(events), tokenizer.name, runs), nl=False)

@@ -1,0 +1,46 @@
+"""`condense stats`: events, characters and tokens of a log against its view.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+from typing import Annotated
+
+import orjson
+import typer
+
+from condense_cli.cli.common import ConfigOpt, DialectOpt, LogArg, StatsFormat, guarded, reading
+
+
+@guarded
+def stats(
+    log: LogArg,
+    format: Annotated[
+        StatsFormat, typer.Option("--format", "-f", help="text (a table) or json.")
+    ] = StatsFormat.text,
+    tokens: Annotated[
+        bool,
+        typer.Option("--tokens/--no-tokens", help="Count tokens with the [llm] model's tokenizer."),
+    ] = True,
+    config: ConfigOpt = None,
+    dialect: DialectOpt = None,
+) -> None:
+    """Events, characters and tokens of a log against its view.
+
+    Also events and bytes by type, and what each condensation forgot.
+    """
+    from condense_cli.config.loading import configured_tokenizer
+    from condense_cli.dialects import read_log
+
+    tokenizer = configured_tokenizer(config) if tokens else None
+    from condense_cli.core.messages import message_numbers
+
+    with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
+        numbers = replay.stats(tokenizer, reading("counting"))
+        numbers["messages"] = message_numbers(replay.messages(replay.view()), tokenizer)
+    if format is StatsFormat.json:
+        typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
+    else:
+        from condense_cli.terminal.consoles import StdoutConsole
+        from condense_cli.terminal.render import print_stats
+
+        print_stats(numbers, StdoutConsole(highlight=False))

@@ -1,0 +1,49 @@
+"""The sides `simulate` and `diff` compare: one condenser for every `--config` times
+every `--variant` group, each with the tokenizer of its config and a meter of what it
+would send to its model."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from condense_cli.condensers.base import Condenser
+from condense_cli.condensers.offline import Meter, go_offline, placeholder
+from condense_cli.config.loading import configured_condenser, configured_tokenizer
+
+
+@dataclass
+class Side:
+    """One column of a comparison: its label, its condenser and its meter."""
+
+    label: str
+    condenser: Condenser
+    meter: Meter
+
+
+def comparison_sides(
+    configs: list[str] | None,
+    type: str | None,
+    sets: list[str] | None,
+    variants: list[str] | None,
+    call_model: bool,
+    summary_tokens: int,
+    notes: list[str],
+) -> list[Side]:
+    """A side for every config times every variant group; without `call_model`,
+    summarising condensers write a placeholder of `summary_tokens` instead of
+    calling their model. Configuration notes are added to `notes`."""
+    sides = []
+    for file in configs or [None]:
+        tokenizer = configured_tokenizer(file)
+        for group in variants or [None]:
+            extra = shlex.split(group) if group else []
+            condenser, said = configured_condenser(file, type, [*(sets or []), *extra])
+            notes.extend(said)
+            meter = Meter(lambda text, t=tokenizer: t.count_batch([text])[0])
+            if not call_model:
+                go_offline(condenser, placeholder(summary_tokens), meter)
+            label = Path(file).name if file else condenser.name
+            sides.append(Side(f"{label} {group}" if group else label, condenser, meter))
+    return sides
