@@ -21,9 +21,9 @@ demo: $(STAMP)
 	$(BIN)/condense view $(DEMO)
 	$(BIN)/condense check $(DEMO)
 
-## test: set up, then run the whole test suite
+## test: set up, then run the whole test suite on every core (`-m 'not slow'` for a quick loop)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 ## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)
 clients: $(STAMP)

@@ -27,6 +27,8 @@ from bench.measure import Code, Job, Launcher, RunFailed, check_checkout, measur
 from bench.textpool import Texts
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # each test generates logs or runs the benchmark script
+
 # --------------------------------------------------------------------------------------
 # Generated logs
 

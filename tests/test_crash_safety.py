@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.openhands_v0.dialect import scan_log
@@ -19,6 +20,7 @@ ROUNDS = 40
 TIME_LIMIT = 90.0
 
 
+@pytest.mark.slow
 def test_killing_writers_at_random_moments(tmp_path: Path, corpus: Path) -> None:
     log = tmp_path / "session.jsonl"
     shutil.copyfile(corpus / "ponylang-ponyc-4593.jsonl", log)

@@ -17,19 +17,15 @@ def tokens(*texts: str) -> int:
     return sum(COUNT(list(texts)))
 
 
-# The last event before the condensation, per dialect: V1 positions count from 0,
-# Codex and Claude Code lines count the session's first line.
-BEFORE = {"openhands-v0": "8", "openhands-v1": "7", "claude-code": "8", "codex": "9"}
-
-
 @pytest.mark.parametrize("dialect", stories.DIALECTS)
 def test_a_condensation_seen_as_a_diff(dialect: str, tmp_path: Path, cli) -> None:
     log = stories.write(dialect, tmp_path / "s.jsonl")
-    result = cli("diff", log, "--upto", BEFORE[dialect], "-f", "json")
+    before = stories.story(dialect).BEFORE
+    result = cli("diff", log, "--upto", before, "-f", "json")
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout_bytes)
     assert data["dialect"] == dialect
-    assert (data["a"]["label"], data["b"]["label"]) == (f"up to {BEFORE[dialect]}", "now")
+    assert (data["a"]["label"], data["b"]["label"]) == (f"up to {before}", "now")
     assert (data["a"]["events"], data["b"]["events"]) == (8, 2)
     assert [e["kind"] for e in data["left"]] == [
         *("action", "action", "observation", "action", "observation"),

@@ -197,6 +197,7 @@ def test_upto_takes_one_process_and_agrees(tmp_path: Path, monkeypatch) -> None:
 corruptions = st.sampled_from(sorted(TRICKY))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     size=st.integers(min_value=4, max_value=120),

@@ -58,6 +58,7 @@ def test_odd_values_get_one_clear_message(line: bytes, message: str, cli, make_l
     assert log.read_bytes() == GOOD + line + b"\n"
 
 
+@pytest.mark.slow
 def test_a_200_mb_line(tmp_path: Path) -> None:
     log = tmp_path / "huge.jsonl"
     big = {
@@ -119,6 +120,7 @@ def test_a_line_finished_after_the_snapshot_is_read_whole(make_log) -> None:
     assert list(index.line_ids) == [0, 1]
 
 
+@pytest.mark.slow
 def test_a_log_growing_under_a_writer_never_breaks_view(tmp_path: Path) -> None:
     log = tmp_path / "live.jsonl"
     log.write_bytes(GOOD)
@@ -164,6 +166,7 @@ def test_unexpected_errors_are_one_line_with_a_debug_hint(cli, make_log, monkeyp
     assert "RuntimeError: disk on fire" in debug.stderr
 
 
+@pytest.mark.slow
 def test_interrupt_exits_quietly(tmp_path: Path) -> None:
     import signal
     import time

@@ -359,6 +359,7 @@ FAILURES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", FAILURES, ids=list(FAILURES))
 def test_failures_exit_3_and_leave_the_log_alone(case: str, cli, config, fake, make_log) -> None:
     script, error, calls = FAILURES[case]
@@ -406,6 +407,7 @@ def test_a_refused_key_is_a_configuration_error_without_retries(
     assert log.read_bytes() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key_line", ["", 'api_key = ""\n'])
 def test_a_missing_key_is_a_configuration_error_before_any_request(
     key_line: str, proc, config, fake, make_log, monkeypatch
@@ -460,6 +462,7 @@ def test_api_key_from_the_environment(cli, config, fake, make_log, monkeypatch) 
 # --- real processes -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_as_a_subprocess(config, fake, tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     log.write_bytes(lines_of(session(20)))

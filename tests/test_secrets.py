@@ -103,6 +103,7 @@ def test_config_errors_do_not_echo_values(cli, tmp_path: Path) -> None:
     assert "set api_key or api_key_env, not both" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_model_error_that_echoes_headers_is_masked(proc, fake, make_log, tmp_path) -> None:
     config = tmp_path / "c.toml"
     config.write_text(

@@ -40,12 +40,7 @@ from condense_cli.entry import main
 main()
 """
 
-MODULES = {
-    "openhands-v0": "openhands_v0",
-    "openhands-v1": "openhands_v1",
-    "claude-code": "claude_code",
-    "codex": "codex",
-}
+MODULES = {dialect: stories.package(dialect) for dialect in stories.DIALECTS}
 NEVER = ("litellm", "tiktoken", "condense_cli.condensers", "condense_cli.llm.client")
 ENVIRON = {k: v for k, v in os.environ.items() if k != "CONDENSE_CONFIG"}
 

@@ -129,8 +129,10 @@ def test_no_tokens(cli, make_log) -> None:
     assert data["chars"]["log"] == 31
 
 
-def test_stats_text_is_plain_when_piped(cli, proc, make_log) -> None:
-    log, _ = small_log(make_log)
+def test_stats_text_is_plain_when_piped(cli, proc, make_log, monkeypatch) -> None:
+    path, _ = small_log(make_log)
+    monkeypatch.chdir(path.parent)  # a short name: a long one would wrap the header
+    log = Path(path.name)
     size = len(log.read_bytes())
     reads = "the model reads 3 messages (32 characters; tool schemas not counted)"
     expected = f"""{log}
@@ -157,7 +159,7 @@ id  line  forgot  ids   summary chars  view after
 """
     result = cli("stats", log, "--no-tokens")
     assert result.stdout == expected
-    assert proc("stats", log, "--no-tokens").stdout.decode() == expected
+    assert proc("stats", log, "--no-tokens", cwd=path.parent).stdout.decode() == expected
 
 
 def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:

@@ -26,3 +26,11 @@ def anthropic() -> Iterator[AnthropicServer]:
 def openai() -> Iterator[OpenAIServer]:
     with OpenAIServer() as server:
         yield server
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every real-client test is slow: each starts a client binary and a server."""
+    here = __file__.rpartition("/")[0]
+    for item in items:
+        if str(item.path).startswith(here + "/"):
+            item.add_marker(pytest.mark.slow)

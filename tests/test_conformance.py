@@ -1,0 +1,97 @@
+"""Every registered dialect does every command: the checklist a new dialect must pass.
+
+Parametrized over the dialect registry (`tests/stories.py`): a dialect added to
+`condense_cli.dialects.DIALECTS` runs here as soon as its test package tells the
+story (`tests/dialects/<package>/story.py`). The commands run as real subprocesses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests import stories
+from tests.conftest import ROOT
+
+Proc = Callable[..., subprocess.CompletedProcess[bytes]]
+
+
+@pytest.fixture(params=stories.DIALECTS)
+def dialect(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def view_json(proc: Proc, log: Path) -> dict[str, object]:
+    done = proc("view", log, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, object] = orjson.loads(done.stdout)
+    return data
+
+
+def test_each_dialect_has_its_story_page_and_readme_row(dialect: str) -> None:
+    package = stories.package(dialect)
+    assert (ROOT / "tests" / "dialects" / package / "story.py").is_file()
+    assert (ROOT / "docs" / "dialects" / f"{dialect}.md").is_file()
+    assert f"| `{dialect}` |" in (ROOT / "README.md").read_text()
+
+
+def test_view_replays_the_story_in_every_format(dialect: str, tmp_path: Path, proc: Proc) -> None:
+    log = stories.write(dialect, tmp_path / "story.jsonl")
+    data = view_json(proc, log)
+    assert data["dialect"] == dialect
+    assert data["summary"] == stories.SUMMARY
+    assert data["unhandled_condensation_request"] is False
+    texts = orjson.dumps(data["events"]).decode()
+    assert stories.DONE in texts and stories.FIRST not in texts
+    jsonl = proc("view", log, "--format", "jsonl")
+    assert jsonl.returncode == 0 and stories.DONE.encode() in jsonl.stdout
+    messages = orjson.loads(proc("view", log, "--format", "messages").stdout)
+    assert isinstance(messages, list) and messages
+    assert stories.SUMMARY in orjson.dumps(messages).decode()
+    text = proc("view", log)
+    assert text.returncode == 0 and dialect in text.stdout.decode().splitlines()[0]
+
+
+def test_check_and_stats_name_the_dialect(dialect: str, tmp_path: Path, proc: Proc) -> None:
+    log = stories.write(dialect, tmp_path / "story.jsonl")
+    check = proc("check", log)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert f"1 log ok ({dialect}" in check.stderr.decode()
+    stats = proc("stats", log, "--format", "json", "--no-tokens")
+    assert stats.returncode == 0, stats.stderr
+    numbers = orjson.loads(stats.stdout)
+    assert numbers["dialect"] == dialect
+    assert len(numbers["condensations"]) == 1
+
+
+def test_a_request_then_a_run_append_what_the_dialect_replays(
+    dialect: str, tmp_path: Path, proc: Proc
+) -> None:
+    log = stories.write(dialect, tmp_path / "story.jsonl", condensed=False)
+    before = log.read_bytes()
+    request = proc("request", log)
+    assert request.returncode == 0, request.stderr
+    assert log.read_bytes().startswith(before) and len(log.read_bytes()) > len(before)
+    assert view_json(proc, log)["unhandled_condensation_request"] is True
+    run = proc("run", log, "--type", "amortized_forgetting", "--set", "max_size=4")
+    assert run.returncode == 0, run.stderr
+    assert b"appended to" in run.stderr
+    after = view_json(proc, log)
+    assert after["unhandled_condensation_request"] is False
+    assert after["forgotten"] > 0
+    check = proc("check", log, "--strict")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_audit_and_simulate_read_the_history(dialect: str, tmp_path: Path, proc: Proc) -> None:
+    log = stories.write(dialect, tmp_path / "story.jsonl")
+    audit = proc("audit", log, "--format", "json")
+    assert audit.returncode == 0, audit.stderr
+    assert len(orjson.loads(audit.stdout)["condensations"]) == 1
+    simulate = proc("simulate", log, "--type", "amortized_forgetting", "--format", "json")
+    assert simulate.returncode == 0, simulate.stderr
+    assert orjson.loads(simulate.stdout)["dialect"] == dialect
