@@ -1,12 +1,13 @@
 """Log formats ("dialects"): the registry, and detection from the input.
 
-Adding a dialect is one module with a `Dialect` subclass, a small `<name>_detect`
-module with the rules that recognise its logs, and one entry in `DIALECTS`.
+Adding a dialect is one package, `dialects/<name>/`, with a `Dialect` subclass in its
+`dialect` module, an import-light `detect` module with the rules that recognise its
+logs, and one entry in `DIALECTS` (ARCHITECTURE.md has the checklist).
 Detection asks each dialect, in order, whether it claims the input: a folder by its
 layout, a file by its first JSON object. OpenHands V0 comes last and takes what is
 left, so its own line-numbered errors report a broken log.
 
-Only the chosen dialect's module is imported: detection needs just the `_detect`
+Only the chosen dialect's package is imported: detection needs just the `detect`
 modules, and a dialect's replay code takes a few milliseconds to import, which
 a short command would otherwise pay for every format.
 """

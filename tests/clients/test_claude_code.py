@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from condense_cli.dialects.claude_code.dialect import ClaudeEvent, api_messages
+from condense_cli.dialects.claude_code.events import ClaudeEvent, api_messages
 from condense_cli.dialects.claude_code.messages import chat_messages
 from tests.clients.install import Clients
 from tests.clients.resume import resume_claude

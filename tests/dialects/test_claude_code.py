@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from condense_cli.dialects import read_log
-from condense_cli.dialects.claude_code.dialect import api_messages
+from condense_cli.dialects.claude_code.events import api_messages
 from tests.conftest import ROOT
 from tests.fake_llm import FakeLLM
 
@@ -161,7 +161,7 @@ def test_messages_merge_as_the_client_merges_them() -> None:
     b.use("c1", "m1")
     b.result("c1", "out")
     b.use("c2", "m1")  # the same response, written after the first result
-    from condense_cli.dialects.claude_code.dialect import ClaudeEvent
+    from condense_cli.dialects.claude_code.events import ClaudeEvent
 
     events = [ClaudeEvent(x, i, None) for i, x in enumerate(b.lines[1:])]
     assert api_messages(events) == [
@@ -507,7 +507,8 @@ def lines_read_per_line(tmp_path: Path, count: int) -> float:
     """Lines read out of the session's line list, per line, by everything the
     commands ask of a replay: view, check, condensations, stats, audit, simulate."""
     from condense_cli.core.logfile import LogSource
-    from condense_cli.dialects.claude_code.dialect import ClaudeReplay, read_session
+    from condense_cli.dialects.claude_code.chain import read_session
+    from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 
     log = compactions(count).write(tmp_path / f"s{count}.jsonl")
     with LogSource.open(str(log)) as source:

@@ -13,7 +13,8 @@ import msgspec
 from msgspec import UNSET
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.claude_code.dialect import BOUNDARY, Line, Session, line_problem
+from condense_cli.dialects.claude_code.events import BOUNDARY
+from condense_cli.dialects.claude_code.lines import Line, Session, line_problem
 from condense_cli.fast.lines import BlockDecoder, lines_end
 from condense_cli.fast.lines import read_blocks as file_blocks
 

@@ -21,16 +21,9 @@ from typing import Any
 
 from condense_cli.core.jsonlines import encode
 from condense_cli.core.messages import content_of, tool_call, tool_result
+from condense_cli.dialects.claude_code.events import blocks_of
 
 REMINDER = "<system-reminder>"
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
 
 
 def _part(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -56,7 +49,7 @@ def _result_text(block: dict[str, Any]) -> str:
         return content
     return "\n".join(
         str(b["text"])
-        for b in _blocks(content)
+        for b in blocks_of(content)
         if b.get("type") == "text" and isinstance(b.get("text"), str)
     )
 
@@ -66,7 +59,7 @@ def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for message in api:
-        blocks = _blocks(message.get("content"))
+        blocks = blocks_of(message.get("content"))
         parts = [p for p in map(_part, blocks) if p is not None]
         if message.get("role") == "assistant":
             calls = []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -31,7 +32,8 @@ from condense_cli.dialects.counting import (
 from condense_cli.fast.halves import in_two, splits
 
 if TYPE_CHECKING:
-    from condense_cli.dialects.claude_code.dialect import ClaudeEvent, ClaudeReplay, Line
+    from condense_cli.dialects.claude_code.dialect import ClaudeReplay
+    from condense_cli.dialects.claude_code.lines import Line
     from condense_cli.llm.tokens import Tokenizer
 
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
@@ -53,8 +55,6 @@ def _kind(line: Line, data: dict[str, Any]) -> str:
 def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
     """Types and bytes of `lines`, the tally of their messages the agent saw (not
     `isSidechain`), and each line's characters and tokens (`NOT_SEEN` for others)."""
-    from condense_cli.dialects.claude_code.dialect import MESSAGE_TYPES, ClaudeEvent
-
     by_type: dict[str, dict[str, int]] = {}
     full = Tally()
     chars, tokens = array("q"), array("q")
@@ -118,8 +118,6 @@ class LineCounts:
 
 def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
     """The numbers of `condense stats`, in the shape every dialect returns."""
-    from condense_cli.dialects.claude_code.dialect import MESSAGE_TYPES, REQUEST_TYPE
-
     session = replay.session
     seen = [x for x in session.lines if x.type in MESSAGE_TYPES and not x.sidechain]
     size = sum(len(x.raw) for x in seen)

@@ -1,0 +1,251 @@
+"""A Claude Code session's lines, parsed lazily, and the session they make: its lines
+in order, by uuid, and the side branches a chain may take lines back from."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from condense_cli.core.errors import LogError
+from condense_cli.core.events import Problem
+from condense_cli.core.logfile import line_body
+from condense_cli.dialects.claude_code.events import (
+    BOUNDARY,
+    COPY_OF,
+    MESSAGE_TYPES,
+    TREE_TYPES,
+    BadLine,
+)
+
+
+class Line:
+    """One non-blank line: its position, its bytes, and what the replay reads of it.
+
+    `data` (the parsed object) is parsed from `raw` when first asked for: the fast
+    path (`claude_code.fast`) builds lines from a few decoded fields only.
+    """
+
+    __slots__ = (
+        "_data",
+        "compact_summary",
+        "copy",
+        "is_boundary",
+        "message_id",
+        "number",
+        "parent",
+        "raw",
+        "sidechain",
+        "tools",
+        "type",
+        "uuid",
+    )
+
+    def __init__(
+        self,
+        number: int,
+        raw: bytes,
+        data: dict[str, Any] | None,
+        kind: str,
+        uuid: str | None,
+        parent: str | None,
+        *,
+        boundary: bool = False,
+        sidechain: bool = False,
+        compact_summary: bool = False,
+        copy: bool = False,
+        message_id: str | None = None,
+        tools: tuple[tuple[bool, Any], ...] = (),
+    ) -> None:
+        self.number = number
+        self.raw = raw
+        self._data = data
+        self.type = kind  # "" when the line has no type string
+        self.uuid = uuid
+        self.parent = parent
+        self.is_boundary = boundary
+        self.sidechain = sidechain  # `isSidechain` is true
+        self.compact_summary = compact_summary  # `isCompactSummary` is true
+        self.copy = copy  # has a `condenseCopyOf` key
+        self.message_id = message_id
+        # The tool blocks of a content list, in order: (True, id) for a `tool_use`
+        # with a string id, (False, its `tool_use_id`) for a `tool_result`.
+        self.tools = tools
+
+    @classmethod
+    def parsed(cls, number: int, data: dict[str, Any], raw: bytes) -> Line:
+        """A line the exact path parsed (and `parse_line` accepted)."""
+        message = data.get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
+        tools: tuple[tuple[bool, Any], ...] = ()
+        if isinstance(content, list):
+            tools = tuple(
+                (True, b["id"]) if b.get("type") == "tool_use" else (False, b.get("tool_use_id"))
+                for b in content
+                if isinstance(b, dict)
+                and (
+                    (b.get("type") == "tool_use" and isinstance(b.get("id"), str))
+                    or b.get("type") == "tool_result"
+                )
+            )
+        kind, uuid, parent, message_id = (
+            data.get("type"),
+            data.get("uuid"),
+            data.get("parentUuid"),
+            message.get("id"),
+        )
+        kind = kind if isinstance(kind, str) else ""
+        return cls(
+            number,
+            raw,
+            data,
+            kind,
+            uuid if isinstance(uuid, str) else None,
+            parent if isinstance(parent, str) else None,
+            boundary=kind == "system" and data.get("subtype") == BOUNDARY,
+            sidechain=data.get("isSidechain") is True,
+            compact_summary=data.get("isCompactSummary") is True,
+            copy=COPY_OF in data,
+            message_id=message_id if isinstance(message_id, str) else None,
+            tools=tools,
+        )
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The parsed line (parsed now if the fast path read it)."""
+        data = self._data
+        if data is None:
+            data = self._data = orjson.loads(self.raw)
+        return data
+
+    @property
+    def is_result(self) -> bool:
+        return any(not use for use, _ in self.tools)
+
+
+def line_problem(kind: Any, uuid: Any, parent: Any, message: bool, content: Any) -> str | None:
+    """What is wrong with a session line, from its `type`, `uuid`, `parentUuid`,
+    whether its `message` is an object and that message's `content` (None: nothing).
+    The one statement of these rules, for the exact path and the fast path."""
+    if not isinstance(kind, str):
+        return 'has no "type" string'
+    if kind in TREE_TYPES:
+        if not isinstance(uuid, str):
+            return f'a {kind} line needs a "uuid" string'
+        if parent is not None and not isinstance(parent, str):
+            return '"parentUuid" must be a string or null'
+    if kind in MESSAGE_TYPES:
+        if not message:
+            return f'a {kind} line needs a "message" object'
+        if not isinstance(content, str | list):
+            return '"message.content" must be a string or an array of blocks'
+    return None
+
+
+def parse_line(raw: bytes) -> dict[str, Any]:
+    """One line as a session line, or BadLine."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadLine(f"invalid JSON: {str(exc).split(':')[0]}") from None
+    if not isinstance(data, dict):
+        raise BadLine("expected a JSON object")
+    message = data.get("message")
+    is_object = isinstance(message, dict)
+    content = message.get("content") if is_object else None
+    wrong = line_problem(
+        data.get("type"), data.get("uuid"), data.get("parentUuid"), is_object, content
+    )
+    if wrong is not None:
+        raise BadLine(wrong)
+    return data
+
+
+@dataclass
+class SideLines:
+    """The lines of the main session (not `isSidechain`) that a chain can take back
+    from a side branch, in file order: assistant lines by their response
+    (`message.id`), and user lines holding a tool result by their `parentUuid`."""
+
+    by_message: dict[str, list[Line]]
+    results: dict[str, list[Line]]
+
+    @classmethod
+    def of(cls, lines: list[Line]) -> SideLines:
+        by_message: dict[str, list[Line]] = {}
+        results: dict[str, list[Line]] = {}
+        for line in lines:
+            if line.sidechain:
+                continue
+            if line.type == "assistant" and line.message_id is not None:
+                by_message.setdefault(line.message_id, []).append(line)
+            elif line.type == "user" and line.parent is not None and line.is_result:
+                results.setdefault(line.parent, []).append(line)
+        return cls(by_message, results)
+
+
+def line_number(line: Line) -> int:
+    return line.number
+
+
+@dataclass
+class Session:
+    """Every line of a session (up to `--upto`), indexed by uuid."""
+
+    path: str
+    lines: list[Line] = field(default_factory=list)
+    by_uuid: dict[str, Line] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    size: int = 0
+    _side: SideLines | None = None
+
+    def add(self, line: Line) -> None:
+        self.lines.append(line)
+        key = line.uuid
+        if key is not None and line.type in TREE_TYPES:
+            first = self.by_uuid.get(key)
+            if first is not None:
+                self.problem(line.number, f"duplicate uuid {key} (first on line {first.number})")
+            self.by_uuid[key] = line
+
+    def position(self, line: Line) -> int:
+        """Where `line` is in `lines` (found by its number: they increase down the list)."""
+        return bisect_left(self.lines, line.number, key=line_number)
+
+    def line_before(self, line: Line) -> Line | None:
+        """The nearest earlier line that belongs to the tree (has a uuid)."""
+        lines = self.lines
+        for at in range(self.position(line) - 1, -1, -1):
+            earlier = lines[at]
+            if earlier.uuid is not None and earlier.type in TREE_TYPES:
+                return earlier
+        return None
+
+    @property
+    def side(self) -> SideLines:
+        """The lines `_with_siblings` may put back into a chain, indexed once."""
+        if self._side is None:
+            self._side = SideLines.of(self.lines)
+        return self._side
+
+    def problem(self, line: int | None, message: str, severity: str = "error") -> None:
+        self.problems.append(Problem(line, message, severity))
+
+    def read(self, number: int, raw: bytes, collect: bool) -> None:
+        """The exact path for line `number` as read (newline included): a bad line
+        raises LogError, or with `collect` is listed as a problem."""
+        self.size += len(raw)
+        body = line_body(raw, first=number == 1)
+        if not body.strip():
+            return
+        try:
+            data = parse_line(body)
+        except BadLine as exc:
+            if not collect:
+                raise LogError(self.path, str(exc), number) from None
+            self.problem(number, str(exc))
+            return
+        self.add(Line.parsed(number, data, body))
