@@ -116,7 +116,7 @@ def complete(
     for attempt in range(1, attempts + 1):
         try:
             response = litellm.completion(messages=messages, **options)
-            return _answer(litellm, response, settings.model)
+            return _answer(litellm, response, settings)
         except Exception as exc:
             name = type(exc).__name__
             if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
@@ -170,7 +170,7 @@ def ask(
     )
 
 
-def _answer(litellm: Any, response: Any, model: str) -> Answer:
+def _answer(litellm: Any, response: Any, settings: LLMSettings) -> Answer:
     try:
         choice = response.choices[0]
         message = choice.message
@@ -181,14 +181,21 @@ def _answer(litellm: Any, response: Any, model: str) -> Answer:
         function = call.function
         calls.append({"name": function.name, "arguments": function.arguments})
     usage = getattr(response, "usage", None)
+    prices = None
+    if settings.input_cost_per_token is not None or settings.output_cost_per_token is not None:
+        # configured prices win; litellm no longer reads them back from the response
+        prices = {
+            "input_cost_per_token": settings.input_cost_per_token or 0.0,
+            "output_cost_per_token": settings.output_cost_per_token or 0.0,
+        }
     try:
-        cost = litellm.completion_cost(completion_response=response)
+        cost = litellm.completion_cost(completion_response=response, custom_cost_per_token=prices)
     except Exception:
         cost = None
     return Answer(
         content=message.content,
         tool_calls=calls,
-        model=getattr(response, "model", None) or model,
+        model=getattr(response, "model", None) or settings.model,
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         cost=cost or None,
