@@ -87,3 +87,13 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+def as_str(value: Any) -> str:
+    """A parsed value that should be a string, or "" when the log holds something else."""
+    return value if isinstance(value, str) else ""
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A parsed value that should be an object, or {} when the log holds something else."""
+    return value if isinstance(value, dict) else {}

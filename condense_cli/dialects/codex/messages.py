@@ -36,9 +36,8 @@ from condense_cli.core.messages import (
     tool_call,
     tool_result,
 )
+from condense_cli.dialects.codex.items import CALLS, OUTPUTS
 
-CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
-OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 ABORTED = "aborted"  # the output Codex sends for a call that has none
 CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from condense_cli.core.jsonlines import LineProblem, decode_line
+from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.dialects.codex.dialect import CodexEvent, _is_sent, _str
+from condense_cli.dialects.codex.items import CodexEvent, is_sent
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -48,7 +48,7 @@ def count_lines(
             data = decode_line(body)
         except LineProblem:
             continue
-        kind = _str(data.get("type")) or "?"
+        kind = as_str(data.get("type")) or "?"
         payload = data.get("payload")
         sub = payload.get("type") if isinstance(payload, dict) else None
         name = f"{kind}:{sub}" if isinstance(sub, str) else kind
@@ -57,7 +57,7 @@ def count_lines(
             slot = by_type[name] = {"events": 0, "bytes": 0}
         slot["events"] += 1
         slot["bytes"] += len(raw)
-        if kind == "response_item" and isinstance(payload, dict) and _is_sent(payload):
+        if kind == "response_item" and isinstance(payload, dict) and is_sent(payload):
             full.merge(counts.tally((model_text(CodexEvent(payload, None, None)),)))
             sent += 1
     return by_type, full, events, sent, counts.known

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from condense_cli.core.events import Event
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, as_str, encode
 from condense_cli.core.messages import (
     APPROXIMATED,
     NOT_SENT,
@@ -84,31 +84,23 @@ class Response:
         return [c["id"] for c in self.message.get("tool_calls") or ()]
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def response_of(event: Event) -> tuple[str, dict[str, Any]]:
     """The id of the model response that issued a tool action, and its assistant message."""
-    meta = _dict(event.data.get("tool_call_metadata"))
-    response = _dict(meta.get("model_response"))
+    meta = as_dict(event.data.get("tool_call_metadata"))
+    response = as_dict(meta.get("model_response"))
     choices = response.get("choices")
-    message = _dict(choices[0].get("message")) if isinstance(choices, list) and choices else {}
+    message = as_dict(choices[0].get("message")) if isinstance(choices, list) and choices else {}
     calls = message.get("tool_calls")
     if isinstance(response.get("id"), str) and isinstance(calls, list):
-        content = _str(message.get("content"))
+        content = as_str(message.get("content"))
         return response["id"], {
             "role": "assistant",
             "content": content if content.strip() else "",
             "tool_calls": [_call(c) for c in calls if isinstance(c, dict)],
         }
     call_id = event.tool_call_id or ""
-    args = {k: v for k, v in _dict(event.data.get("args")).items() if k != "thought"}
-    name = _str(meta.get("function_name")) or event.type
+    args = {k: v for k, v in as_dict(event.data.get("args")).items() if k != "thought"}
+    name = as_str(meta.get("function_name")) or event.type
     return f"call:{call_id}", {
         "role": "assistant",
         "content": event.thought,
@@ -117,22 +109,22 @@ def response_of(event: Event) -> tuple[str, dict[str, Any]]:
 
 
 def _call(call: dict[str, Any]) -> dict[str, Any]:
-    function = _dict(call.get("function"))
+    function = as_dict(call.get("function"))
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
         arguments = encode(arguments).decode() if arguments is not None else ""
-    return tool_call(_str(call.get("id")), _str(function.get("name")), arguments)
+    return tool_call(as_str(call.get("id")), as_str(function.get("name")), arguments)
 
 
 def command_output(event: Event) -> str:
     """A command's output as the agent reads it: prefix, output, suffix, then its
     working directory, interpreter and exit code when known."""
-    extras = _dict(event.data.get("extras"))
-    meta = _dict(extras.get("metadata"))
-    text = f"{_str(meta.get('prefix'))}{event.text}{_str(meta.get('suffix'))}"
-    if _str(meta.get("working_dir")):
+    extras = as_dict(event.data.get("extras"))
+    meta = as_dict(extras.get("metadata"))
+    text = f"{as_str(meta.get('prefix'))}{event.text}{as_str(meta.get('suffix'))}"
+    if as_str(meta.get("working_dir")):
         text += f"\n[Current working directory: {meta['working_dir']}]"
-    if _str(meta.get("py_interpreter_path")):
+    if as_str(meta.get("py_interpreter_path")):
         text += f"\n[Python interpreter: {meta['py_interpreter_path']}]"
     code = meta.get("exit_code", extras.get("exit_code", -1))
     if isinstance(code, int) and not isinstance(code, bool) and code != -1:
@@ -144,7 +136,7 @@ def observation_text(event: Event) -> tuple[str | None, bool]:
     """(the text OpenHands sends for an observation, whether condense only
     approximates it); None when OpenHands sends nothing for it."""
     kind, text = event.type, event.text
-    extras = _dict(event.data.get("extras"))
+    extras = as_dict(event.data.get("extras"))
     if kind == "run":
         output = command_output(event)
         if event.tool_call_id is None:
@@ -160,12 +152,12 @@ def observation_text(event: Event) -> tuple[str | None, bool]:
         if extras.get("impl_source") == "oh_aci":
             return text, False
         if extras.get("prev_exist") is False:
-            path = _str(extras.get("path"))
+            path = as_str(extras.get("path"))
             return f"[New file {path} is created with the provided content.]\n", False
         return text, True  # OpenHands shows a diff of the edit
     if kind == "delegate":
-        outputs = _dict(extras.get("outputs"))
-        return _str(outputs.get("content", text)) or text, False
+        outputs = as_dict(extras.get("outputs"))
+        return as_str(outputs.get("content", text)) or text, False
     if kind == "error":
         return f"{text}\n[Error occurred in processing last action]", False
     if kind == "user_rejected":
@@ -188,17 +180,17 @@ def _has_context(extras: dict[str, Any]) -> bool:
 
 def action_message(event: Event) -> dict[str, Any] | None:
     """The message of an action that is not a tool call; None when none is sent."""
-    kind, args = event.type, _dict(event.data.get("args"))
+    kind, args = event.type, as_dict(event.data.get("args"))
     role = "user" if event.source == "user" else "assistant"
     if kind == "system":
-        return text_message("system", _str(args.get("content")))
+        return text_message("system", as_str(args.get("content")))
     if kind == "message":
-        return text_message(role, _str(args.get("content")))
+        return text_message(role, as_str(args.get("content")))
     if kind == "finish":
-        thought = _str(args.get("thought"))
+        thought = as_str(args.get("thought"))
         if event.data.get("tool_call_metadata") is not None:
             _, response = response_of(event)
-            content = _str(response.get("content"))
+            content = as_str(response.get("content"))
             if thought and thought != content:
                 thought = f"{thought}\n{content}"
             elif not thought:
@@ -325,10 +317,10 @@ def _convert_events(events: list[Event], out: Conversion) -> None:
                         "template; shown as its content",
                     )
                 )
-            meta = _dict(event.data.get("tool_call_metadata"))
+            meta = as_dict(event.data.get("tool_call_metadata"))
             if event.data.get("tool_call_metadata") is not None:
                 call_id = event.tool_call_id or ""
-                name = _str(meta.get("function_name"))
+                name = as_str(meta.get("function_name"))
                 results[call_id] = (tool_result(call_id, name, text), event)
             else:
                 ready.append(text_message("user", text))

@@ -24,19 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 from condense_cli.core.events import Event
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, as_str, encode
 from condense_cli.core.messages import content_of, tool_call, tool_result
 
 ACTION = "ActionEvent"
 RESULTS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -58,23 +50,24 @@ def _parts(content: Any) -> list[dict[str, Any]]:
 
 def _call(data: dict[str, Any]) -> dict[str, Any]:
     """An action's tool call: `{id, name, arguments}` now, litellm's shape in 2025."""
-    call = _dict(data.get("tool_call"))
-    function = _dict(call.get("function"))
-    name = _str(call.get("name")) or _str(function.get("name")) or _str(data.get("tool_name"))
+    call = as_dict(data.get("tool_call"))
+    function = as_dict(call.get("function"))
+    name = as_str(call.get("name")) or as_str(function.get("name")) or as_str(data.get("tool_name"))
     arguments = call.get("arguments", function.get("arguments"))
     if not isinstance(arguments, str):
         arguments = encode(arguments).decode() if arguments is not None else ""
-    call_id = _str(call.get("id")) or _str(data.get("tool_call_id"))
+    call_id = as_str(call.get("id")) or as_str(data.get("tool_call_id"))
     return tool_call(call_id, name, arguments)
 
 
 def command_output(observation: dict[str, Any]) -> str:
     """A 2025 `ExecuteBashObservation` as the agent reads it."""
-    meta = _dict(observation.get("metadata"))
-    text = f"{_str(meta.get('prefix'))}{_str(observation.get('output'))}{_str(meta.get('suffix'))}"
-    if _str(meta.get("working_dir")):
+    meta = as_dict(observation.get("metadata"))
+    prefix, suffix = as_str(meta.get("prefix")), as_str(meta.get("suffix"))
+    text = f"{prefix}{as_str(observation.get('output'))}{suffix}"
+    if as_str(meta.get("working_dir")):
         text += f"\n[Current working directory: {meta['working_dir']}]"
-    if _str(meta.get("py_interpreter_path")):
+    if as_str(meta.get("py_interpreter_path")):
         text += f"\n[Python interpreter: {meta['py_interpreter_path']}]"
     code = meta.get("exit_code", -1)
     if isinstance(code, int) and not isinstance(code, bool) and code != -1:
@@ -86,12 +79,12 @@ def command_output(observation: dict[str, Any]) -> str:
 
 def result_text(event: Event) -> str:
     """What the model reads of a tool result."""
-    observation = _dict(event.data.get("observation"))
+    observation = as_dict(event.data.get("observation"))
     kind = observation.get("kind")
     if kind == "ExecuteBashObservation" and isinstance(observation.get("output"), str):
         return command_output(observation)
     if kind == "StrReplaceEditorObservation" and isinstance(observation.get("output"), str):
-        return _str(observation.get("error")) or observation["output"]
+        return as_str(observation.get("error")) or observation["output"]
     return event.text
 
 
@@ -99,15 +92,15 @@ def message_of(event: Event) -> dict[str, Any]:
     """The chat message of one event that is not a tool call."""
     data, kind = event.data, event.data.get("kind")
     if kind in RESULTS:
-        name = _str(data.get("tool_name"))
+        name = as_str(data.get("tool_name"))
         return tool_result(event.tool_call_id or "", name, result_text(event))
     if kind == "SystemPromptEvent":
         parts = _parts(data.get("system_prompt")) + _parts(data.get("dynamic_context"))
         return {"role": "system", "content": content_of(parts)}
     if kind == "MessageEvent":
-        message = _dict(data.get("llm_message"))
+        message = as_dict(data.get("llm_message"))
         parts = _parts(message.get("content")) + _parts(data.get("extended_content"))
-        return {"role": _str(message.get("role")) or "user", "content": content_of(parts)}
+        return {"role": as_str(message.get("role")) or "user", "content": content_of(parts)}
     return {"role": "user", "content": event.text}  # a summary
 
 

@@ -1,0 +1,203 @@
+"""Codex rollout items: which types Codex sends to the model, and an item as an event
+of the view (its text, its tool call or output, whether it is a summary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from condense_cli.core.events import Event
+from condense_cli.core.jsonlines import as_str, encode
+
+CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+ITEM_TYPES = (
+    CALLS
+    | OUTPUTS
+    | {
+        "message",
+        "reasoning",
+        "web_search_call",
+        "image_generation_call",
+        "compaction",
+        "compaction_summary",
+        "additional_tools",
+        "ghost_snapshot",
+    }
+)
+NOT_SENT = frozenset({"ghost_snapshot"})  # recorded by Codex, never sent to the model
+SUMMARY_KIND = "compaction.summary"
+# User messages Codex writes itself (context, not something the user typed).
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<skill>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+)
+
+
+def _texts(value: Any) -> list[str]:
+    """The texts of a content list (or a plain string)."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        return []
+    return [
+        part["text"]
+        for part in value
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    ]
+
+
+class CodexEvent(Event):
+    """One response item; `data` is the item (the payload), `raw` its whole line."""
+
+    __slots__ = ("answers", "line", "sub", "summary")
+
+    def __init__(
+        self, data: dict[str, Any], raw: bytes | None, line: int | None, sub: int = 0
+    ) -> None:
+        super().__init__(data, None, raw)
+        self.line = line
+        self.sub = sub
+        self.summary = False
+        self.answers: int | None = None  # the key of the call an output answers
+
+    @property
+    def id(self) -> object:
+        if self.line is None:
+            return None
+        return f"{self.line}.{self.sub}" if self.sub else self.line
+
+    @property
+    def item_type(self) -> str:
+        return as_str(self.data.get("type"))
+
+    @property
+    def role(self) -> str:
+        return as_str(self.data.get("role"))
+
+    @property
+    def source(self) -> str:
+        if self.item_type in OUTPUTS:
+            return "environment"
+        return "user" if self.role == "user" else "agent"
+
+    @property
+    def is_action(self) -> bool:
+        return self.item_type not in OUTPUTS
+
+    @property
+    def type(self) -> str:
+        if self.item_type == "message" and self.role == "developer":
+            return "system"
+        return self.item_type
+
+    @property
+    def text(self) -> str:
+        data, kind = self.data, self.item_type
+        if kind == "message":
+            return "\n".join(_texts(data.get("content")))
+        if kind == "reasoning":
+            return "\n".join(_texts(data.get("summary")) + _texts(data.get("content")))
+        if kind == "function_call":
+            return f"{as_str(data.get('name'))}({as_str(data.get('arguments'))})"
+        if kind == "custom_tool_call":
+            return f"{as_str(data.get('name'))}: {as_str(data.get('input'))}"
+        if kind in OUTPUTS:
+            return "\n".join(_texts(data.get("output")))
+        if kind in ("compaction", "compaction_summary"):
+            return f"(encrypted summary, {len(as_str(data.get('encrypted_content'))):,} chars)"
+        return encode(data).decode()
+
+    @property
+    def tool_call_id(self) -> str | None:
+        if self.item_type in CALLS or self.item_type in OUTPUTS:
+            call = self.data.get("call_id")
+            return call if isinstance(call, str) else None
+        return None
+
+    @property
+    def cause(self) -> int | None:
+        return self.answers
+
+    @property
+    def is_summary(self) -> bool:
+        return self.summary
+
+    @property
+    def marks_summary(self) -> bool:
+        """Codex's own summaries: a compaction item, or a user message of that kind."""
+        if self.item_type in ("compaction", "compaction_summary"):
+            return True
+        meta = self.data.get("internal_chat_message_metadata_passthrough")
+        kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+        return self.role == "user" and isinstance(kinds, list) and SUMMARY_KIND in kinds
+
+    @property
+    def is_user_turn(self) -> bool:
+        """A message the user typed (Codex's user-turn boundary)."""
+        if self.item_type != "message" or self.role != "user" or self.marks_summary:
+            return False
+        texts = _texts(self.data.get("content"))
+        return not (texts and texts[0].lstrip().startswith(CONTEXT_PREFIXES))
+
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        data, kind = self.data, self.item_type
+        if kind == "function_call":
+            try:
+                arguments = orjson.loads(as_str(data.get("arguments")))
+            except orjson.JSONDecodeError:
+                arguments = None
+            return as_str(data.get("name")), arguments if isinstance(arguments, dict) else {}
+        if kind == "custom_tool_call":
+            return as_str(data.get("name")), {"input": as_str(data.get("input"))}
+        if kind == "local_shell_call":
+            action = data.get("action")
+            return "local_shell", action if isinstance(action, dict) else {}
+        return None
+
+    @property
+    def is_instruction(self) -> bool:
+        return self.is_user_turn
+
+    def masked(self, text: str) -> CodexEvent:
+        if self.item_type not in OUTPUTS:
+            raise NotImplementedError(f"a {self.item_type} item cannot be masked")
+        copy = CodexEvent({**self.data, "output": text}, None, self.line, self.sub)
+        copy.key = self.key
+        copy.summary = self.summary
+        copy.answers = self.answers
+        return copy
+
+    def to_json(self) -> bytes:
+        return encode(self.data)
+
+
+def summary_item(text: str) -> dict[str, Any]:
+    """A summary as condense writes it: a user message of Codex's summary kind."""
+    return {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text}],
+        "internal_chat_message_metadata_passthrough": {"content_item_kinds": [SUMMARY_KIND]},
+    }
+
+
+def new_summary(text: str) -> CodexEvent:
+    event = CodexEvent(summary_item(text), None, None)
+    event.summary = True
+    return event
+
+
+def is_sent(item: dict[str, Any]) -> bool:
+    """Whether Codex sends this recorded item to the model."""
+    kind = item.get("type")
+    if not isinstance(kind, str) or kind not in ITEM_TYPES or kind in NOT_SENT:
+        return False
+    return not (kind == "message" and item.get("role") == "system")

@@ -1,0 +1,267 @@
+"""Reading a rollout: each line validated, and the history rebuilt line by line the way
+Codex rebuilds it on resume (compactions, rollbacks, pending requests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.events import Problem
+from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
+from condense_cli.dialects.codex.items import (
+    ITEM_TYPES,
+    CodexEvent,
+    is_sent,
+    summary_item,
+)
+
+
+@dataclass
+class Compaction:
+    """What one `compacted` line did, and what the log says about it."""
+
+    line: int
+    before: int  # view size before it
+    after: int  # view size right after it
+    summary_chars: int | None
+    says: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class History:
+    """The history as Codex rebuilds it, line by line."""
+
+    history: list[CodexEvent] = field(default_factory=list)
+    summary: CodexEvent | None = None
+    request_pending: bool = False
+    requests: int = 0
+    compactions: list[Compaction] = field(default_factory=list)
+    tokens_seen: int | None = None  # the context size the last token_count reported
+    compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
+
+
+def history_length(raw: bytes) -> int:
+    history = orjson.loads(raw)["payload"]["replacement_history"]
+    return len(history)
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+class Reader:
+    """Validates lines and rebuilds the history; problems are collected or raised."""
+
+    def __init__(self, path: str, collect: bool, record: bool = False) -> None:
+        self.path = path
+        self.collect = collect
+        self.problems: list[Problem] = []
+        self.state = History()
+        # With `record`: each compaction (line, history and summary before, after),
+        # and every item sent in file order (a request as None), for `history`.
+        self.record = record
+        self.steps: list[tuple[int, list[CodexEvent], Any, list[CodexEvent], Any]] = []
+        self.sent: list[tuple[int, dict[str, Any] | None, bytes]] = []
+
+    def problem(self, line: int | None, message: str, severity: str = "error") -> None:
+        if severity == "error" and not self.collect:
+            raise LogError(self.path, message, line)
+        self.problems.append(Problem(line, message, severity))
+
+    def read_line(self, number: int, body: bytes) -> dict[str, Any] | None:
+        try:
+            data = decode_line(body)
+        except LineProblem as exc:
+            self.problem(number, str(exc))
+            return None
+        kind = data.get("type")
+        if not isinstance(kind, str):
+            self.problem(number, f'"type" must be a string, not {json_type(kind)}')
+            return None
+        payload = data.get("payload")
+        if kind in LINE_TYPES and kind != REQUEST and not isinstance(payload, dict):
+            self.problem(
+                number, f'a {kind} line needs an object "payload", not {json_type(payload)}'
+            )
+            return None
+        if kind == "response_item":
+            self.item(number, payload, body)
+        elif kind == "compacted":
+            self.compacted(number, payload, body)
+        elif kind == REQUEST:
+            self.state.request_pending = True
+            self.state.requests += 1
+            if self.record:
+                self.sent.append((number, None, body))
+        elif kind == "event_msg":
+            self.event(payload)
+        elif kind not in LINE_TYPES:
+            self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
+        return data
+
+    def item(self, number: int, payload: dict[str, Any], body: bytes) -> None:
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            self.problem(number, f'a response item needs a string "type", not {json_type(kind)}')
+            return
+        if kind not in ITEM_TYPES:
+            self.problem(
+                number, f"unknown response item type {kind!r}; Codex does not send it", "warning"
+            )
+            return
+        if is_sent(payload):
+            self.state.history.append(CodexEvent(payload, body, number))
+            if self.record:
+                self.sent.append((number, payload, body))
+
+    def compacted(self, number: int, payload: dict[str, Any], body: bytes) -> None:
+        state = self.state
+        message = payload.get("message")
+        history = payload.get("replacement_history")
+        before = len(state.history)
+        previous, previous_summary = list(state.history), state.summary
+        if history is not None:
+            if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
+                self.problem(number, "replacement_history must be an array of objects")
+                return
+            events = [CodexEvent(item, None, number, i) for i, item in enumerate(history, 1)]
+            events = [e for e in events if is_sent(e.data)]
+            state.compacted_raw[number] = body
+            summaries = [e for e in events if e.marks_summary]
+        else:
+            if not isinstance(message, str):
+                self.problem(number, "a compacted line needs a replacement_history or a message")
+                return
+            users = [e for e in state.history if e.is_user_turn]
+            summary = CodexEvent(summary_item(message), None, number, 1)
+            events = [*users, summary]
+            summaries = [summary]
+        state.history = events
+        state.summary = summaries[-1] if summaries else None
+        if state.summary is not None:
+            state.summary.summary = True
+        state.request_pending = False
+        summary_chars = len(state.summary.text) if state.summary is not None else None
+        says: dict[str, Any] = {"items": len(events)}
+        if history is None:
+            says["legacy"] = True
+        for key in ("window_number",):
+            if isinstance(payload.get(key), int):
+                says[key] = payload[key]
+        if any(e.item_type in ("compaction", "compaction_summary") for e in events):
+            says["summary"] = "encrypted (remote compaction)"
+        if state.tokens_seen is not None:
+            says["tokens_before"] = state.tokens_seen
+        state.compactions.append(Compaction(number, before, len(events), summary_chars, says))
+        if self.record:
+            self.steps.append((number, previous, previous_summary, list(events), state.summary))
+
+    def event(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if kind == "thread_rolled_back":
+            turns = payload.get("num_turns")
+            if isinstance(turns, int) and turns > 0:
+                self.roll_back(turns)
+        elif kind == "token_count":
+            info = payload.get("info")
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            total = last.get("total_tokens") if isinstance(last, dict) else None
+            if isinstance(total, int):
+                self.state.tokens_seen = total
+
+    def roll_back(self, turns: int) -> None:
+        """Drop the newest `turns` user turns, as Codex's thread rollback does."""
+        history = self.state.history
+        starts = [i for i, e in enumerate(history) if e.is_user_turn]
+        if not starts:
+            return
+        cut = starts[0] if turns >= len(starts) else starts[-turns]
+        self.state.history = history[:cut]
+        if self.state.summary is not None and self.state.summary not in self.state.history:
+            self.state.summary = None
+
+    def check_pairs(self) -> None:
+        """Calls without outputs and outputs without calls, in the view."""
+        calls: dict[str, CodexEvent] = {}
+        answered: set[str] = set()
+        for event in self.state.history:
+            call = event.tool_call_id
+            if call is None:
+                continue
+            if event.is_action:
+                calls[call] = event
+            elif call not in calls:
+                self.problem(
+                    event.line,
+                    f"{event.item_type} for call {call!r} has no call before it in the view; "
+                    "the model would see an answer to nothing",
+                )
+            else:
+                answered.add(call)
+        for call, event in calls.items():
+            if call not in answered:
+                self.problem(
+                    event.line,
+                    f"{event.item_type} {call!r} has no output in the view; Codex answers it "
+                    '"aborted" when the session is resumed',
+                    "warning",
+                )
+
+
+def read_rollout(
+    source: LogSource, upto: str | None, collect: bool
+) -> tuple[History, list[Problem], int]:
+    """Validate and replay a rollout; return its state, problems and lines read."""
+    reader = Reader(source.path, collect)
+    lines = read_lines(reader, source, upto)
+    if lines == 0 and not reader.problems:
+        reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
+    reader.check_pairs()
+    return reader.state, reader.problems, lines
+
+
+def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
+    """Feed every line (up to `upto`) to `reader`; return how many were read."""
+    limit, wanted = _parse_upto(upto)
+    lines = 0
+    found = wanted is None
+    for number, raw in enumerate(source.raw_lines(), start=1):
+        if limit is not None and number > limit:
+            break
+        lines = number
+        body = line_body(raw, first=number == 1)
+        if not body.strip():
+            continue
+        if not raw.endswith(b"\n") and not _complete(body):
+            reader.problem(number, "the last line is cut off (torn write); it is not read")
+            continue
+        data = reader.read_line(number, body)
+        if wanted is not None and isinstance(data, dict):
+            payload = data.get("payload")
+            if isinstance(payload, dict) and wanted in (payload.get("id"), payload.get("call_id")):
+                found = True
+                break
+    if not found:
+        raise ConfigError(f"--upto {upto}: {source.path} has no item with this id")
+    return lines
+
+
+def _complete(body: bytes) -> bool:
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _parse_upto(upto: str | None) -> tuple[int | None, str | None]:
+    """`--upto`: a line number, or the id of an item (`msg_…`, a call id)."""
+    if upto is None:
+        return None, None
+    if upto.isdigit():
+        return int(upto), None
+    return None, upto
