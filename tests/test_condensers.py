@@ -9,7 +9,8 @@ import pytest
 from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Condensation, View, apply_condensation
-from condense_cli.dialects.openhands_v0.dialect import condensation_args, load_view
+from condense_cli.dialects.openhands_v0.events import condensation_args
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import SAMPLES, condensation, msg, request, run_action, run_obs
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import corpus_logs
 from tests.reference import seen_by_agent
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.dialects.openhands_v0.replay import scan_log
 from tests.conftest import CONDENSE
 
 ROUNDS = 40

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.openhands_v0 import chunks
-from condense_cli.dialects.openhands_v0 import dialect as openhands_v0
-from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.dialects.openhands_v0 import replay as openhands_v0
+from condense_cli.dialects.openhands_v0.replay import scan_log
 from condense_cli.fast import halves
 from tests.conftest import condensation, msg, run_action, run_obs
 

@@ -14,7 +14,7 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.counting import TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
-from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.dialects.openhands_v0.replay import scan_log
 from condense_cli.dialects.openhands_v0.stats import collect_stats
 from condense_cli.fast.halves import (
     SPLIT_ENV,

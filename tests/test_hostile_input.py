@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.openhands_v0.dialect import scan_log, view_lines
+from condense_cli.dialects.openhands_v0.replay import scan_log, view_lines
 from tests.conftest import CONDENSE, lines_of, msg
 
 GOOD = lines_of([msg(0)])

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from condense_cli.condensers.summarizing import STATE_FIELDS
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import (
     API_KEY,
     CONDENSE,

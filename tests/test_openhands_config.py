@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import ROOT, lines_of, msg, run_action, run_obs
 from tests.fake_llm import FakeLLM
 

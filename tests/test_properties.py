@@ -15,7 +15,7 @@ from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.errors import LogError
 from condense_cli.core.events import Condensation, apply_condensation
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.openhands_v0.dialect import load_view, scan_log, view_lines
+from condense_cli.dialects.openhands_v0.replay import load_view, scan_log, view_lines
 from tests.conftest import lines_of
 from tests.reference import reference_view
 

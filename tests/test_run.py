@@ -11,7 +11,7 @@ import pytest
 
 from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.events import Condensation, apply_condensation
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import (
     SAMPLES,
     condensation,

@@ -168,7 +168,7 @@ def test_stats_text_draws_tables_on_a_terminal(make_log) -> None:
     from rich.console import Console
 
     from condense_cli.core.logfile import LogSource
-    from condense_cli.dialects.openhands_v0.dialect import scan_log
+    from condense_cli.dialects.openhands_v0.replay import scan_log
     from condense_cli.dialects.openhands_v0.stats import collect_stats
     from condense_cli.terminal.render import print_stats
 
@@ -260,7 +260,7 @@ def counting_tokenizer() -> tuple[Tokenizer, list[str]]:
 
 def test_v0_tokenizes_each_text_once(make_log) -> None:
     from condense_cli.core.logfile import LogSource
-    from condense_cli.dialects.openhands_v0.dialect import scan_log
+    from condense_cli.dialects.openhands_v0.replay import scan_log
     from condense_cli.dialects.openhands_v0.stats import collect_stats
 
     log, _ = small_log(make_log)

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.openhands_v0.dialect import scan_log
+from condense_cli.dialects.openhands_v0.replay import scan_log
 from condense_cli.terminal.progress import progress
 from tests.conftest import CONDENSE, ROOT
 from tests.reference import reference_view

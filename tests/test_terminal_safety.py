@@ -7,7 +7,7 @@ import io
 import orjson
 from rich.console import Console
 
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from condense_cli.terminal.render import print_rich, sanitize
 from tests.conftest import lines_of
 

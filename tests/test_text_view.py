@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from condense_cli.terminal.render import print_rich
 from tests.conftest import CONDENSE, SAMPLES, condensation, msg, request, run_action, run_obs
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from condense_cli.dialects.openhands_v0.dialect import load_view
+from condense_cli.dialects.openhands_v0.replay import load_view
 from tests.conftest import (
     SAMPLES,
     condensation,

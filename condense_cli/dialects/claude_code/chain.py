@@ -8,14 +8,8 @@ from dataclasses import dataclass
 
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.claude_code.events import (
-    MESSAGE_TYPES,
-)
-from condense_cli.dialects.claude_code.lines import (
-    Line,
-    Session,
-    line_number,
-)
+from condense_cli.dialects.claude_code.events import MESSAGE_TYPES
+from condense_cli.dialects.claude_code.lines import Line, Session, line_number
 from condense_cli.fast import lines as fastlines
 
 

@@ -64,10 +64,7 @@ from condense_cli.dialects.claude_code.events import (
     api_messages,
     summary_event,
 )
-from condense_cli.dialects.claude_code.lines import (
-    Line,
-    Session,
-)
+from condense_cli.dialects.claude_code.lines import Line, Session
 
 # --- the replay ----------------------------------------------------------------------
 

@@ -42,10 +42,7 @@ from condense_cli.dialects.base import (
     quiet_reading,
 )
 from condense_cli.dialects.codex.detect import NAME, REQUEST
-from condense_cli.dialects.codex.items import (
-    CodexEvent,
-    new_summary,
-)
+from condense_cli.dialects.codex.items import CodexEvent, new_summary
 from condense_cli.dialects.codex.reading import (
     History,
     Reader,

@@ -13,12 +13,7 @@ from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
-from condense_cli.dialects.codex.items import (
-    ITEM_TYPES,
-    CodexEvent,
-    is_sent,
-    summary_item,
-)
+from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, is_sent, summary_item
 
 
 @dataclass

@@ -19,12 +19,8 @@ import msgspec
 import simdjson
 from msgspec import UNSET, UnsetType
 
-from condense_cli.dialects.openhands_v0.dialect import (
-    SPECIAL_ACTIONS,
-    SPECIAL_OBSERVATIONS,
-    Classified,
-    classify_lines,
-)
+from condense_cli.dialects.openhands_v0.events import SPECIAL_ACTIONS, SPECIAL_OBSERVATIONS
+from condense_cli.dialects.openhands_v0.sorting import Classified, classify_lines
 
 
 class _Fields(msgspec.Struct, frozen=True, gc=False):

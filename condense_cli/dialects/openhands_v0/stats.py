@@ -23,7 +23,7 @@ from condense_cli.dialects.counting import (
     model_text,
     tally_numbers,
 )
-from condense_cli.dialects.openhands_v0.dialect import V0Event, is_seen_by_agent
+from condense_cli.dialects.openhands_v0.events import V0Event, is_seen_by_agent
 from condense_cli.dialects.openhands_v0.scan import LogIndex
 from condense_cli.fast.halves import Report, in_halves, lines_between
 from condense_cli.llm.tokens import Tokenizer
