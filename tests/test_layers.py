@@ -106,9 +106,6 @@ def test_every_import_points_down_or_sideways() -> None:
     assert upward == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the dialect packages still import themselves back until they are split"
-)
 def test_no_module_imports_itself_back() -> None:
     graph = import_graph()
     cycles = []

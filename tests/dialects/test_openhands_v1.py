@@ -14,13 +14,26 @@ import pytest
 
 from condense_cli.core.errors import ConfigError, LogBusyError, LogError
 from condense_cli.core.events import Problem
-from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.appending import (
+    append_event,
+    event_file_name,
+    new_condensation,
+    new_condensation_request,
+)
 from condense_cli.dialects.openhands_v1.detect import SENT_KINDS, UNSENT_KINDS
-from condense_cli.dialects.openhands_v1.dialect import (
+from condense_cli.dialects.openhands_v1.facts import Facts, Summary
+from condense_cli.dialects.openhands_v1.facts import facts as facts_of
+from condense_cli.dialects.openhands_v1.generations import Generation, detect_generation
+from condense_cli.dialects.openhands_v1.replay import Replayed, replay
+from condense_cli.dialects.openhands_v1.storage import (
     LAST_SUMMARY,
     MULTI_SUMMARY,
-    Generation,
-    Summary,
+    Conversation,
+    StoredEvent,
+    event_problem,
+    read_conversation,
+    read_folder,
+    read_jsonl_bytes,
 )
 from tests.conftest import ROOT
 
@@ -62,18 +75,18 @@ def test_the_corpus_is_present() -> None:
 
 @pytest.mark.parametrize("folder", conversations(), ids=lambda p: p.name[:8])
 def test_corpus_conversation_reads_and_replays_without_problems(folder: Path) -> None:
-    conversation = v1.read_folder(folder)
+    conversation = read_folder(folder)
     files = sorted((folder / "event_service" / "events").glob("event-*.json"))
     assert conversation.problems == ()
     assert [r.position for r in conversation.records] == list(range(len(files)))
     assert [r.raw for r in conversation.records] == [f.read_bytes() for f in files]
-    result = v1.replay(conversation)
+    result = replay(conversation)
     assert result.generation.name == LAST_SUMMARY
     assert result.problems == ()
     assert len(result.summaries) == (1 if result.condensations else 0)
 
 
-def _shape(result: v1.Replayed) -> list[int | str]:
+def _shape(result: Replayed) -> list[int | str]:
     """The view as file indices, and "S<index of its condensation>" for summaries."""
     return [
         f"S{e.condensation.position}" if isinstance(e, Summary) else e.position
@@ -83,9 +96,9 @@ def _shape(result: v1.Replayed) -> list[int | str]:
 
 def test_hand_derived_view_without_condensation() -> None:
     # 40 files: system prompt, user message, then 19 tool calls each answered.
-    conversation = v1.read_folder(corpus(NO_CONDENSATION))
+    conversation = read_folder(corpus(NO_CONDENSATION))
     for generation in (LAST, MULTI):
-        result = v1.replay(conversation, generation)
+        result = replay(conversation, generation)
         assert _shape(result) == list(range(40))
         assert (result.forgotten, result.pending_request, result.dropped) == (0, False, {})
 
@@ -93,10 +106,10 @@ def test_hand_derived_view_without_condensation() -> None:
 def test_hand_derived_view_with_one_condensation() -> None:
     # event-00082 forgets files 4..46 (43 ids), summary at offset 4. File 47 is the
     # result of the call in file 46, so it loses its call and is dropped.
-    conversation = v1.read_folder(corpus(ONE_CONDENSATION))
+    conversation = read_folder(corpus(ONE_CONDENSATION))
     expected = [0, 1, 2, 3, "S82", *range(48, 82), *range(83, 91)]
     for generation in (LAST, MULTI):
-        result = v1.replay(conversation, generation)
+        result = replay(conversation, generation)
         assert _shape(result) == expected
         assert result.summaries[0].id == "8c818fa8-035d-40f1-9628-8b475c77b884-summary"
         assert result.forgotten == 44
@@ -109,12 +122,12 @@ def test_hand_derived_views_with_four_condensations() -> None:
     # 4..46; 48..81 and 83..89; 91..124 and 126..132; 134..167 and 169..175. Each later
     # one also forgets one id that is in no file: the random id the 2025 SDK gave the
     # summary it showed. Results 47, 90, 133, 176 lose their calls (46, 89, 132, 175).
-    conversation = v1.read_folder(corpus(FOUR_CONDENSATIONS))
+    conversation = read_folder(corpus(FOUR_CONDENSATIONS))
     tail = [*range(177, 211), *range(212, 222)]
-    last = v1.replay(conversation, LAST)
+    last = replay(conversation, LAST)
     assert _shape(last) == [0, 1, 2, 3, "S211", *tail]
     # The current SDK keeps every summary: the old ones' ids were never forgotten.
-    multi = v1.replay(conversation, MULTI)
+    multi = replay(conversation, MULTI)
     assert _shape(multi) == [0, 1, 2, 3, "S211", "S168", "S125", "S82", *tail]
     for result in (last, multi):
         assert result.forgotten == 218 - 48
@@ -134,24 +147,24 @@ def test_hand_derived_views_with_four_condensations() -> None:
 
 
 def test_upto_replays_the_view_as_it_was() -> None:
-    conversation = v1.read_folder(corpus(FOUR_CONDENSATIONS))
-    by_position = v1.replay(conversation, LAST, upto=124)
+    conversation = read_folder(corpus(FOUR_CONDENSATIONS))
+    by_position = replay(conversation, LAST, upto=124)
     assert _shape(by_position) == [0, 1, 2, 3, "S82", *range(48, 82), *range(83, 125)]
-    by_id = v1.replay(conversation, LAST, upto=conversation.records[124].id)
+    by_id = replay(conversation, LAST, upto=conversation.records[124].id)
     assert by_id.ids == by_position.ids
     with pytest.raises(ConfigError, match="has no event with this id"):
-        v1.replay(conversation, LAST, upto="no-such-id")
+        replay(conversation, LAST, upto="no-such-id")
 
 
 def test_generation_detected_from_dates_and_fields() -> None:
-    conversation = v1.read_folder(corpus(ONE_CONDENSATION))
-    assert v1.detect_generation(conversation) == Generation(
+    conversation = read_folder(corpus(ONE_CONDENSATION))
+    assert detect_generation(conversation) == Generation(
         LAST_SUMMARY,
         "Condensation 8c818fa8-035d-40f1-9628-8b475c77b884 has no llm_response_id "
         "(written by an SDK from before November 2025)",
     )
-    no_condensation = v1.read_folder(corpus(NO_CONDENSATION))
-    assert v1.detect_generation(no_condensation).reason == (
+    no_condensation = read_folder(corpus(NO_CONDENSATION))
+    assert detect_generation(no_condensation).reason == (
         "the newest event is dated 2025-09-25, before the SDK showed several summaries (2026-01-22)"
     )
 
@@ -161,8 +174,8 @@ def test_generation_detected_from_dates_and_fields() -> None:
 
 
 def test_facts_of_corpus_events() -> None:
-    records = v1.read_folder(corpus(ONE_CONDENSATION)).records
-    system, message, action, result = (v1.facts(r.data) for r in records[:4])
+    records = read_folder(corpus(ONE_CONDENSATION)).records
+    system, message, action, result = (facts_of(r.data) for r in records[:4])
     assert (system.role, system.type, system.sent) == ("system", "system", True)
     assert system.text.startswith("You are OpenHands agent, a helpful AI assistant")
     assert (message.source, message.role, message.type) == ("user", "user", "message")
@@ -172,7 +185,7 @@ def test_facts_of_corpus_events() -> None:
     assert action.thought.startswith("I'll help you implement the necessary changes")
     assert action.tool_call_id == "toolu_01EMuWneqQ7STYVQDrebS93t"
     assert action.llm_response_id == "chatcmpl-d60c1a8c-35c1-4fc1-a4be-3a4ab6add77b"
-    assert result == v1.Facts(
+    assert result == Facts(
         source="environment",
         role="tool",
         type="think",
@@ -184,7 +197,7 @@ def test_facts_of_corpus_events() -> None:
         sent=True,
         thinking=False,
     )
-    condensation = v1.facts(records[82].data)
+    condensation = facts_of(records[82].data)
     assert (condensation.role, condensation.type, condensation.sent) == (
         None,
         "condensation",
@@ -215,13 +228,13 @@ def test_facts_of_corpus_events() -> None:
 )
 def test_facts_of_tool_results(event: dict[str, Any], role: str, text: str) -> None:
     data = {"id": "abcdef12", "tool_name": "bash", "tool_call_id": "c1", **event}
-    facts = v1.facts(data)
+    facts = facts_of(data)
     assert (facts.role, facts.type, facts.text, facts.tool_call_id) == (role, "bash", text, "c1")
 
 
 def test_events_never_sent_to_the_model() -> None:
     for kind in sorted(UNSENT_KINDS):
-        assert v1.facts({"kind": kind, "id": "abcdef12"}).sent is False
+        assert facts_of({"kind": kind, "id": "abcdef12"}).sent is False
     assert SENT_KINDS.isdisjoint(UNSENT_KINDS)
 
 
@@ -229,8 +242,8 @@ def test_events_never_sent_to_the_model() -> None:
 # Synthetic conversations
 
 
-def _record(data: dict[str, Any], position: int = 0) -> v1.StoredEvent:
-    return v1.StoredEvent(position, data["id"], data["kind"], orjson.dumps(data), data, "t")
+def _record(data: dict[str, Any], position: int = 0) -> StoredEvent:
+    return StoredEvent(position, data["id"], data["kind"], orjson.dumps(data), data, "t")
 
 
 def _id(n: int) -> str:
@@ -292,7 +305,7 @@ def write_folder(folder: Path, events: list[dict[str, Any]]) -> Path:
     events_dir = folder / "events"
     events_dir.mkdir(parents=True)
     for i, event in enumerate(events):
-        (events_dir / v1.event_file_name(i, event["id"])).write_bytes(orjson.dumps(event))
+        (events_dir / event_file_name(i, event["id"])).write_bytes(orjson.dumps(event))
     return folder
 
 
@@ -301,36 +314,36 @@ def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
-def numbers(result: v1.Replayed) -> list[int | str]:
+def numbers(result: Replayed) -> list[int | str]:
     return [
         f"S{int(e.condensation.id[:8], 16)}" if isinstance(e, Summary) else int(e.id[:8], 16)
         for e in result.events
     ]
 
 
-def conv(events: list[dict[str, Any]]) -> v1.Conversation:
+def conv(events: list[dict[str, Any]]) -> Conversation:
     records = tuple(_record(e, i) for i, e in enumerate(events))
-    return v1.Conversation("t", records, ())
+    return Conversation("t", records, ())
 
 
 def test_summaries_coexist_only_in_the_current_generation() -> None:
     events = [system(0), message(1), message(2), condensation(3, [2], 1), message(4)]
     events += [condensation(5, [4], 1)]
-    assert numbers(v1.replay(conv(events), MULTI)) == [0, "S5", "S3", 1]
-    assert numbers(v1.replay(conv(events), LAST)) == [0, "S5", 1]
+    assert numbers(replay(conv(events), MULTI)) == [0, "S5", "S3", 1]
+    assert numbers(replay(conv(events), LAST)) == [0, "S5", 1]
 
 
 def test_a_condensation_forgets_an_earlier_summary_by_its_id() -> None:
     events = [system(0), message(1), condensation(2, [1], 1), message(3)]
     events.append(condensation(4, [], 1) | {"forgotten_event_ids": [f"{_id(2)}-summary", _id(3)]})
-    assert numbers(v1.replay(conv(events), MULTI)) == [0, "S4"]
+    assert numbers(replay(conv(events), MULTI)) == [0, "S4"]
 
 
 def test_forgetting_a_later_event_only_counts_in_the_2025_generation() -> None:
     events = [system(0), condensation(1, [2]), message(2)]
-    assert numbers(v1.replay(conv(events), MULTI)) == [0, 2]
-    assert numbers(v1.replay(conv(events), LAST)) == [0]
-    (problem,) = v1.replay(conv(events), MULTI).problems
+    assert numbers(replay(conv(events), MULTI)) == [0, 2]
+    assert numbers(replay(conv(events), LAST)) == [0]
+    (problem,) = replay(conv(events), MULTI).problems
     assert (
         problem.message
         == f"Condensation {_id(1)} forgets 1 event(s) stored after it, e.g. {_id(2)}"
@@ -339,7 +352,7 @@ def test_forgetting_a_later_event_only_counts_in_the_2025_generation() -> None:
 
 def test_a_summary_past_the_end_goes_at_the_end() -> None:
     events = [system(0), message(1), condensation(2, [1], 5)]
-    result = v1.replay(conv(events), MULTI)
+    result = replay(conv(events), MULTI)
     assert numbers(result) == [0, "S2"]
     assert [p.message for p in result.problems] == [
         f"Condensation {_id(2)} puts its summary at offset 5, past the end of the view "
@@ -349,45 +362,45 @@ def test_a_summary_past_the_end_goes_at_the_end() -> None:
 
 def test_a_request_after_the_last_condensation_is_pending() -> None:
     events = [system(0), request(1), condensation(2, []), message(3)]
-    assert v1.replay(conv(events)).pending_request is False
-    assert v1.replay(conv([*events, request(4)])).pending_request is True
+    assert replay(conv(events)).pending_request is False
+    assert replay(conv([*events, request(4)])).pending_request is True
 
 
 def test_parallel_calls_are_kept_or_dropped_together() -> None:
     events = [system(0), call(1, "r1"), call(2, "r1"), result(3, 1), result(4, 2)]
     events.append(condensation(5, [2, 4]))
-    assert numbers(v1.replay(conv(events), MULTI)) == [0]
-    assert numbers(v1.replay(conv(events), LAST)) == [0, 1, 3]
+    assert numbers(replay(conv(events), MULTI)) == [0]
+    assert numbers(replay(conv(events), LAST)) == [0, 1, 3]
 
 
 def test_a_thinking_led_tool_loop_is_kept_whole() -> None:
     events = [system(0), message(1), call(2, "a", thinking=True), result(3, 2)]
     events += [call(4, "b"), result(5, 4), message(6), condensation(7, [4, 5])]
-    result_ = v1.replay(conv(events), MULTI)
+    result_ = replay(conv(events), MULTI)
     assert numbers(result_) == [0, 1, 6]
     assert result_.dropped == {"tool_loop_atomicity": (_id(2), _id(3))}
 
 
 def test_a_second_result_for_one_call_is_dropped() -> None:
     events = [system(0), call(1, "a"), result(2, 1), result(3, 1)]
-    assert numbers(v1.replay(conv(events), MULTI)) == [0, 1, 2]
-    assert numbers(v1.replay(conv(events), LAST)) == [0, 1, 2, 3]
+    assert numbers(replay(conv(events), MULTI)) == [0, 1, 2]
+    assert numbers(replay(conv(events), LAST)) == [0, 1, 2, 3]
 
 
 def test_events_not_sent_are_left_out() -> None:
     events = [system(0), {"kind": "PauseEvent", "id": _id(1), "source": "user"}, message(2)]
     events.append({"kind": "ConversationStateUpdateEvent", "id": _id(3), "source": "environment"})
     for generation in (LAST, MULTI):
-        assert numbers(v1.replay(conv(events), generation)) == [0, 2]
+        assert numbers(replay(conv(events), generation)) == [0, 2]
 
 
 def test_only_the_active_branch_of_a_conversation_tree_is_replayed() -> None:
     events = [system(0), message(1) | {"parent_id": _id(0)}, message(2) | {"parent_id": _id(0)}]
     conversation = conv(events)
-    assert numbers(v1.replay(conversation)) == [0, 2]
-    on_first = v1.Conversation("t", conversation.records, (), base_state={"leaf_event_id": _id(1)})
-    assert numbers(v1.replay(on_first)) == [0, 1]
-    assert v1.detect_generation(conversation).name == MULTI_SUMMARY
+    assert numbers(replay(conversation)) == [0, 2]
+    on_first = Conversation("t", conversation.records, (), base_state={"leaf_event_id": _id(1)})
+    assert numbers(replay(on_first)) == [0, 1]
+    assert detect_generation(conversation).name == MULTI_SUMMARY
 
 
 # --------------------------------------------------------------------------------------
@@ -399,13 +412,13 @@ def test_folder_and_jsonl_inputs_read_the_same(tmp_path: Path) -> None:
     files = sorted((folder / "event_service" / "events").glob("event-*.json"))
     jsonl = tmp_path / "events.jsonl"
     jsonl.write_bytes(b"".join(f.read_bytes() + b"\n" for f in files))
-    from_folder = v1.read_folder(folder)
-    for from_jsonl in (v1.read_conversation(str(jsonl)), v1.read_jsonl_bytes(jsonl.read_bytes())):
+    from_folder = read_folder(folder)
+    for from_jsonl in (read_conversation(str(jsonl)), read_jsonl_bytes(jsonl.read_bytes())):
         assert from_jsonl.problems == ()
         assert [(r.position, r.id, r.kind, r.raw) for r in from_jsonl.records] == [
             (r.position, r.id, r.kind, r.raw) for r in from_folder.records
         ]
-        assert v1.replay(from_jsonl).ids == v1.replay(from_folder).ids
+        assert replay(from_jsonl).ids == replay(from_folder).ids
     assert from_jsonl.records[5].line == 6
 
 
@@ -416,28 +429,28 @@ def test_folder_and_jsonl_inputs_read_the_same(tmp_path: Path) -> None:
 )
 def test_a_conversation_is_found_from_any_of_its_folders(given: str) -> None:
     folder = corpus(NO_CONDENSATION)
-    assert len(v1.read_folder(folder / given).records) == 40
+    assert len(read_folder(folder / given).records) == 40
 
 
 def test_a_folder_without_events_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LogError, match="no events/ folder here"):
-        v1.read_folder(tmp_path)
+        read_folder(tmp_path)
 
 
 def test_a_gap_ends_the_conversation_and_is_reported(tmp_path: Path) -> None:
     write_folder(tmp_path, [system(0), message(1), message(2), message(3), message(4)])
     events_dir = tmp_path / "events"
-    (events_dir / v1.event_file_name(2, _id(2))).unlink()
-    conversation = v1.read_folder(tmp_path)
+    (events_dir / event_file_name(2, _id(2))).unlink()
+    conversation = read_folder(tmp_path)
     assert [r.position for r in conversation.records] == [0, 1]
     (problem,) = conversation.problems
     assert said(problem) == (
-        f"{events_dir / v1.event_file_name(3, _id(3))}: index 2 is missing "
-        f"(after {v1.event_file_name(1, _id(1))}); the SDK stops reading at the gap, "
+        f"{events_dir / event_file_name(3, _id(3))}: index 2 is missing "
+        f"(after {event_file_name(1, _id(1))}); the SDK stops reading at the gap, "
         "so this file and 1 later ones are not part of the conversation"
     )
     with pytest.raises(LogError, match="event index 2 is missing"):
-        v1.append_event(tmp_path, v1.new_condensation_request())
+        append_event(tmp_path, new_condensation_request())
 
 
 BAD_LINES = [
@@ -474,14 +487,14 @@ BAD_LINES = [
 @pytest.mark.parametrize(("line", "message"), BAD_LINES)
 def test_one_clear_problem_per_bad_jsonl_line(line: bytes, message: str) -> None:
     good = orjson.dumps(system(0))
-    conversation = v1.read_jsonl_bytes(good + b"\n\n" + line + b"\n", "log.jsonl")
+    conversation = read_jsonl_bytes(good + b"\n\n" + line + b"\n", "log.jsonl")
     assert [said(p) for p in conversation.problems] == [f"log.jsonl:3: {message}"]
     assert [r.id for r in conversation.records] == [_id(0)]
 
 
 def test_duplicate_ids_are_reported_with_the_first_place() -> None:
     line = orjson.dumps(message(1))
-    conversation = v1.read_jsonl_bytes(line + b"\n" + line + b"\n", "log.jsonl")
+    conversation = read_jsonl_bytes(line + b"\n" + line + b"\n", "log.jsonl")
     assert [said(p) for p in conversation.problems] == [
         f"log.jsonl:2: duplicate id {_id(1)} (first at log.jsonl:1)"
     ]
@@ -490,24 +503,24 @@ def test_duplicate_ids_are_reported_with_the_first_place() -> None:
 def test_folder_defects_are_each_reported_once(tmp_path: Path) -> None:
     write_folder(tmp_path, [system(0), message(1), message(2), message(3)])
     events_dir = tmp_path / "events"
-    (events_dir / v1.event_file_name(1, _id(1))).write_bytes(orjson.dumps(message(9)))
-    (events_dir / v1.event_file_name(2, _id(2))).write_bytes(b"")
+    (events_dir / event_file_name(1, _id(1))).write_bytes(orjson.dumps(message(9)))
+    (events_dir / event_file_name(2, _id(2))).write_bytes(b"")
     (events_dir / "event-00003-zzzz.json").write_bytes(b"{}")
-    (events_dir / v1.event_file_name(3, _id(7))).write_bytes(orjson.dumps(message(7)))
+    (events_dir / event_file_name(3, _id(7))).write_bytes(orjson.dumps(message(7)))
     (events_dir / "notes.txt").write_bytes(b"hi")
-    problems = v1.read_folder(tmp_path).problems
+    problems = read_folder(tmp_path).problems
     ignored = "not an event file name (event-NNNNN-<id>.json); the SDK ignores it"
-    twice = f"index 3 is also used by {v1.event_file_name(3, _id(3))}; "
+    twice = f"index 3 is also used by {event_file_name(3, _id(3))}; "
     assert [(Path(p.path).name, p.message, p.severity) for p in problems] == [
-        (v1.event_file_name(3, _id(7)), twice + "the SDK reads only one of them", "error"),
+        (event_file_name(3, _id(7)), twice + "the SDK reads only one of them", "error"),
         ("event-00003-zzzz.json", ignored, "warning"),
         ("notes.txt", ignored, "warning"),
         (
-            v1.event_file_name(1, _id(1)),
+            event_file_name(1, _id(1)),
             f"the file name says id {_id(1)} but the event's id is {_id(9)}",
             "error",
         ),
-        (v1.event_file_name(2, _id(2)), "empty file; the SDK skips it", "error"),
+        (event_file_name(2, _id(2)), "empty file; the SDK skips it", "error"),
     ]
 
 
@@ -529,7 +542,7 @@ def copied(tmp_path: Path) -> Path:
 
 
 def test_new_condensation_has_the_fields_the_current_sdk_requires() -> None:
-    event = v1.new_condensation(["a", "b", "a"], summary="s", summary_offset=4)
+    event = new_condensation(["a", "b", "a"], summary="s", summary_offset=4)
     assert list(event) == [
         "kind",
         "id",
@@ -543,18 +556,18 @@ def test_new_condensation_has_the_fields_the_current_sdk_requires() -> None:
     assert event["forgotten_event_ids"] == ["a", "b"]
     assert uuid.UUID(event["id"]).version == 4
     assert uuid.UUID(event["llm_response_id"]).version == 4
-    assert v1.event_problem(event) is None
-    bare = v1.new_condensation(["a"], llm_response_id="chatcmpl-1")
+    assert event_problem(event) is None
+    bare = new_condensation(["a"], llm_response_id="chatcmpl-1")
     assert "summary" not in bare and bare["llm_response_id"] == "chatcmpl-1"
     with pytest.raises(ValueError, match="go together"):
-        v1.new_condensation([], summary="s")
-    assert list(v1.new_condensation_request()) == ["kind", "id", "timestamp", "source"]
+        new_condensation([], summary="s")
+    assert list(new_condensation_request()) == ["kind", "id", "timestamp", "source"]
 
 
 def test_append_writes_the_next_event_file_and_nothing_else(copied: Path) -> None:
     before = _snapshot(copied)
-    event = v1.new_condensation([_id(99)], summary="sum", summary_offset=1)
-    path = v1.append_event(copied, event, expected_next=40)
+    event = new_condensation([_id(99)], summary="sum", summary_offset=1)
+    path = append_event(copied, event, expected_next=40)
     events_dir = copied / "event_service" / "events"
     assert path == events_dir / f"event-00040-{event['id']}.json"
     assert path.read_bytes() == orjson.dumps(event)
@@ -562,11 +575,11 @@ def test_append_writes_the_next_event_file_and_nothing_else(copied: Path) -> Non
     assert after.pop(str(path.relative_to(copied))) == orjson.dumps(event)
     assert after.pop("event_service/events/.eventlog.lock") == b""
     assert after == before
-    conversation = v1.read_folder(copied)
+    conversation = read_folder(copied)
     assert conversation.problems == ()
     assert conversation.records[-1].data == event
     assert conversation.records[-1].position == 40
-    result = v1.replay(conversation, MULTI)
+    result = replay(conversation, MULTI)
     assert result.summaries[0].id == f"{event['id']}-summary"
 
 
@@ -576,29 +589,29 @@ def test_append_waits_for_the_sdk_lock(copied: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         with pytest.raises(LogBusyError, match="could not lock"):
-            v1.append_event(copied, v1.new_condensation_request(), timeout=0.1)
+            append_event(copied, new_condensation_request(), timeout=0.1)
     finally:
         os.close(fd)
-    assert len(v1.read_folder(copied).records) == 40
+    assert len(read_folder(copied).records) == 40
 
 
 def test_append_excludes_the_sdk_own_filelock(copied: Path) -> None:
     filelock = pytest.importorskip("filelock")
     lock = filelock.FileLock(str(copied / "event_service" / "events" / ".eventlog.lock"))
     with lock, pytest.raises(LogBusyError):
-        v1.append_event(copied, v1.new_condensation_request(), timeout=0.1)
-    v1.append_event(copied, v1.new_condensation_request(), timeout=0.1)
+        append_event(copied, new_condensation_request(), timeout=0.1)
+    append_event(copied, new_condensation_request(), timeout=0.1)
 
 
 def test_append_refuses_when_the_conversation_changed(copied: Path) -> None:
     with pytest.raises(LogBusyError, match="39 events read, 40 now"):
-        v1.append_event(copied, v1.new_condensation_request(), expected_next=39)
-    taken = v1.read_folder(copied).records[3].id
+        append_event(copied, new_condensation_request(), expected_next=39)
+    taken = read_folder(copied).records[3].id
     with pytest.raises(LogError, match=f"id {taken} is taken"):
-        v1.append_event(copied, v1.new_condensation_request() | {"id": taken})
+        append_event(copied, new_condensation_request() | {"id": taken})
     with pytest.raises(LogError, match="cannot name an event file"):
-        v1.append_event(copied, v1.new_condensation_request() | {"id": "not hex!"})
-    assert len(v1.read_folder(copied).records) == 40
+        append_event(copied, new_condensation_request() | {"id": "not hex!"})
+    assert len(read_folder(copied).records) == 40
 
 
 # --- --format messages ---------------------------------------------------------------

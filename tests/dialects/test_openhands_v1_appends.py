@@ -13,7 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.appending import event_file_name
+from condense_cli.dialects.openhands_v1.storage import event_problem, read_folder
 from tests.conftest import CONDENSE, start_condense_writers
 from tests.dialects.test_openhands_v1 import ONE_CONDENSATION, system, write_jsonl
 from tests.dialects.test_openhands_v1_cli import copy_of, event_files, events_dir
@@ -30,11 +31,11 @@ def assert_sound(folder: Path, before: list[Path]) -> list[Path]:
     assert files[: len(before)] == before
     for index, path in enumerate(files[len(before) :], start=len(before)):
         event = orjson.loads(path.read_bytes())
-        assert v1.event_problem(event) is None
-        assert path.name == v1.event_file_name(index, event["id"])
+        assert event_problem(event) is None
+        assert path.name == event_file_name(index, event["id"])
     others = sorted(p.name for p in events_dir(folder).iterdir() if p not in files)
     assert others in ([], [".eventlog.lock"]), others
-    conversation = v1.read_folder(folder)
+    conversation = read_folder(folder)
     assert conversation.problems == ()
     assert len(conversation.records) == len(files)
     return files

@@ -13,7 +13,11 @@ from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.events import Event, View, apply_condensation
 from condense_cli.core.text import plural
 from condense_cli.dialects import read_log
-from condense_cli.dialects.openhands_v1 import dialect as v1
+from condense_cli.dialects.openhands_v1.appending import event_file_name
+from condense_cli.dialects.openhands_v1.facts import Summary
+from condense_cli.dialects.openhands_v1.generations import detect_generation
+from condense_cli.dialects.openhands_v1.replay import Replayed, replay
+from condense_cli.dialects.openhands_v1.storage import event_problem, read_folder
 from tests.dialects.test_openhands_v1 import (
     FOUR_CONDENSATIONS,
     NO_CONDENSATION,
@@ -77,7 +81,7 @@ def same_view(view: View) -> list[Any]:
     return [f"S:{e.text}" if e.is_summary else e.id for e in view]
 
 
-def header(path: Path | str, result: v1.Replayed, generation: str = LAST_2025) -> str:
+def header(path: Path | str, result: Replayed, generation: str = LAST_2025) -> str:
     parts = [
         f"{plural(len(result.events), 'event')} in view",
         f"{result.forgotten} forgotten",
@@ -95,9 +99,9 @@ def header(path: Path | str, result: v1.Replayed, generation: str = LAST_2025) -
 @pytest.mark.parametrize("name", NAMES)
 def test_every_corpus_conversation_views_checks_and_counts(name: str, cli) -> None:
     folder = corpus(name)
-    conversation = v1.read_folder(folder)
-    replayed = v1.replay(conversation)
-    reason = v1.detect_generation(conversation).reason
+    conversation = read_folder(folder)
+    replayed = replay(conversation)
+    reason = detect_generation(conversation).reason
 
     text = cli("view", folder)
     assert text.exit_code == 0, text.stderr
@@ -115,7 +119,7 @@ def test_every_corpus_conversation_views_checks_and_counts(name: str, cli) -> No
     assert data["dialect"] == "openhands-v1"
     assert data["generation"] == {"name": LAST_2025, "reason": reason}
     assert data["events"] == [
-        e.to_dict() if isinstance(e, v1.Summary) else e.data for e in replayed.events
+        e.to_dict() if isinstance(e, Summary) else e.data for e in replayed.events
     ]
     assert data["summary"] == (replayed.summaries[0].text if replayed.summaries else None)
     assert (data["unhandled_condensation_request"], data["forgotten"]) == (
@@ -162,7 +166,7 @@ def test_every_corpus_conversation_condenses_by_forgetting(name: str, cli, tmp_p
         "forgotten_event_ids",
         "llm_response_id",
     ]
-    assert v1.event_problem(event) is None
+    assert event_problem(event) is None
     assert same_view(current_view(folder)) == same_view(intended)
     assert cli("check", folder).exit_code == 0
 
@@ -300,14 +304,14 @@ def test_forgetting_keeps_the_2025_summary_where_the_sdk_shows_it(cli, tmp_path)
         *range(203, 211),
         *range(212, 222),
     ]
-    records = v1.read_folder(folder).records
+    records = read_folder(folder).records
     forgotten = records[-1].data["forgotten_event_ids"]
     position = {r.id: r.position for r in records}
     assert [position[i] for i in forgotten] == [*range(177, 203), 47, 90, 133, 176]
 
 
 def _summary(position: int) -> str:
-    return v1.read_folder(corpus(FOUR_CONDENSATIONS)).records[position].data["summary"]
+    return read_folder(corpus(FOUR_CONDENSATIONS)).records[position].data["summary"]
 
 
 def test_jsonl_round_trip_keeps_the_summary(proc, tmp_path) -> None:
@@ -320,7 +324,7 @@ def test_jsonl_round_trip_keeps_the_summary(proc, tmp_path) -> None:
     assert rows[4] == {
         "kind": "CondensationSummaryEvent",
         "id": "8c818fa8-035d-40f1-9628-8b475c77b884-summary",
-        "summary": v1.read_folder(folder).records[82].data["summary"],
+        "summary": read_folder(folder).records[82].data["summary"],
     }
     piped = proc("view", "-", input=lines.stdout)
     assert piped.stdout.decode().splitlines()[0] == (
@@ -337,7 +341,7 @@ def test_jsonl_round_trip_keeps_the_summary(proc, tmp_path) -> None:
 
 def test_upto_takes_an_id_or_a_position(cli) -> None:
     folder = corpus(FOUR_CONDENSATIONS)
-    records = v1.read_folder(folder).records
+    records = read_folder(folder).records
     by_position = cli("view", folder, "--upto", "124", "-f", "json")
     by_id = cli("view", folder, "--upto", records[124].id, "-f", "json")
     assert by_position.exit_code == by_id.exit_code == 0
@@ -418,7 +422,7 @@ def test_the_llm_summary_forgets_the_previous_summary_by_its_id(
     fake.text("USER_CONTEXT: all of it")
     done = cli("run", folder, "-c", config, "-t", "llm", "-s", "max_size=6", "--force")
     assert done.exit_code == 0, done.stderr
-    appended = v1.read_folder(folder).records[-1].data
+    appended = read_folder(folder).records[-1].data
     assert appended["forgotten_event_ids"] == [
         _id(1),
         _id(4),
@@ -493,7 +497,7 @@ def test_masking_rewrites_tool_results_as_v1_stores_them(cli, tmp_path) -> None:
     assert events[5]["observation"]["output"] == "<MASKED>"
     assert "content" not in events[5]["observation"]
     assert events[4]["kind"] == "ActionEvent"  # actions are not masked
-    original = v1.read_folder(corpus(NO_CONDENSATION)).records[4].data
+    original = read_folder(corpus(NO_CONDENSATION)).records[4].data
     assert events[4] == original
 
 
@@ -536,24 +540,24 @@ def test_a_torn_last_line_is_refused(cli, tmp_path) -> None:
 def test_check_lists_every_problem_by_file(cli, tmp_path) -> None:
     folder = write_folder(tmp_path / "c", [system(0), message(1), message(2), message(3)])
     events = folder / "events"
-    (events / v1.event_file_name(1, _id(1))).write_bytes(b"{nope")
-    (events / v1.event_file_name(2, _id(2))).unlink()
+    (events / event_file_name(1, _id(1))).write_bytes(b"{nope")
+    (events / event_file_name(2, _id(2))).unlink()
     (events / "notes.txt").write_bytes(b"hi")
     done = cli("check", folder)
     assert done.exit_code == 1
     assert done.stdout.splitlines() == [
         f"{events / 'notes.txt'}: warning: not an event file name (event-NNNNN-<id>.json); "
         "the SDK ignores it",
-        f"{events / v1.event_file_name(3, _id(3))}: index 2 is missing (after "
-        f"{v1.event_file_name(1, _id(1))}); the SDK stops reading at the gap, so this file "
+        f"{events / event_file_name(3, _id(3))}: index 2 is missing (after "
+        f"{event_file_name(1, _id(1))}); the SDK stops reading at the gap, so this file "
         "and 0 later ones are not part of the conversation",
-        f"{events / v1.event_file_name(1, _id(1))}: invalid JSON at column 2: unexpected "
+        f"{events / event_file_name(1, _id(1))}: invalid JSON at column 2: unexpected "
         "character, expected a string key (line starts '{nope')",
     ]
     assert done.stderr.endswith("1 of 1 log failed the check (3 problems)\n")
     view = cli("view", folder)
     assert view.exit_code == 1
-    assert view.stderr.startswith(f"Error: {events / v1.event_file_name(3, _id(3))}: index 2")
+    assert view.stderr.startswith(f"Error: {events / event_file_name(3, _id(3))}: index 2")
 
 
 @pytest.mark.parametrize("command", ["view", "request"])

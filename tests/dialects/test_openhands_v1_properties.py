@@ -7,13 +7,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condense_cli.dialects.openhands_v1 import dialect as v1
-from condense_cli.dialects.openhands_v1.dialect import (
-    LAST_SUMMARY,
-    MULTI_SUMMARY,
-    Generation,
-    Summary,
-)
+from condense_cli.dialects.base import Record
+from condense_cli.dialects.openhands_v1.detect import OBSERVATION_KINDS
+from condense_cli.dialects.openhands_v1.facts import Entry, Summary, summary_of
+from condense_cli.dialects.openhands_v1.generations import Generation
+from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import tool_loops
+from condense_cli.dialects.openhands_v1.replay import pending_request, replay
+from condense_cli.dialects.openhands_v1.storage import LAST_SUMMARY, MULTI_SUMMARY
 from tests.dialects.test_openhands_v1 import (
     _id,
     call,
@@ -64,9 +64,9 @@ def conversations(draw: st.DrawFn, tools: bool = True) -> list[dict[str, Any]]:
     return events
 
 
-def _calls_and_results(view: tuple[v1.Entry, ...]) -> tuple[list[str], list[str]]:
+def _calls_and_results(view: tuple[Entry, ...]) -> tuple[list[str], list[str]]:
     calls = [e.data["tool_call_id"] for e in view if e.kind == "ActionEvent"]
-    results = [e.data["tool_call_id"] for e in view if e.kind in v1.OBSERVATION_KINDS]
+    results = [e.data["tool_call_id"] for e in view if e.kind in OBSERVATION_KINDS]
     return calls, results
 
 
@@ -74,7 +74,7 @@ def _calls_and_results(view: tuple[v1.Entry, ...]) -> tuple[list[str], list[str]
 @given(conversations())
 def test_current_view_holds_every_sdk_property(events: list[dict[str, Any]]) -> None:
     conversation = conv(events)
-    replayed = v1.replay(conversation, MULTI)
+    replayed = replay(conversation, MULTI)
     view = replayed.events
     records = conversation.records
     # Every kept tool call has exactly one result, and every result its call.
@@ -88,28 +88,28 @@ def test_current_view_holds_every_sdk_property(events: list[dict[str, Any]]) -> 
         batch &= {r.id for r in records if r.data.get("llm_response_id") == response}
         assert batch <= kept
     # Thinking-led tool loops are whole or absent.
-    for loop in v1.tool_loops(records):
+    for loop in tool_loops(records):
         assert loop <= kept or not loop & kept
     # The view keeps log order, holds each event once, and only events sent to the model.
-    positions = [e.position for e in view if isinstance(e, v1.Record)]
+    positions = [e.position for e in view if isinstance(e, Record)]
     assert positions == sorted(set(positions))
-    assert all(e.sent for e in view if isinstance(e, v1.Record))
-    assert replayed.pending_request == v1.pending_request(records)
+    assert all(e.sent for e in view if isinstance(e, Record))
+    assert replayed.pending_request == pending_request(records)
 
 
 @settings(max_examples=300, deadline=None)
 @given(conversations())
 def test_what_a_condensation_forgot_never_comes_back(events: list[dict[str, Any]]) -> None:
     conversation = conv(events)
-    kept = set(v1.replay(conversation, MULTI).ids)
+    kept = set(replay(conversation, MULTI).ids)
     for record in conversation.records:
         if record.kind == "Condensation":
             # the generator only forgets ids stored (or summaries shown) before it
             assert kept.isdisjoint(record.data["forgotten_event_ids"])
     # The 2025 view forgets events by id, but shows the newest summary whatever
     # forgot it (its summaries had fresh random ids).
-    last = v1.replay(conversation, LAST)
-    assert {e.id for e in last.events if isinstance(e, v1.Record)}.isdisjoint(
+    last = replay(conversation, LAST)
+    assert {e.id for e in last.events if isinstance(e, Record)}.isdisjoint(
         i
         for r in conversation.records
         if r.kind == "Condensation"
@@ -128,16 +128,16 @@ def test_summaries_land_at_their_offsets_and_forgetting_is_monotone(
     shown: set[str] = set()  # the view one event earlier
     existed: set[str] = set()  # every event and summary id up to one event earlier
     for record in conversation.records:
-        ids = v1.replay(conversation, MULTI, upto=record.position).ids
+        ids = replay(conversation, MULTI, upto=record.position).ids
         # Once out of the view, an event or summary stays out.
         assert set(ids) & existed <= shown
-        if record.kind == "Condensation" and v1.summary_of(record) is not None:
+        if record.kind == "Condensation" and summary_of(record) is not None:
             where = min(record.data["summary_offset"], len(ids) - 1)
             assert ids[where] == f"{record.id}-summary"
             existed.add(f"{record.id}-summary")
         existed.add(record.id)
         shown = set(ids)
-    last = v1.replay(conversation, LAST)
+    last = replay(conversation, LAST)
     summaries = [e for e in last.events if isinstance(e, Summary)]
-    newest = [r for r in conversation.records if v1.summary_of(r) is not None][-1:]
+    newest = [r for r in conversation.records if summary_of(r) is not None][-1:]
     assert [s.condensation for s in summaries] == newest

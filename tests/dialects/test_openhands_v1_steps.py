@@ -10,9 +10,16 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condense_cli.dialects.openhands_v1 import dialect as v1
-from condense_cli.dialects.openhands_v1.dialect import LAST_SUMMARY, MULTI_SUMMARY, Generation
+from condense_cli.dialects.openhands_v1.dialect import V1Replay
+from condense_cli.dialects.openhands_v1.generations import Generation
+from condense_cli.dialects.openhands_v1.replay import replay
 from condense_cli.dialects.openhands_v1.steps import linear, steps
+from condense_cli.dialects.openhands_v1.storage import (
+    LAST_SUMMARY,
+    MULTI_SUMMARY,
+    Conversation,
+    read_conversation,
+)
 from tests.dialects.test_openhands_v1 import _id, call, condensation, conv, message, result
 from tests.dialects.test_openhands_v1_properties import conversations
 
@@ -45,13 +52,13 @@ def trees(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any] | None]
     return events, state
 
 
-def replayed_steps(conversation: v1.Conversation, generation: Generation) -> list[tuple]:
+def replayed_steps(conversation: Conversation, generation: Generation) -> list[tuple]:
     """The definition: a replay up to just before, and up to, each condensation."""
-    wanted = v1.replay(conversation, generation).condensations
+    wanted = replay(conversation, generation).condensations
     out = []
     for c in wanted:
-        before = v1.replay(conversation, generation, c.position - 1)
-        after = v1.replay(conversation, generation, c.position)
+        before = replay(conversation, generation, c.position - 1)
+        after = replay(conversation, generation, c.position)
         out.append((c, before.events, before.pending_request, after.events))
     return out
 
@@ -62,8 +69,8 @@ def test_the_walk_gives_the_replay_up_to_each_condensation(
     tree: tuple[list[dict[str, Any]], dict[str, Any] | None], generation: Generation
 ) -> None:
     events, state = tree
-    conversation = v1.Conversation("t", conv(events).records, (), base_state=state)
-    wanted = v1.replay(conversation, generation).condensations
+    conversation = Conversation("t", conv(events).records, (), base_state=state)
+    wanted = replay(conversation, generation).condensations
     walked = [
         (s.condensation, s.before, s.pending_before, s.after)
         for s in steps(conversation, generation, wanted)
@@ -91,7 +98,7 @@ class CountedRecords(tuple):
         return super().__iter__()
 
 
-def long_conversation(condensations: int) -> v1.Conversation:
+def long_conversation(condensations: int) -> Conversation:
     """Tool calls and results, condensed every 10 events down to the first two and
     the newest ones (forgetting the previous summary with the middle)."""
     events: list[dict[str, Any]] = [message(0), message(1)]
@@ -105,13 +112,13 @@ def long_conversation(condensations: int) -> v1.Conversation:
             events.append(condensation(c, [], 2) | {"forgotten_event_ids": view[2:-4]})
             view = [*view[:2], f"{_id(c)}-summary", *view[-4:]]
     records = CountedRecords(conv(events).records)
-    return v1.Conversation("t", records, ())
+    return Conversation("t", records, ())
 
 
 def walks_of(condensations: int, generation: str) -> dict[str, int]:
     """How often `stats`, `audit`'s steps and the condensation rows walk the log."""
     conversation = long_conversation(condensations)
-    replay = v1.V1Replay("t", conversation)
+    replay = V1Replay("t", conversation)
     replay.detected = Generation(generation, "test")
     counts = {}
     for name, work in (
@@ -140,7 +147,7 @@ def test_a_replay_holds_parsed_events_only_for_condensations(tmp_path: Path) -> 
     events = [message(0), call(1, "r1"), result(2, 1), condensation(3, [1, 2], 1), message(4)]
     path = tmp_path / "c.jsonl"
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
-    records = v1.read_conversation(str(path)).records
+    records = read_conversation(str(path)).records
     assert [r.data for r in records] == events
     assert [r.data is r.data for r in records] == [False, False, False, True, False]
     assert [(r.call, r.response, r.date) for r in records[:3]] == [

@@ -26,9 +26,7 @@ from typing import Any
 from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, as_str, encode
 from condense_cli.core.messages import content_of, tool_call, tool_result
-
-ACTION = "ActionEvent"
-RESULTS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
+from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -91,7 +89,7 @@ def result_text(event: Event) -> str:
 def message_of(event: Event) -> dict[str, Any]:
     """The chat message of one event that is not a tool call."""
     data, kind = event.data, event.data.get("kind")
-    if kind in RESULTS:
+    if kind in OBSERVATION_KINDS:
         name = as_str(data.get("tool_name"))
         return tool_result(event.tool_call_id or "", name, result_text(event))
     if kind == "SystemPromptEvent":

@@ -17,22 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from condense_cli.dialects.openhands_v1.dialect import (
-    CONDENSATION,
-    CONDENSATION_REQUEST,
+from condense_cli.dialects.openhands_v1.detect import CONDENSATION, CONDENSATION_REQUEST
+from condense_cli.dialects.openhands_v1.facts import Entry, summary_of
+from condense_cli.dialects.openhands_v1.generations import Generation
+from condense_cli.dialects.openhands_v1.properties.context import Context
+from condense_cli.dialects.openhands_v1.properties.enforcing import enforce_properties
+from condense_cli.dialects.openhands_v1.properties.tool_call_matching import unmatched
+from condense_cli.dialects.openhands_v1.replay import fold_condensation, insert_summary, replay
+from condense_cli.dialects.openhands_v1.storage import (
     MULTI_SUMMARY,
     ROOT_PARENT_ID,
-    Context,
     Conversation,
-    Entry,
-    Generation,
     StoredEvent,
-    enforce_properties,
-    fold_condensation,
-    insert_summary,
-    replay,
-    summary_of,
-    unmatched,
 )
 
 

@@ -1,0 +1,162 @@
+"""An SDK event as an event of the view: its text, tool call, and what `condense`
+shows of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from condense_cli.core.events import Event
+from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS, SUMMARY_KIND
+from condense_cli.dialects.openhands_v1.facts import Entry, facts, texts_of
+from condense_cli.dialects.openhands_v1.properties.batch_atomicity import response_batches
+from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import tool_loops
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class V1Event(Event):
+    """A V1 event in neutral terms. Its key is its position (the file index), its id
+    the SDK's string id. A summary in a view is `{"kind": "CondensationSummaryEvent",
+    "id": "<condensation id>-summary", "summary": ...}`, keyed by its condensation's
+    position when the SDK can forget it (multi-summary), else without a key."""
+
+    __slots__ = ("_facts", "_unit")
+
+    def __init__(
+        self, data: dict[str, Any], key: int | None, raw: bytes | None, unit: int | None = None
+    ) -> None:
+        super().__init__(data, key, raw)
+        self._facts = facts(data)
+        self._unit = unit
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def v1_kind(self) -> str:
+        """The SDK's event class, e.g. `ActionEvent`."""
+        return str(self.data["kind"])
+
+    @property
+    def source(self) -> str:
+        return self._facts.source
+
+    @property
+    def is_action(self) -> bool:
+        return self.v1_kind not in OBSERVATION_KINDS
+
+    @property
+    def type(self) -> str:
+        return self._facts.type
+
+    @property
+    def text(self) -> str:
+        return self._facts.text
+
+    @property
+    def thought(self) -> str:
+        return self._facts.thought
+
+    @property
+    def tool_call_id(self) -> str | None:
+        return self._facts.tool_call_id
+
+    @property
+    def is_summary(self) -> bool:
+        return self.v1_kind == SUMMARY_KIND
+
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        if self.v1_kind != ACTION:
+            return None
+        return self.type, _arguments(self.text)
+
+    @property
+    def unit(self) -> int | None:
+        return self._unit
+
+    @property
+    def url(self) -> str:
+        observation = self._observation()
+        url = observation.get("url") if observation is not None else None
+        return url if isinstance(url, str) else ""
+
+    @property
+    def exit_code(self) -> int | None:
+        observation = self._observation()
+        if observation is None:
+            return None
+        code = observation.get("exit_code")
+        metadata = observation.get("metadata")
+        if code is None and isinstance(metadata, dict):
+            code = metadata.get("exit_code")
+        # The SDK writes -1 when a command has no exit code (it is still running).
+        if isinstance(code, int) and not isinstance(code, bool) and code >= 0:
+            return code
+        return None
+
+    def _observation(self) -> dict[str, Any] | None:
+        observation = self.data.get("observation")
+        if self.v1_kind != "ObservationEvent" or not isinstance(observation, dict):
+            return None
+        return observation
+
+    def masked(self, text: str) -> V1Event:
+        """A copy whose tool result reads `text`, stored where and as V1 stores it."""
+        data = dict(self.data)
+        kind = self.v1_kind
+        if kind == "AgentErrorEvent":
+            data["error"] = text
+        elif kind == "UserRejectObservation":
+            data["rejection_reason"] = text
+        elif kind == "ObservationEvent":
+            observation = dict(self._observation() or {})
+            field = _text_field(observation)
+            shaped = isinstance(observation.get(field), str)
+            observation[field] = text if shaped else [{"type": "text", "text": text}]
+            data["observation"] = observation
+        else:
+            raise ValueError(f"a {kind} has no tool result to rewrite")
+        return V1Event(data, self.key, None, self._unit)
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments as an object (empty when they are not one)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text_field(observation: dict[str, Any]) -> str:
+    """The field that holds a tool result's text: the one `facts` reads, else the
+    first one present, else `content` (the current SDK's field)."""
+    fields = ("content", "output", "message")
+    for field_ in fields:
+        if texts_of(observation.get(field_)):
+            return field_
+    return next((f for f in fields if isinstance(observation.get(f), str | list)), "content")
+
+
+def unit_heads(view: Sequence[Entry]) -> dict[str, str]:
+    """Event id -> the id of the first event of its unit: a thinking-led tool loop,
+    else the parallel tool calls of one model response. Events alone are left out."""
+    order = {e.id: i for i, e in enumerate(view)}
+    heads: dict[str, str] = {}
+    for response, ids in response_batches(view).items():
+        if response is not None and len(ids) > 1:
+            head = min(ids, key=order.__getitem__)
+            heads.update(dict.fromkeys(ids, head))
+    for loop in tool_loops(view):
+        head = min(loop, key=order.__getitem__)
+        heads.update(dict.fromkeys(loop, head))
+    return heads
+
+
+def month_name(date: str) -> str:
+    return f"{MONTHS[int(date[5:7]) - 1]} {date[:4]}"

@@ -1,0 +1,374 @@
+"""How the SDK stores a conversation, and reading it: event files (or JSONL lines)
+checked and indexed in file order, with the problems `check` lists."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from condense_cli.core.errors import LogError
+from condense_cli.core.events import Problem
+from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.core.logfile import line_body
+from condense_cli.dialects.openhands_v1.detect import (
+    ACTION,
+    CONDENSATION,
+    CONDENSATION_REQUEST,
+    EVENTS_DIR,
+    FILE_NAME_RE,
+    KNOWN_KINDS,
+    OBSERVATION_KINDS,
+    SENT_KINDS,
+)
+
+#: Kinds `condense` appends itself.
+APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
+
+#: Events the SDK never takes as the head of a conversation tree.
+BRANCH_ARTIFACT_KINDS = frozenset({"ConversationStateUpdateEvent", "ConversationErrorEvent"})
+
+SOURCES = frozenset({"agent", "user", "environment", "hook"})
+
+LOCK_FILE = ".eventlog.lock"
+LOCK_TIMEOUT = 30.0  # seconds, as the SDK waits for its own lock
+
+ID_RE = re.compile(r"^[0-9a-fA-F\-]{8,}$")
+ROOT_PARENT_ID = "__root__"
+
+LAST_SUMMARY = "last-summary"
+MULTI_SUMMARY = "multi-summary"
+#: The SDK changed from one summary to several on this day (software-agent-sdk #1721).
+MULTI_SUMMARY_SINCE = "2026-01-22"
+#: The SDK took `events/.eventlog.lock` when appending from this day on (#1614).
+LOCK_FILE_SINCE = "2026-01-12"
+DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def problem_at(
+    path: str, message: str, line: int | None = None, severity: str = "error"
+) -> Problem:
+    """A defect found in the file `path` (an event file, or the JSONL log)."""
+    return Problem(line, message, severity, path)
+
+
+#: `StoredEvent.parent` of an event without a `parent_id` key.
+NO_PARENT = object()
+
+
+class StoredEvent:
+    """One stored event: its place in the log, its id and kind, the bytes as stored,
+    and the few fields replay reads of every event. The parsed event (`data`) is
+    kept only for condensations; other events are parsed again when a view shows
+    them, so that a replay holds bytes, not every event's objects."""
+
+    __slots__ = (
+        "_data",
+        "call",
+        "date",
+        "id",
+        "kind",
+        "line",
+        "parent",
+        "path",
+        "position",
+        "raw",
+        "response",
+        "thinking",
+        "tool",
+    )
+
+    def __init__(
+        self,
+        position: int,  # the file index, or the event's ordinal in a JSONL file
+        id: str,
+        kind: str,
+        raw: bytes,
+        data: dict[str, Any],
+        path: str,  # the event file, or the JSONL file
+        line: int | None = None,  # the line in a JSONL file
+    ) -> None:
+        self.position = position
+        self.id = id
+        self.kind = kind
+        self.raw = raw
+        self.path = path
+        self.line = line
+        self._data = data if kind == CONDENSATION else None
+        get = data.get
+        self.parent: Any = get("parent_id", NO_PARENT)
+        stamp = get("timestamp")
+        self.date = stamp[:10] if isinstance(stamp, str) and DATE_RE.match(stamp) else None
+        self.response: Any = get("llm_response_id")  # one model response's tool calls
+        self.thinking = bool(get("thinking_blocks"))
+        self.call: Any = get("tool_call_id")
+        self.tool: Any = get("tool_name")
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event as parsed (again, for all but condensations)."""
+        data = self._data
+        return data if data is not None else orjson.loads(self.raw)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    @property
+    def sent(self) -> bool:
+        """Whether the SDK sends this event to the model at all."""
+        return self.kind in SENT_KINDS
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The valid events of a conversation in order, and every problem met reading it."""
+
+    path: str
+    records: tuple[StoredEvent, ...]
+    problems: tuple[Problem, ...]
+    events_dir: Path | None = None  # None for JSONL input
+    base_state: dict[str, Any] | None = None
+    has_lock_file: bool = False
+
+
+def events_dir_of(path: str | Path) -> Path:
+    """The `events/` folder of a conversation folder (or the folder itself)."""
+    folder = Path(path)
+    if not folder.exists():
+        raise LogError(str(path), "no such file or folder", hint="check the path")
+    if not folder.is_dir():
+        raise LogError(str(path), "is a file, not a conversation folder")
+    for candidate in (folder / "event_service" / EVENTS_DIR, folder / EVENTS_DIR):
+        if candidate.is_dir():
+            return candidate
+    if folder.name == EVENTS_DIR or any(FILE_NAME_RE.match(n) for n in os.listdir(folder)):
+        return folder
+    raise LogError(
+        str(path),
+        "no events/ folder here",
+        hint="give the conversation folder (holding event_service/ or events/) "
+        "or its events/ folder",
+    )
+
+
+def read_conversation(path: str) -> Conversation:
+    """Read a conversation folder, or a JSONL file of V1 events."""
+    if os.path.isdir(path):
+        return read_folder(path)
+    try:
+        with open(path, "rb") as file:
+            return read_lines(file, path)
+    except FileNotFoundError:
+        raise LogError(path, "no such file or folder", hint="check the path") from None
+    except PermissionError:
+        raise LogError(path, "permission denied") from None
+
+
+def read_jsonl_bytes(data: bytes, name: str = "<stdin>") -> Conversation:
+    """Read V1 events given as JSONL bytes (standard input, for instance)."""
+    return read_lines(data.splitlines(keepends=True), name)
+
+
+def read_lines(lines: Iterable[bytes], name: str) -> Conversation:
+    """Read V1 events, one per line (each line as read, newline included).
+
+    A summary line as `condense view --format jsonl` prints it is an event like
+    the others: a summary the view keeps.
+    """
+    records: list[StoredEvent] = []
+    problems: list[Problem] = []
+    seen: dict[str, StoredEvent] = {}
+    for number, raw in enumerate(lines, start=1):
+        body = line_body(raw, first=number == 1)
+        if not body.strip():
+            continue
+        found: list[Problem] = []
+        record = _record(body, len(records), name, number, found)
+        if found and not raw.endswith(b"\n"):
+            found = [
+                problem_at(
+                    name,
+                    f"the last line is incomplete ({found[0].message}); "
+                    "a writer probably stopped in the middle of it",
+                    number,
+                )
+            ]
+        problems += found
+        if record is not None and _unique(record, seen, problems):
+            records.append(record)
+    return Conversation(name, tuple(records), tuple(problems))
+
+
+def read_folder(path: str | Path) -> Conversation:
+    """Read a conversation folder the way the SDK's event log does.
+
+    Files are taken by index from 0 up to the first missing index; files after
+    a gap are not part of the conversation (the SDK stops there), and the gap
+    is reported.
+    """
+    events_dir = events_dir_of(path)
+    problems: list[Problem] = []
+    by_index: dict[int, str] = {}
+    for name in sorted(os.listdir(events_dir)):
+        if name.startswith("."):
+            continue  # the lock file, and our own temporary files
+        match = FILE_NAME_RE.match(name)
+        if match is None:
+            problems.append(
+                problem_at(
+                    str(events_dir / name),
+                    "not an event file name (event-NNNNN-<id>.json); the SDK ignores it",
+                    severity="warning",
+                )
+            )
+            continue
+        index = int(match["index"])
+        if index in by_index:
+            problems.append(
+                problem_at(
+                    str(events_dir / name),
+                    f"index {index} is also used by {by_index[index]}; "
+                    "the SDK reads only one of them",
+                )
+            )
+            continue
+        by_index[index] = name
+    count = 0
+    while count in by_index:
+        count += 1
+    beyond = sorted(i for i in by_index if i > count)
+    if beyond:
+        first = by_index[beyond[0]]
+        previous = f"after {by_index[count - 1]}" if count else "at the start"
+        problems.append(
+            problem_at(
+                str(events_dir / first),
+                f"index {count} is missing ({previous}); the SDK stops reading at the gap, "
+                f"so this file and {len(beyond) - 1} later ones are not part of the "
+                "conversation",
+            )
+        )
+    records: list[StoredEvent] = []
+    seen: dict[str, StoredEvent] = {}
+    # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
+    folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
+    for index in range(count):
+        name = by_index[index]
+        file_path = folder + name
+        try:
+            with open(file_path, "rb") as file:
+                raw = file.read()
+        except OSError as exc:
+            problems.append(problem_at(file_path, f"cannot read: {exc.strerror or exc}"))
+            continue
+        if not raw.strip():
+            problems.append(problem_at(file_path, "empty file; the SDK skips it"))
+            continue
+        record = _record(raw, index, file_path, None, problems)
+        if record is None:
+            continue
+        name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
+        if name_id != record.id:
+            problems.append(
+                problem_at(
+                    file_path,
+                    f"the file name says id {name_id} but the event's id is {record.id}",
+                )
+            )
+        if _unique(record, seen, problems):
+            records.append(record)
+    return Conversation(
+        str(path),
+        tuple(records),
+        tuple(problems),
+        events_dir=events_dir,
+        base_state=_base_state(events_dir, problems),
+        has_lock_file=(events_dir / LOCK_FILE).exists(),
+    )
+
+
+def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | None:
+    state = events_dir.parent / "base_state.json"
+    if not state.is_file():
+        return None
+    try:
+        data = orjson.loads(state.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        problems.append(problem_at(str(state), f"unreadable: {exc}", severity="warning"))
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _record(
+    raw: bytes, position: int, path: str, line: int | None, problems: list[Problem]
+) -> StoredEvent | None:
+    """Parse and validate one event; None (and a problem) when it is not one."""
+    try:
+        data = decode_line(raw)
+    except LineProblem as exc:
+        problems.append(problem_at(path, str(exc), line))
+        return None
+    message = event_problem(data)
+    if message is not None:
+        problems.append(problem_at(path, message, line))
+        return None
+    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line)
+
+
+def _unique(record: StoredEvent, seen: dict[str, StoredEvent], problems: list[Problem]) -> bool:
+    first = seen.setdefault(record.id, record)
+    if first is record:
+        return True
+    problems.append(
+        problem_at(record.path, f"duplicate id {record.id} (first at {first.where})", record.line)
+    )
+    return False
+
+
+def event_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with one parsed event, or None when the SDK would load it."""
+    kind = data.get("kind")
+    if kind is None:
+        return 'no "kind"; a V1 event names its class in "kind"'
+    if not isinstance(kind, str):
+        return f'"kind" must be a string, got {json_type(kind)}'
+    if kind not in KNOWN_KINDS:
+        return f"unknown event kind {kind!r}"
+    event_id = data.get("id")
+    if event_id is None:
+        return 'missing "id"'
+    if not isinstance(event_id, str) or not event_id:
+        return f'"id" must be a non-empty string, got {json_type(event_id)}'
+    source = data.get("source")
+    if source is not None and source not in SOURCES:
+        return f'"source" must be one of agent, user, environment, hook; got {source!r}'
+    tool_kind = kind == ACTION or kind in OBSERVATION_KINDS
+    if tool_kind and not isinstance(data.get("tool_call_id"), str):
+        return f'{kind} without a string "tool_call_id"'
+    response = data.get("llm_response_id")
+    if kind == ACTION and response is not None and not isinstance(response, str):
+        return f'"llm_response_id" must be a string, got {json_type(response)}'
+    if kind == CONDENSATION:
+        return _condensation_problem(data)
+    return None
+
+
+def _condensation_problem(data: dict[str, Any]) -> str | None:
+    ids = data.get("forgotten_event_ids", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return '"forgotten_event_ids" must be a list of event id strings'
+    summary = data.get("summary")
+    if summary is not None and not isinstance(summary, str):
+        return f'"summary" must be a string or null, got {json_type(summary)}'
+    offset = data.get("summary_offset")
+    if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
+        return f'"summary_offset" must be an integer or null, got {json_type(offset)}'
+    if offset is not None and offset < 0:
+        return f'"summary_offset" must be 0 or more, got {offset}'
+    return None
