@@ -270,7 +270,7 @@ def test_v0_tokenizes_each_text_once(make_log) -> None:
     # the log's 4 texts (2 of them also in the view), then the summary
     assert asked == ["hello there", "cmd1", "twelve chars", "four", "short summary"]
     view = tokenizer_for("gpt-4o-mini").count_batch(["hello there", "short summary", "four"])
-    assert numbers["tokens"]["view"] == sum(view)
+    assert numbers.tokens is not None and numbers.tokens.view == sum(view)
 
 
 @pytest.mark.parametrize(

@@ -35,12 +35,12 @@ def stats(
     from condense_cli.core.messages import message_numbers
 
     with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
-        numbers = replay.stats(tokenizer, reading("counting"))
-        numbers["messages"] = message_numbers(replay.messages(replay.view()), tokenizer)
+        report = replay.stats(tokenizer, reading("counting"))
+        report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
     if format is StatsFormat.json:
-        typer.echo(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode())
+        typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         from condense_cli.terminal.consoles import StdoutConsole
         from condense_cli.terminal.render import print_stats
 
-        print_stats(numbers, StdoutConsole(highlight=False))
+        print_stats(report, StdoutConsole(highlight=False))

@@ -13,11 +13,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.logfile import LockedLog, LogSource, locked_log
 from condense_cli.core.messages import Conversion
+
+if TYPE_CHECKING:
+    from condense_cli.llm.tokens import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,113 @@ class CondensationStep:
     forgotten: list[Event]
     summary: str | None
     after: View
+
+
+@dataclass
+class CondensationRow:
+    """One condensation as `condense stats` reports it.
+
+    The extras are one dialect's, left out of the JSON when None: `view_size_before`,
+    `log` (the client's own figures: trigger, pre/post tokens, duration) and
+    `tokens_before`/`tokens_after` (with a tokenizer) for Claude Code; `log_says`
+    (what the rollout's token counts said) for Codex. Codex compactions record the
+    history they keep, not the ids they forget, so their `forgotten_ranges` is empty.
+    """
+
+    id: object
+    line: int
+    forgotten_events: int
+    forgotten_ranges: list[tuple[int, int]]
+    summary_chars: int | None
+    view_size_after: int
+    view_size_before: int | None = None
+    log: dict[str, Any] | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    log_says: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `stats --format json` prints it (the keys in this order)."""
+        row: dict[str, Any] = {
+            "id": self.id,
+            "line": self.line,
+            "forgotten_events": self.forgotten_events,
+            "forgotten_ranges": [list(r) for r in self.forgotten_ranges],
+            "summary_chars": self.summary_chars,
+        }
+        if self.view_size_before is not None:
+            row["view_size_before"] = self.view_size_before
+        row["view_size_after"] = self.view_size_after
+        for extra in ("log", "tokens_before", "tokens_after", "log_says"):
+            value = getattr(self, extra)
+            if value is not None:
+                row[extra] = value
+        return row
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Characters or tokens of the log against the view (`tokenizer`: tokens only)."""
+
+    log: int
+    view: int
+    tokenizer: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return round(self.view / self.log, 4) if self.log else None
+
+    def to_json(self) -> dict[str, Any]:
+        sizes: dict[str, Any] = {"log": self.log, "view": self.view, "ratio": self.ratio}
+        if self.tokenizer is not None:
+            sizes["tokenizer"] = self.tokenizer
+        return sizes
+
+
+@dataclass
+class StatsReport:
+    """The numbers of `condense stats` for one log, the same shape for every dialect.
+
+    `generation` (name, reason) is OpenHands V1's: which SDK's view the replay took.
+    `messages` is added by the command (the view as chat messages, counted)."""
+
+    dialect: str
+    log: str
+    bytes: int
+    events: int
+    visible_events: int
+    by_type: dict[str, dict[str, int]]
+    condensations: list[CondensationRow]
+    requests: int
+    unhandled_request: bool
+    view_events: int
+    forgotten_events: int
+    chars: Sizes
+    tokens: Sizes | None
+    generation: tuple[str | None, str | None] | None = None
+    messages: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as `stats --format json` prints it (the keys in this order)."""
+        report: dict[str, Any] = {"dialect": self.dialect}
+        if self.generation is not None:
+            report["generation"] = {"name": self.generation[0], "reason": self.generation[1]}
+        report |= {
+            "log": self.log,
+            "bytes": self.bytes,
+            "events": self.events,
+            "visible_events": self.visible_events,
+            "by_type": self.by_type,
+            "condensations": [row.to_json() for row in self.condensations],
+            "requests": self.requests,
+            "unhandled_request": self.unhandled_request,
+            "view": {"events": self.view_events, "forgotten_events": self.forgotten_events},
+            "chars": self.chars.to_json(),
+            "tokens": self.tokens.to_json() if self.tokens is not None else None,
+        }
+        if self.messages is not None:
+            report["messages"] = self.messages
+        return report
 
 
 # Wraps the reading of a big log, e.g. in a progress bar (the CLI's `progress`).
@@ -114,7 +224,7 @@ class Replay(ABC):
         raise NotImplementedError(f"{self.dialect} views cannot be shown as messages yet")
 
     @abstractmethod
-    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+    def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         """The numbers of `condense stats` (tokens when `tokenizer` is given)."""
 
     # --- history (audit, simulate; slower than `view`, read again on demand) -----------

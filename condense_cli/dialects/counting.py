@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from condense_cli.core.events import CondensationRecord, Event
+from condense_cli.dialects.base import CondensationRow, Sizes
 from condense_cli.fast.halves import in_two, splits
 from condense_cli.llm.tokens import Tokenizer
 
@@ -90,30 +91,17 @@ def model_text(event: Event) -> str:
     return f"{thought}\n{event.text}" if thought else event.text
 
 
-def tally_numbers(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> dict[str, Any]:
-    """`chars` and `tokens` of the log against the view."""
-    return {
-        "chars": {"log": full.chars, "view": view.chars, "ratio": ratio(view.chars, full.chars)},
-        "tokens": (
-            {
-                "log": full.tokens,
-                "view": view.tokens,
-                "ratio": ratio(view.tokens, full.tokens),
-                "tokenizer": tokenizer.name,
-            }
-            if tokenizer is not None
-            else None
-        ),
-    }
+def sizes(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> tuple[Sizes, Sizes | None]:
+    """Characters, and tokens when counted, of the log against the view."""
+    chars = Sizes(full.chars, view.chars)
+    if tokenizer is None:
+        return chars, None
+    return chars, Sizes(full.tokens, view.tokens, tokenizer.name)
 
 
-def text_numbers(
-    log_texts: list[str], view_texts: list[str], tokenizer: Tokenizer | None
-) -> dict[str, Any]:
-    """`tally_numbers` for a dialect that lists the texts itself."""
-    counts = TextCounts(tokenizer, again=view_texts)
-    full = counts.tally_log(log_texts, str, sum(map(len, log_texts)))
-    return tally_numbers(full, counts.tally(view_texts), tokenizer)
+def largest_first(by_type: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """`by_type` with the types of the most bytes first (ties keep their order)."""
+    return dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"]))
 
 
 def merge_by_type(
@@ -134,20 +122,9 @@ def merge_by_type(
     return first
 
 
-def condensation_rows(condensations: list[CondensationRecord]) -> list[dict[str, Any]]:
+def condensation_rows(condensations: list[CondensationRecord]) -> list[CondensationRow]:
     """What each condensation did, as `stats` reports it."""
     return [
-        {
-            "id": c.id,
-            "line": c.line,
-            "forgotten_events": c.forgotten_events,
-            "forgotten_ranges": [list(r) for r in c.ranges],
-            "summary_chars": c.summary_chars,
-            "view_size_after": c.view_size,
-        }
+        CondensationRow(c.id, c.line, c.forgotten_events, c.ranges, c.summary_chars, c.view_size)
         for c in condensations
     ]
-
-
-def ratio(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None

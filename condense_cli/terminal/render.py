@@ -23,6 +23,8 @@ from condense_cli.dialects.base import Gap, Replay
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from condense_cli.dialects.base import CondensationRow, StatsReport
+
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
 
@@ -213,24 +215,24 @@ def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
         out.write(b"\n")
 
 
-def print_stats(numbers: dict[str, Any], console: Console) -> None:
+def print_stats(report: StatsReport, console: Console) -> None:
     """`condense stats` as tables: boxes and colour on a terminal; otherwise plain
     aligned columns, no box drawing, no trailing blanks (SPEC section 5)."""
     from rich.text import Text
 
     if console.is_terminal:
-        for part in _stats_parts(numbers, plain=False):
+        for part in _stats_parts(report, plain=False):
             console.print(part, soft_wrap=isinstance(part, Text))
         return
     with console.capture() as captured:
-        for part in _stats_parts(numbers, plain=True):
+        for part in _stats_parts(report, plain=True):
             console.print(part, soft_wrap=isinstance(part, Text))
             console.print()
     lines = [line.rstrip() for line in captured.get().splitlines()]
     console.file.write("\n".join(lines).rstrip("\n") + "\n")
 
 
-def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
+def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     from functools import partial
 
     from rich.console import Group
@@ -240,78 +242,72 @@ def _stats_parts(numbers: dict[str, Any], plain: bool) -> list[Any]:
     if plain:
         Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
     parts: list[Any] = []
-    chars, tokens, view = numbers["chars"], numbers["tokens"], numbers["view"]
-    title = sanitize(numbers["log"], one_line=True)
+    chars, tokens = report.chars, report.tokens
+    title = sanitize(report.log, one_line=True)
     summary = Table(title=None if plain else title, show_header=True, title_justify="left")
     summary.add_column("")
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
     summary.add_column("view / log", justify="right")
-    seen = numbers["visible_events"]
-    summary.add_row("events", f"{seen:,}", f"{view['events']:,}", _percent(view["events"], seen))
+    seen, kept = report.visible_events, report.view_events
+    summary.add_row("events", f"{seen:,}", f"{kept:,}", _percent(kept, seen))
     summary.add_row(
-        "characters",
-        f"{chars['log']:,}",
-        f"{chars['view']:,}",
-        _percent(chars["view"], chars["log"]),
+        "characters", f"{chars.log:,}", f"{chars.view:,}", _percent(chars.view, chars.log)
     )
     if tokens is not None:
         summary.add_row(
-            "tokens",
-            f"{tokens['log']:,}",
-            f"{tokens['view']:,}",
-            _percent(tokens["view"], tokens["log"]),
+            "tokens", f"{tokens.log:,}", f"{tokens.view:,}", _percent(tokens.view, tokens.log)
         )
     parts.append(Group(Text(title), summary) if plain else summary)
     facts = [
-        f"{plural(numbers['events'], 'event')} and {plural(numbers['bytes'], 'byte')} in the log",
-        f"{plural(view['forgotten_events'], 'event')} forgotten",
-        plural(len(numbers["condensations"]), "condensation"),
-        plural(numbers["requests"], "request")
-        + (" (one pending)" if numbers["unhandled_request"] else ""),
+        f"{plural(report.events, 'event')} and {plural(report.bytes, 'byte')} in the log",
+        f"{plural(report.forgotten_events, 'event')} forgotten",
+        plural(len(report.condensations), "condensation"),
+        plural(report.requests, "request") + (" (one pending)" if report.unhandled_request else ""),
     ]
     if tokens is not None:
-        facts.append(f"tokens by {tokens['tokenizer']}")
-    generation = numbers.get("generation")
-    if generation:
-        facts.append(f"replayed as the {generation['name']} showed it ({generation['reason']})")
+        facts.append(f"tokens by {tokens.tokenizer}")
+    if report.generation is not None:
+        name, reason = report.generation
+        facts.append(f"replayed as the {name} showed it ({reason})")
     parts.append(Text(sanitize("; ".join(facts), one_line=True)))
-    if numbers.get("messages") is not None:
-        parts.append(Text(sanitize(_messages_line(numbers["messages"]), one_line=True)))
+    if report.messages is not None:
+        parts.append(Text(sanitize(_messages_line(report.messages), one_line=True)))
     kinds = Table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
-    for name, slot in numbers["by_type"].items():
+    for name, slot in report.by_type.items():
         kinds.add_row(
             Text(sanitize(name, one_line=True)), f"{slot['events']:,}", f"{slot['bytes']:,}"
         )
     parts.append(kinds)
-    if numbers["condensations"]:
+    rows = report.condensations
+    if rows:
         table = Table(title="condensations", title_justify="left")
-        says = any(c.get("log_says") for c in numbers["condensations"])
+        says = any(c.log_says for c in rows)
         columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
         for column in columns + (("the log says",) if says else ()):
             table.add_column(
                 column, justify="right" if column in columns[:3] + columns[4:] else "left"
             )
-        for c in numbers["condensations"][-20:]:
+        for c in rows[-20:]:
             row = [
-                str(c["id"]),
-                str(c["line"]),
-                f"{c['forgotten_events']:,}",
-                format_runs(c["forgotten_ranges"], 4),
-                "-" if c["summary_chars"] is None else f"{c['summary_chars']:,}",
-                f"{c['view_size_after']:,}",
+                str(c.id),
+                str(c.line),
+                f"{c.forgotten_events:,}",
+                format_runs(c.forgotten_ranges, 4),
+                "-" if c.summary_chars is None else f"{c.summary_chars:,}",
+                f"{c.view_size_after:,}",
             ]
             if says:
-                said = ", ".join(f"{k} {v}" for k, v in c.get("log_says", {}).items())
+                said = ", ".join(f"{k} {v}" for k, v in (c.log_says or {}).items())
                 row.append(sanitize(said, one_line=True))
             table.add_row(*row)
-        if len(numbers["condensations"]) > 20:
-            table.caption = f"the last 20 of {len(numbers['condensations']):,}"
+        if len(rows) > 20:
+            table.caption = f"the last 20 of {len(rows):,}"
         parts.append(table)
-        if any("log" in c for c in numbers["condensations"]):
-            parts.append(_own_figures(numbers["condensations"][-20:], Table))
+        if any(c.log is not None for c in rows):
+            parts.append(_own_figures(rows[-20:], Table))
     return parts
 
 
@@ -338,7 +334,7 @@ def _messages_line(messages: dict[str, Any]) -> str:
     return line
 
 
-def _own_figures(condensations: list[dict[str, Any]], Table: Any) -> Any:
+def _own_figures(condensations: list[CondensationRow], Table: Any) -> Any:
     """The log's own figures for each compaction (Claude Code's `compactMetadata`)
     beside condense's counts of the view before and after it."""
     table = Table(title="the log's figures beside condense's", title_justify="left")
@@ -346,14 +342,14 @@ def _own_figures(condensations: list[dict[str, Any]], Table: Any) -> Any:
     for column in columns:
         table.add_column(column, justify="left" if column == "trigger" else "right")
     for c in condensations:
-        log = c.get("log") or {}
+        log = c.log or {}
         table.add_row(
-            str(c["line"]),
+            str(c.line),
             sanitize(str(log.get("trigger") or "-"), one_line=True),
             _change(log.get("pre_tokens"), log.get("post_tokens")),
             _count(log.get("duration_ms")),
-            _change(c.get("view_size_before"), c.get("view_size_after")),
-            _change(c.get("tokens_before"), c.get("tokens_after")),
+            _change(c.view_size_before, c.view_size_after),
+            _change(c.tokens_before, c.tokens_after),
         )
     return table
 

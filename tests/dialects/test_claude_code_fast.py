@@ -382,4 +382,4 @@ def test_stats_lets_every_parsed_line_go(tmp_path: Path, monkeypatch: pytest.Mon
         session = replay.session  # type: ignore[attr-defined]
         parsed = [x.number for x in session.lines if x._data is not None]
         assert parsed == [x.number for x in session.lines if x.is_boundary] == [23, 45, 67]
-        assert numbers["visible_events"] == 65 and numbers["chars"]["view"] == len("SUMMARY 2done")
+        assert numbers.visible_events == 65 and numbers.chars.view == len("SUMMARY 2done")

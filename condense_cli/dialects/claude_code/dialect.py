@@ -31,7 +31,7 @@ import uuid as uuidlib
 from collections import deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -46,6 +46,7 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
+    StatsReport,
     quiet_reading,
 )
 from condense_cli.dialects.claude_code.chain import (
@@ -65,6 +66,9 @@ from condense_cli.dialects.claude_code.events import (
     summary_event,
 )
 from condense_cli.dialects.claude_code.lines import Line, Session
+
+if TYPE_CHECKING:
+    from condense_cli.llm.tokens import Tokenizer
 
 # --- the replay ----------------------------------------------------------------------
 
@@ -258,7 +262,7 @@ class ClaudeReplay(Replay):
 
         return Conversion(chat_messages(api_messages(view.events)))
 
-    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+    def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.claude_code.stats import session_stats
 
         return session_stats(self, tokenizer)

@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
+    largest_first,
     merge_by_type,
     model_text,
-    tally_numbers,
+    sizes,
 )
 from condense_cli.fast.halves import in_two, splits
 
@@ -116,7 +118,7 @@ class LineCounts:
         return tally
 
 
-def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
+def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsReport:
     """The numbers of `condense stats`, in the shape every dialect returns."""
     session = replay.session
     seen = [x for x in session.lines if x.type in MESSAGE_TYPES and not x.sidechain]
@@ -125,37 +127,38 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> dict[str
     counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
     lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
     view = lines.tally(replay.events)
-    condensations = []
+    condensations: list[CondensationRow] = []
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         before = replay.before(boundary)
-        entry: dict[str, Any] = {
-            "id": record.id,
-            "line": record.line,
-            "forgotten_events": record.forgotten_events,
-            "forgotten_ranges": [list(r) for r in record.ranges],
-            "summary_chars": record.summary_chars,
-            "view_size_before": len(before),
-            "view_size_after": record.view_size,
-            "log": {name: meta.get(key) for key, name in LOG_FIELDS.items()}
+        row = CondensationRow(
+            record.id,
+            record.line,
+            record.forgotten_events,
+            record.ranges,
+            record.summary_chars,
+            record.view_size,
+            view_size_before=len(before),
+            log={name: meta.get(key) for key, name in LOG_FIELDS.items()}
             | {"duration_ms": meta.get("durationMs")},
-        }
+        )
         if tokenizer is not None:
-            entry["tokens_before"] = lines.tally(before).tokens
-            entry["tokens_after"] = lines.tally(replay.after(boundary)).tokens
-        condensations.append(entry)
+            row.tokens_before = lines.tally(before).tokens
+            row.tokens_after = lines.tally(replay.after(boundary)).tokens
+        condensations.append(row)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
-    return {
-        "dialect": replay.dialect,
-        "log": session.path,
-        "bytes": session.size,
-        "events": len(session.lines),
-        "visible_events": len(seen),
-        "by_type": dict(sorted(lines.by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": condensations,
-        "requests": requests,
-        "unhandled_request": replay.view().unhandled_request,
-        "view": {"events": len(replay.events), "forgotten_events": replay.forgotten_events},
-        **tally_numbers(lines.full, view, tokenizer),
-    }
+    return StatsReport(
+        replay.dialect,
+        session.path,
+        session.size,
+        len(session.lines),
+        len(seen),
+        largest_first(lines.by_type),
+        condensations,
+        requests,
+        replay.view().unhandled_request,
+        len(replay.events),
+        replay.forgotten_events,
+        *sizes(lines.full, view, tokenizer),
+    )

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -39,6 +39,7 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
+    StatsReport,
     quiet_reading,
 )
 from condense_cli.dialects.codex.detect import NAME, REQUEST
@@ -50,6 +51,9 @@ from condense_cli.dialects.codex.reading import (
     read_lines,
     read_rollout,
 )
+
+if TYPE_CHECKING:
+    from condense_cli.llm.tokens import Tokenizer
 
 
 class CodexReplay(Replay):
@@ -149,7 +153,7 @@ class CodexReplay(Replay):
         if self.state.request_pending:
             yield request_line() + b"\n"
 
-    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+    def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.codex.stats import rollout_stats
 
         with reading(self.source):

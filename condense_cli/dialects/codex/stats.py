@@ -8,17 +8,19 @@ of the view is tokenized once (the walk keeps its count). With tokens, from
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
+    largest_first,
     merge_by_type,
     model_text,
-    tally_numbers,
+    sizes,
 )
 from condense_cli.fast.halves import Report, in_halves, lines_between
 
@@ -71,7 +73,7 @@ def _merge(first: Part, second: Part) -> Part:
     return merge_by_type(by_type, second[0]), full, events + second[2], sent + second[3], known
 
 
-def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> dict[str, Any]:
+def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsReport:
     """The numbers of `condense stats`, in the shape every dialect returns."""
     source = replay.source
     view = replay.view()
@@ -87,27 +89,29 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> dict[str,
     else:
         by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
     compactions = replay.state.compactions
-    return {
-        "dialect": replay.dialect,
-        "log": replay.path,
-        "bytes": source.size,
-        "events": events,
-        "visible_events": sent,
-        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": [
-            {
-                "id": c.line,
-                "line": c.line,
-                "forgotten_events": max(0, c.before - c.after),
-                "forgotten_ranges": [],
-                "summary_chars": c.summary_chars,
-                "view_size_after": c.after,
-                "log_says": c.says,
-            }
-            for c in compactions
-        ],
-        "requests": replay.state.requests,
-        "unhandled_request": replay.state.request_pending,
-        "view": {"events": len(view), "forgotten_events": replay.forgotten_events},
-        **tally_numbers(full, counts.tally(view_texts), tokenizer),
-    }
+    rows = [
+        CondensationRow(
+            c.line,
+            c.line,
+            max(0, c.before - c.after),
+            [],
+            c.summary_chars,
+            c.after,
+            log_says=c.says,
+        )
+        for c in compactions
+    ]
+    return StatsReport(
+        replay.dialect,
+        replay.path,
+        source.size,
+        events,
+        sent,
+        largest_first(by_type),
+        rows,
+        replay.state.requests,
+        replay.state.request_pending,
+        len(view),
+        replay.forgotten_events,
+        *sizes(full, counts.tally(view_texts), tokenizer),
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,6 +21,7 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
+    StatsReport,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v0.detect import NAME
@@ -34,6 +35,9 @@ from condense_cli.dialects.openhands_v0.events import (
 )
 from condense_cli.dialects.openhands_v0.replay import build_view, folded_view, scan_log, view_lines
 from condense_cli.dialects.openhands_v0.scan import LogIndex, forgotten_gaps
+
+if TYPE_CHECKING:
+    from condense_cli.llm.tokens import Tokenizer
 
 # --- the dialect ---------------------------------------------------------------------
 
@@ -74,12 +78,11 @@ class V0Replay(Replay):
     def gaps(self) -> list[Gap]:
         return forgotten_gaps(self.index)
 
-    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+    def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.openhands_v0.stats import collect_stats
 
         with reading(self.source):
-            numbers = collect_stats(self.source, self.index, tokenizer)
-        return {"dialect": self.dialect, **numbers}
+            return collect_stats(self.source, self.index, tokenizer)
 
     # --- history: a second, slower walk that parses every line -------------------------
 

@@ -8,21 +8,23 @@ the view keeps has its text tokenized once for both tallies. From
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import orjson
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.intervals import IntervalSet
 from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.dialects.base import StatsReport
 from condense_cli.dialects.counting import (
     Count,
     Tally,
     condensation_rows,
+    largest_first,
     merge_by_type,
     model_text,
-    tally_numbers,
+    sizes,
 )
+from condense_cli.dialects.openhands_v0.detect import NAME
 from condense_cli.dialects.openhands_v0.events import V0Event, is_seen_by_agent
 from condense_cli.dialects.openhands_v0.scan import LogIndex
 from condense_cli.fast.halves import Report, in_halves, lines_between
@@ -31,9 +33,7 @@ from condense_cli.llm.tokens import Tokenizer
 NOT_SHOWN = frozenset({"condensation", "condensation_request"})
 
 
-def collect_stats(
-    source: LogSource, index: LogIndex, tokenizer: Tokenizer | None
-) -> dict[str, Any]:
+def collect_stats(source: LogSource, index: LogIndex, tokenizer: Tokenizer | None) -> StatsReport:
     """Walk the (already validated) log once more and count, in two processes on a big log."""
     count = tokenizer.count if tokenizer is not None else None
 
@@ -44,18 +44,20 @@ def collect_stats(
     by_type, full, view = in_halves(source, index.size, walk, merge_parts)
     if index.summary is not None:
         view.add(index.summary, count)
-    return {
-        "log": source.path,
-        "bytes": index.size,
-        "events": index.events,
-        "visible_events": index.visible_events,
-        "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-        "condensations": condensation_rows(index.condensations),
-        "requests": index.requests,
-        "unhandled_request": index.unhandled_request,
-        "view": {"events": index.view_size, "forgotten_events": index.forgotten_events},
-        **tally_numbers(full, view, tokenizer),
-    }
+    return StatsReport(
+        NAME,
+        source.path,
+        index.size,
+        index.events,
+        index.visible_events,
+        largest_first(by_type),
+        condensation_rows(index.condensations),
+        index.requests,
+        index.unhandled_request,
+        index.view_size,
+        index.forgotten_events,
+        *sizes(full, view, tokenizer),
+    )
 
 
 StatsPart = tuple[dict[str, dict[str, int]], Tally, Tally]  # by_type, log, view

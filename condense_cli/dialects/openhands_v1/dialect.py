@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -43,6 +43,7 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
+    StatsReport,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v1.detect import (
@@ -56,6 +57,7 @@ from condense_cli.dialects.openhands_v1.detect import (
 
 if TYPE_CHECKING:
     from condense_cli.dialects.openhands_v1.steps import Step
+    from condense_cli.llm.tokens import Tokenizer
 
 from condense_cli.dialects.openhands_v1.appending import (
     locked_events,
@@ -241,12 +243,13 @@ class V1Replay(Replay):
             view_size=len(step.after),
         )
 
-    def stats(self, tokenizer: Any, reading: Reading = quiet_reading) -> dict[str, Any]:
+    def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.counting import (
             TextCounts,
             condensation_rows,
+            largest_first,
             model_text,
-            tally_numbers,
+            sizes,
         )
 
         records = self.conversation.records
@@ -268,20 +271,21 @@ class V1Replay(Replay):
             sum(len(r.raw) for r in sent),
         )
         seen = counts.tally(view_texts)
-        return {
-            "dialect": self.dialect,
-            "generation": {"name": self.generation, "reason": self.generation_reason},
-            "log": self.path,
-            "bytes": sum(len(r.raw) for r in records),
-            "events": len(records),
-            "visible_events": sum(1 for r in records if r.sent),
-            "by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
-            "condensations": condensation_rows(self.condensations),
-            "requests": sum(1 for r in records if r.kind == CONDENSATION_REQUEST),
-            "unhandled_request": self.replayed.pending_request,
-            "view": {"events": len(view), "forgotten_events": self.forgotten_events},
-            **tally_numbers(full, seen, tokenizer),
-        }
+        return StatsReport(
+            self.dialect,
+            self.path,
+            sum(len(r.raw) for r in records),
+            len(records),
+            len(sent),
+            largest_first(by_type),
+            condensation_rows(self.condensations),
+            sum(1 for r in records if r.kind == CONDENSATION_REQUEST),
+            self.replayed.pending_request,
+            len(view),
+            self.forgotten_events,
+            *sizes(full, seen, tokenizer),
+            generation=(self.generation, self.generation_reason),
+        )
 
     # --- appending --------------------------------------------------------------------
 
