@@ -95,3 +95,56 @@ def test_audit_and_simulate_read_the_history(dialect: str, tmp_path: Path, proc:
     simulate = proc("simulate", log, "--type", "amortized_forgetting", "--format", "json")
     assert simulate.returncode == 0, simulate.stderr
     assert orjson.loads(simulate.stdout)["dialect"] == dialect
+
+
+# --- what a dialect does not do is refused clearly ------------------------------------
+
+
+@pytest.fixture
+def limited(dialect: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`dialect` as a dialect that declares no capability beyond reading its view."""
+    from condense_cli.dialects import dialect_named
+
+    chosen = type(dialect_named(dialect))
+    read = chosen.replay_file
+
+    def replay_file(self, source, **kwargs):  # type: ignore[no-untyped-def]
+        replay = read(self, source, **kwargs)
+        flags = dict.fromkeys(("converts_messages", "audits", "simulates", "appends"), False)
+        replay.__class__ = type("Limited", (type(replay),), flags)
+        return replay
+
+    monkeypatch.setattr(chosen, "replay_file", replay_file)
+    return dialect
+
+
+@pytest.mark.parametrize(
+    ("command", "doing"),
+    [
+        (("view", "--format", "messages"), "showing the view as chat messages"),
+        (("audit",), "auditing condensations"),
+        (("simulate", "--type", "amortized_forgetting"), "simulating a condenser over the history"),
+        (("run", "--type", "amortized_forgetting", "--set", "max_size=4"), "appending"),
+        (("request",), "appending"),
+    ],
+)
+def test_a_command_a_dialect_cannot_do_is_refused_not_a_bug(
+    limited: str, command: tuple[str, ...], doing: str, tmp_path: Path, cli
+) -> None:
+    log = stories.write(limited, tmp_path / "story.jsonl")
+    before = log.read_bytes()
+    result = cli(*command[:1], log, *command[1:], "--dialect", limited)
+    assert result.exit_code == 2, result.output
+    assert f"{doing} is not supported for {limited} logs" in result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    assert log.read_bytes() == before
+
+
+def test_check_and_stats_leave_out_what_a_dialect_cannot_do(
+    limited: str, tmp_path: Path, cli
+) -> None:
+    log = stories.write(limited, tmp_path / "story.jsonl")
+    assert cli("check", log, "--dialect", limited).exit_code == 0
+    stats = cli("stats", log, "--format", "json", "--no-tokens", "--dialect", limited)
+    assert stats.exit_code == 0, stats.output
+    assert "messages" not in orjson.loads(stats.stdout)

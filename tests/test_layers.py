@@ -142,3 +142,27 @@ def test_no_module_imports_itself_back() -> None:
 def test_the_walk_sees_lazy_imports_and_skips_annotations(source: str, expected: set[str]) -> None:
     found = set(_imports(ast.parse(source), "condense_cli.core.x", False))
     assert found == expected
+
+
+# --- the seam: what a dialect must do is enforced when its classes are defined ---------
+
+
+def test_an_event_class_that_forgets_a_required_fact_fails_when_defined() -> None:
+    from condense_cli.core.events import Event
+
+    with pytest.raises(TypeError, match=r"Partial must define .*tool_call_id"):
+
+        class Partial(Event):
+            source = "user"  # type: ignore[assignment]
+
+
+def test_a_replay_that_declares_a_capability_must_define_its_methods() -> None:
+    from condense_cli.dialects.base import Replay
+
+    with pytest.raises(TypeError, match=r"declares appends but does not define .*append"):
+
+        class Boasting(Replay):  # type: ignore[misc]
+            appends = True
+
+            def condensation_record(self, view, condensation):  # type: ignore[no-untyped-def]
+                raise AssertionError

@@ -165,6 +165,7 @@ def without_summary(view: View, summary: str | None) -> list[Event]:
 
 def audit_log(replay: Replay) -> LogAudit:
     """Audit every condensation of `replay`'s log and its current view."""
+    replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     for number, step in enumerate(replay.condensation_steps(), start=1):

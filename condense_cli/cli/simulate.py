@@ -67,6 +67,7 @@ def simulate(
     print_notes(notes)
     tokenizer = configured_tokenizer(config[0] if config else None)
     with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
+        replay.require("simulates")
         history = list(replay.history())
         start = View([], make_summary=replay.view().make_summary)
         name, path = replay.dialect, replay.path

@@ -36,7 +36,8 @@ def stats(
 
     with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
         report = replay.stats(tokenizer, reading("counting"))
-        report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
+        if replay.converts_messages:
+            report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

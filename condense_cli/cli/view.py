@@ -64,6 +64,8 @@ def view(
             sys.stdout.buffer.writelines(replay.view_lines())
             sys.stdout.buffer.flush()
             return
+        if format is ViewFormat.messages:
+            replay.require("converts_messages")
         current = replay.view()
         gaps = replay.gaps()
         conversion = replay.messages(current) if format is ViewFormat.messages else None

@@ -131,6 +131,8 @@ def run_condenser(
 def _decide(
     replay: Replay, condenser: Condenser, force: bool, feedback: Feedback, messages: bool
 ) -> RunOutcome:
+    if messages:
+        replay.require("converts_messages")
     view = replay.view()
     if force:
         view = view.with_request()

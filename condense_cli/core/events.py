@@ -27,6 +27,25 @@ class Event:
 
     __slots__ = ("data", "key", "raw")
 
+    # What every dialect's events must answer: left to a default, pairing, masking
+    # and the audit would silently see nothing. The other facts default to "none".
+    REQUIRED = (
+        "source",
+        "is_action",
+        "type",
+        "text",
+        "tool_call_id",
+        "is_summary",
+        "tool_call",
+        "masked",
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in Event.REQUIRED if getattr(cls, name) is getattr(Event, name)]
+        if missing:
+            raise TypeError(f"{cls.__name__} must define {', '.join(missing)}")
+
     def __init__(self, data: dict[str, Any], key: int | None, raw: bytes | None) -> None:
         self.data = data
         self.key = key

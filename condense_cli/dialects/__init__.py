@@ -133,6 +133,7 @@ def append_to_log(
         with LogSource.open(path) as source:
             chosen = detect_file(source)
     with chosen.appending(path, lock_timeout, reading) as replay:
+        replay.require("appends")
         yield replay
 
 

@@ -13,8 +13,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.logfile import LockedLog, LogSource, locked_log
 from condense_cli.core.messages import Conversion
@@ -175,12 +176,58 @@ def quiet_reading(source: LogSource) -> AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
+# What a replay may do beyond showing its view, what the commands call it, and the
+# methods a replay that declares it must define.
+Capability = Literal["converts_messages", "audits", "simulates", "appends"]
+CAPABILITIES: dict[Capability, tuple[str, tuple[str, ...]]] = {
+    "converts_messages": ("showing the view as chat messages", ("messages",)),
+    "audits": ("auditing condensations", ("condensation_steps",)),
+    "simulates": ("simulating a condenser over the history", ("history",)),
+    "appends": ("appending", ("condensation_record", "request_record", "append")),
+}
+
+
+class Unsupported(ConfigError):
+    """A command asked a dialect for something it does not do (exit 2, with why)."""
+
+
 class Replay(ABC):
-    """A log read, validated and replayed by its dialect."""
+    """A log read, validated and replayed by its dialect.
+
+    What every dialect must do is abstract. What it may do is declared by the class
+    flags below (`CAPABILITIES`): the commands check a flag before they call, so a
+    dialect without it gets a clear refusal, and a class that declares a flag without
+    its methods fails when it is defined.
+    """
 
     dialect: ClassVar[str]
     path: str
     problems: list[Problem]
+
+    converts_messages: ClassVar[bool] = False
+    audits: ClassVar[bool] = False
+    simulates: ClassVar[bool] = False
+    appends: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for flag, (_doing, methods) in CAPABILITIES.items():
+            missing = [
+                m for m in methods if getattr(cls, flag) and getattr(cls, m) is getattr(Replay, m)
+            ]
+            if missing:
+                raise TypeError(
+                    f"{cls.__name__} declares {flag} but does not define {', '.join(missing)}"
+                )
+
+    def require(self, flag: Capability) -> None:
+        """Refuse, with a clear message, what this dialect does not do."""
+        if not getattr(self, flag):
+            raise self.unsupported(flag)
+
+    def unsupported(self, flag: Capability) -> Unsupported:
+        doing = CAPABILITIES[flag][0]
+        return Unsupported(f"{self.path}: {doing} is not supported for {self.dialect} logs")
 
     @property
     def errors(self) -> list[Problem]:
@@ -221,7 +268,7 @@ class Replay(ABC):
     def messages(self, view: View) -> Conversion:
         """`view` as the chat messages this dialect's agent sends for it, and what
         the conversion dropped or put in (`view` may be a condenser's rewrite)."""
-        raise NotImplementedError(f"{self.dialect} views cannot be shown as messages yet")
+        raise self.unsupported("converts_messages")
 
     @abstractmethod
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
@@ -231,27 +278,27 @@ class Replay(ABC):
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
         """Each condensation of the log, in order, with the views around it."""
-        raise NotImplementedError(f"{self.dialect} logs cannot be audited yet")
+        raise self.unsupported("audits")
 
     def history(self) -> Iterator[Event | None]:
         """Every event the agent saw, in the order it saw them, each with a key that
         increases down the history; None marks a condensation request. The log's
         own condensations and summaries are left out."""
-        raise NotImplementedError(f"{self.dialect} logs cannot be simulated yet")
+        raise self.unsupported("simulates")
 
     # --- appending (only on a replay opened by `Dialect.appending`) -------------------
 
     def condensation_record(self, view: View, condensation: Condensation) -> Record:
         """The record that appends `condensation` to this log."""
-        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+        raise self.unsupported("appends")
 
     def request_record(self) -> Record:
         """The record that appends a condensation request to this log."""
-        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+        raise self.unsupported("appends")
 
     def append(self, record: Record) -> None:
         """Append `record`: locked, whole and fsynced, or not at all."""
-        raise NotImplementedError(f"{self.dialect} logs cannot be appended to yet")
+        raise self.unsupported("appends")
 
 
 class Dialect(ABC):
@@ -261,6 +308,7 @@ class Dialect(ABC):
     name: ClassVar[str]  # e.g. "openhands-v0"
     label: ClassVar[str]  # e.g. "OpenHands V0 event log"
 
+    @abstractmethod
     def replay_file(
         self,
         source: LogSource,
@@ -271,7 +319,6 @@ class Dialect(ABC):
     ) -> Replay:
         """Validate and replay a log that is one file; with `locked`, the replay can
         append once through it. Every dialect reads files (V1 reads folders too)."""
-        raise NotImplementedError
 
     @contextlib.contextmanager
     def reading(

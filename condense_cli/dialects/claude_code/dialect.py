@@ -81,6 +81,7 @@ class ClaudeReplay(Replay):
     """A Claude Code session read and replayed to its active chain."""
 
     dialect = NAME
+    converts_messages = audits = simulates = appends = True
 
     def __init__(self, session: Session, locked: LockedLog | None = None) -> None:
         self.session = session

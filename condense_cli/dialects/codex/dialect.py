@@ -60,6 +60,7 @@ class CodexReplay(Replay):
     """A rollout read and replayed; the view is kept in memory (it is what Codex keeps)."""
 
     dialect = NAME
+    converts_messages = audits = simulates = appends = True
 
     def __init__(
         self,

@@ -46,6 +46,7 @@ class V0Replay(Replay):
     """A V0 log scanned into a `LogIndex`; its view is read back from the source."""
 
     dialect = NAME
+    converts_messages = audits = simulates = appends = True
 
     def __init__(
         self,

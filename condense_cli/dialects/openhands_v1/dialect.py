@@ -81,6 +81,7 @@ class V1Replay(Replay):
     """A V1 conversation read and replayed the way the generation that wrote it did."""
 
     dialect = NAME
+    converts_messages = audits = simulates = appends = True
 
     def __init__(
         self,
