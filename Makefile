@@ -21,8 +21,10 @@ demo: $(STAMP)
 	$(BIN)/condense view $(DEMO)
 	$(BIN)/condense check $(DEMO)
 
-## test: set up, then run the whole test suite on every core (`-m 'not slow'` for a quick loop)
-test: $(STAMP)
+## test: set up, then lint, type-check and run the whole test suite on every core
+## (`$(BIN)/python -m pytest -m 'not slow'` is the quick loop)
+test: lint $(STAMP)
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto
 
 ## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)

@@ -92,9 +92,9 @@ def diff(
                 views.append((label, replay.view()))
                 name, path = replay.dialect, replay.path
     (label_a, a), (label_b, b) = views
-    result = diff_views(a, b, (label_a, label_b), tokenizer.count_batch)
+    difference = diff_views(a, b, (label_a, label_b), tokenizer.count_batch)
     if format is StatsFormat.json:
-        data = {"dialect": name, "log": path, **result.to_dict()}
+        data = {"dialect": name, "log": path, **difference.to_dict()}
         typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
-        typer.echo(diff_text(path, name, result), nl=False)
+        typer.echo(diff_text(path, name, difference), nl=False)

@@ -138,12 +138,13 @@ def print_view(
         return
     from condense_cli.terminal.pager import show
 
+    screen = io.StringIO()
     rendered = Console(
-        file=io.StringIO(),
+        file=screen,
         force_terminal=True,
-        color_system=console.color_system,
+        color_system=console.color_system,  # type: ignore[arg-type]  # (the name it took)
         width=console.width,
         highlight=False,
     )
     print_rich(current, rendered, header, full, gaps)
-    show(rendered.file.getvalue(), console.height)
+    show(screen.getvalue(), console.height)

@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 
 from condense_cli.condensers.base import (
-    Condensation,
     ModelCondenser,
     Result,
     check_window,
@@ -18,7 +17,7 @@ from condense_cli.condensers.base import (
     size_trigger,
 )
 from condense_cli.condensers.prompting import format_events
-from condense_cli.core.events import View
+from condense_cli.core.events import Condensation, View
 from condense_cli.core.text import plural
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model

@@ -113,7 +113,8 @@ class ConversationWindowCondenser(RollingCondenser):
         essential = essential_events(events)
         if essential is None:
             return view.with_note("nothing to forget: the view has no user message to keep")
-        essential_keys = {e.key for e in essential} | forget_ids(view, events[: kept_head(view, 0)])
+        essential_keys = {e.key for e in essential if e.key is not None}
+        essential_keys |= forget_ids(view, events[: kept_head(view, 0)])
         recent = max(1, (len(events) - len(essential)) // 2)
         start = max(0, len(events) - recent)
         while start < len(events) and not events[start].is_action:

@@ -28,7 +28,7 @@ class Feedback:
     big log is read and a spinner while the condenser (and its model) works."""
 
     reading: Reading = quiet_reading
-    condensing: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext
+    condensing: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
 
 
 @dataclass

@@ -117,11 +117,11 @@ class LLMSummarizingCondenser(ModelCondenser):
 
     def _tail_length(self, events: list[Event]) -> int:
         """Newest events to keep: by `max_size`, and by `max_tokens` when it is set."""
-        tail = self.config.max_size // 2 - self.config.keep_first - 1
+        tail: int = self.config.max_size // 2 - self.config.keep_first - 1
         if self.config.max_tokens is None:
             return tail
         counts = self._tokens(events)
-        budget = self.config.max_tokens // 2 - sum(counts[: self.config.keep_first])
+        budget: int = self.config.max_tokens // 2 - sum(counts[: self.config.keep_first])
         fitting = 0
         for count in reversed(counts[self.config.keep_first :]):
             if budget - count < 0:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.offline import Meter, go_offline, placeholder
 from condense_cli.config.loading import configured_condenser, configured_tokenizer
+from condense_cli.llm.tokens import Tokenizer
 
 
 @dataclass
@@ -20,6 +22,11 @@ class Side:
     label: str
     condenser: Condenser
     meter: Meter
+
+
+def count_one(tokenizer: Tokenizer, text: str) -> int:
+    """Tokens of one text (a summary the offline condensers price)."""
+    return tokenizer.count_batch([text])[0]
 
 
 def comparison_sides(
@@ -35,13 +42,15 @@ def comparison_sides(
     summarising condensers write a placeholder of `summary_tokens` instead of
     calling their model. Configuration notes are added to `notes`."""
     sides = []
-    for file in configs or [None]:
+    files: list[str | None] = [*configs] if configs else [None]
+    groups: list[str | None] = [*variants] if variants else [None]
+    for file in files:
         tokenizer = configured_tokenizer(file)
-        for group in variants or [None]:
+        for group in groups:
             extra = shlex.split(group) if group else []
             condenser, said = configured_condenser(file, type, [*(sets or []), *extra])
             notes.extend(said)
-            meter = Meter(lambda text, t=tokenizer: t.count_batch([text])[0])
+            meter = Meter(partial(count_one, tokenizer))
             if not call_model:
                 go_offline(condenser, placeholder(summary_tokens), meter)
             label = Path(file).name if file else condenser.name

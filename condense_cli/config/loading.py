@@ -164,7 +164,7 @@ def build_condenser(table: Any, llms: LLMTables, where: str = "condenser") -> Co
         )
     cls = REGISTRY[canonical]
     own = {k: v for k, v in table.items() if k != "type"}
-    config = parse_table(cls.config_class, own, where, label=f" for type {canonical!r}")
+    config: Any = parse_table(cls.config_class, own, where, label=f" for type {canonical!r}")
     return cls.from_config(config, llms, lambda nested, at: build_condenser(nested, llms, where=at))
 
 

@@ -232,9 +232,10 @@ def apply_condensation(view: View, condensation: Condensation) -> View:
     if condensation.summary is not None:
         if view.make_summary is None:
             raise ValueError("this view cannot show a new summary")
-        summary, offset = view.make_summary(condensation.summary), condensation.summary_offset
-        kept.insert(summary_position(offset, len(kept)), summary)
-    elif floating:
+        new = view.make_summary(condensation.summary)
+        summary, offset = new, condensation.summary_offset
+        kept.insert(summary_position(offset, len(kept)), new)
+    elif floating and summary is not None:
         kept.insert(summary_position(offset, len(kept)), summary)
     return replace(
         view,

@@ -124,7 +124,7 @@ class LogSource:
         except LogError:
             spool.close()
             raise
-        return cls(name, spool, size)  # type: ignore[arg-type]
+        return cls(name, spool, size)
 
     def clip(self, raw: bytes, start: int) -> bytes | None:
         """`raw`, read at offset `start`, as far as this read goes.

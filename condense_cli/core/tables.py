@@ -10,12 +10,23 @@ from __future__ import annotations
 import os
 import types
 from dataclasses import dataclass, field, fields
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Protocol, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.jsonlines import json_type
 from condense_cli.core.redact import remember
 from condense_cli.core.text import quote
+
+
+class Checked(Protocol):
+    """A config dataclass: its fields are a table's keys; `validate` checks values together."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def validate(self) -> None: ...
+
+
+T = TypeVar("T", bound=Checked)
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ def settings_table(settings: Any) -> dict[str, Any]:
     return table
 
 
-def parse_table(cls: type, table: dict[str, Any], where: str, label: str = "") -> Any:
+def parse_table(cls: type[T], table: dict[str, Any], where: str, label: str = "") -> T:
     """Build config dataclass `cls` from a TOML table, checking keys and types."""
     hints = get_type_hints(cls)
     names = [f.name for f in fields(cls)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -36,7 +36,7 @@ class Gap:
     count: int
     first_id: int
     last_id: int
-    by: int | None  # the id of the condensation that forgot them
+    by: object  # the id of the condensation that forgot them (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class CondensationStep:
     id: object  # the condensation's id as the log writes it
     line: int  # its line (or file index) in the log
     before: View
-    forgotten: list[Event]
+    forgotten: Sequence[Event]
     summary: str | None
     after: View
 

@@ -36,6 +36,7 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
 
 T = TypeVar("T")
+U = TypeVar("U")
 Report = Callable[[int], None]
 Walk = Callable[[int, int, Report | None], T]
 
@@ -96,7 +97,7 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
     return merge(first, second)
 
 
-def in_two(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+def in_two(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
     """`first()` here while a forked child runs `second()`; both results. A child
     that fails is replaced by running `second()` here, after `first()`."""
     child = Worker.start(lambda: [second()])
@@ -107,7 +108,7 @@ def in_two(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
         sent = list(child.items())
     finally:
         child.stop()
-    two: T = sent[0] if child.complete and sent else second()
+    two: U = sent[0] if child.complete and sent else second()
     return one, two
 
 
@@ -156,7 +157,7 @@ def lines_between(
     come from a buffered reader (C's line splitting, a block read at a time) over
     `ByteRange`, whose position is its own.
     """
-    return io.BufferedReader(ByteRange(source, start, end, report), BLOCK)  # type: ignore[return-value]
+    return io.BufferedReader(ByteRange(source, start, end, report), BLOCK)
 
 
 class ByteRange(io.RawIOBase):

@@ -72,7 +72,7 @@ class BlockDecoder:
         import msgspec  # here: with simdjson, ~15 ms to import; only big logs need them
         import simdjson
 
-        self._decode = msgspec.json.Decoder(struct).decode_lines
+        self._decode: Any = msgspec.json.Decoder(struct).decode_lines
         self._validate = simdjson.Parser().parse  # the parse is the check
 
     def decode(self, block: bytes) -> Decoded | None:

@@ -89,6 +89,6 @@ def _litellm_tokenizer(model: str) -> Tokenizer:
     litellm = litellm_module()
 
     def count(text: str) -> int:
-        return litellm.token_counter(model=model, text=text)
+        return int(litellm.token_counter(model=model, text=text))
 
     return Tokenizer(f"litellm's tokenizer for {model}", count)

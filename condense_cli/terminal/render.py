@@ -10,7 +10,7 @@ text and JSON leave it out, as it takes ~30 ms to import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -239,12 +239,13 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
+    new_table: Callable[..., Table] = Table
     if plain:
-        Table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
+        new_table = partial(Table, box=None, pad_edge=False, title_style="", header_style="")
     parts: list[Any] = []
     chars, tokens = report.chars, report.tokens
     title = sanitize(report.log, one_line=True)
-    summary = Table(title=None if plain else title, show_header=True, title_justify="left")
+    summary = new_table(title=None if plain else title, show_header=True, title_justify="left")
     summary.add_column("")
     summary.add_column("full log", justify="right")
     summary.add_column("view", justify="right")
@@ -273,7 +274,7 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     parts.append(Text(sanitize("; ".join(facts), one_line=True)))
     if report.messages is not None:
         parts.append(Text(sanitize(_messages_line(report.messages), one_line=True)))
-    kinds = Table(title="by type", title_justify="left")
+    kinds = new_table(title="by type", title_justify="left")
     for column in ("type", "events", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
     for name, slot in report.by_type.items():
@@ -283,7 +284,7 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     parts.append(kinds)
     rows = report.condensations
     if rows:
-        table = Table(title="condensations", title_justify="left")
+        table = new_table(title="condensations", title_justify="left")
         says = any(c.log_says for c in rows)
         columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
         for column in columns + (("the log says",) if says else ()):
@@ -307,7 +308,7 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
             table.caption = f"the last 20 of {len(rows):,}"
         parts.append(table)
         if any(c.log is not None for c in rows):
-            parts.append(_own_figures(rows[-20:], Table))
+            parts.append(_own_figures(rows[-20:], new_table))
     return parts
 
 

@@ -151,12 +151,12 @@ class ClaudeReplay(Replay):
                         Problem(line.number, f"tool_result for {call}: no tool_use before it")
                     )
         last_user = max((x.number for x in lines if x.type == "user"), default=0)
-        for call, line in uses.items():
+        for call, at in uses.items():
             if call not in answered:
-                pending = line > last_user  # the session stopped while the tool ran
+                pending = at > last_user  # the session stopped while the tool ran
                 problems.append(
                     Problem(
-                        line,
+                        at,
                         f"tool_use {call} has no tool_result"
                         + (" (the session ends before it)" if pending else ""),
                         "warning" if pending else "error",

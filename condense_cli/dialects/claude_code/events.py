@@ -74,12 +74,13 @@ class ClaudeEvent(Event):
         line: int | None = None,
         read_from: Line | None = None,
     ) -> None:
+        self._data: dict[str, Any] | None = None
         super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
         self.answers: int | None = None  # key of the tool_use line a result answers
         self.read_from = read_from  # the session line it is (its data is the line's)
 
-    @property  # type: ignore[override]
+    @property
     def data(self) -> dict[str, Any]:
         data = self._data
         if data is None:
@@ -179,8 +180,9 @@ class ClaudeEvent(Event):
         if use is not None:
             return use.get("id") if isinstance(use.get("id"), str) else None
         result = self._result
-        if result is not None and isinstance(result.get("tool_use_id"), str):
-            return result["tool_use_id"]
+        answered = result.get("tool_use_id") if result is not None else None
+        if isinstance(answered, str):
+            return answered
         return None
 
     @property

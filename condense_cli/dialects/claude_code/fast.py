@@ -8,6 +8,7 @@ which then takes the exact path, like any block with a line simdjson refuses.
 """
 
 import io
+from typing import cast
 
 import msgspec
 from msgspec import UNSET
@@ -55,27 +56,27 @@ def line_of(value: Fields, number: int, raw: bytes) -> "Line | None":
     content = message.content if message is not None else None
     if line_problem(value.type, value.uuid, value.parent, message is not None, content):
         return None
-    tools = ()
+    tools: tuple[tuple[bool, object], ...] = ()
     if type(content) is list:
-        tools = []
+        found: list[tuple[bool, object]] = []
         for block in content:
             kind = block.type
             if kind == "tool_use":
                 if type(block.id) is str:
-                    tools.append((True, block.id))
+                    found.append((True, block.id))
             elif kind == "tool_result":
                 call = block.tool_use_id
                 if call is not None and type(call) is not str:
                     return None  # msgspec reads a 20-digit integer as orjson does not
-                tools.append((False, call))
-        tools = tuple(tools)
+                found.append((False, call))
+        tools = tuple(found)
     kind, uuid, parent = value.type, value.uuid, value.parent
     message_id = message.id if message is not None else None
     return Line(
         number,
         raw,
         None,
-        kind,
+        cast(str, kind),  # line_problem refused any other type
         uuid if type(uuid) is str else None,
         parent if type(parent) is str else None,
         boundary=kind == "system" and value.subtype == BOUNDARY,

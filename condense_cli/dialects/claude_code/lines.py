@@ -155,7 +155,7 @@ def parse_line(raw: bytes) -> dict[str, Any]:
         raise BadLine("expected a JSON object")
     message = data.get("message")
     is_object = isinstance(message, dict)
-    content = message.get("content") if is_object else None
+    content = message.get("content") if isinstance(message, dict) else None
     wrong = line_problem(
         data.get("type"), data.get("uuid"), data.get("parentUuid"), is_object, content
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.core.messages import content_of, tool_call, tool_result
 from condense_cli.dialects.claude_code.events import blocks_of
 
@@ -34,7 +34,7 @@ def _part(block: dict[str, Any]) -> dict[str, Any] | None:
             return None
         return {"type": "text", "text": block["text"]}
     if kind == "image":
-        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        source = as_dict(block.get("source"))
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
         else:

@@ -42,7 +42,7 @@ LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "po
 NOT_SEEN = -1  # in the per-line counts: a line that is not a main-chain message
 
 # by_type, the log's tally, and the characters and tokens of each line walked
-Part = tuple[dict[str, dict[str, int]], Tally, array, array]  # type: ignore[type-arg]
+Part = tuple[dict[str, dict[str, int]], Tally, "array[int]", "array[int]"]
 
 
 def _kind(line: Line, data: dict[str, Any]) -> str:

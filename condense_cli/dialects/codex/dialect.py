@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import orjson
 
@@ -129,7 +129,7 @@ class CodexReplay(Replay):
     def messages(self, view: View) -> Conversion:
         from condense_cli.dialects.codex.messages import convert
 
-        places = {id(e.data): (e.id, e.line) for e in view}
+        places = {id(e.data): (e.id, cast(CodexEvent, e).line) for e in view}
         return convert([e.data for e in view], lambda item: places.get(id(item), (None, None)))
 
     def view_lines(self) -> Iterator[bytes]:
@@ -144,8 +144,8 @@ class CodexReplay(Replay):
             line = head[0].line
             original = self.state.compacted_raw.get(line) if line is not None else None
             whole = original is not None and len(lines) == 1 and all(e.sub for e in head)
-            if whole and len(head) == history_length(original):
-                yield original + b"\n"  # type: ignore[operator]
+            if original is not None and whole and len(head) == history_length(original):
+                yield original + b"\n"
             else:
                 yield compacted_line(head, self.state.summary) + b"\n"
         for event in events[cut:]:
@@ -205,7 +205,7 @@ def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: boo
         elif call is not None:
             event.answers = calls.get(call)
     return View(
-        events,
+        cast(list[Event], events),
         unhandled_request=pending,
         summary=summary,
         summary_offset=offset,

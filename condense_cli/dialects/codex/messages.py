@@ -67,9 +67,8 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
     else:
         fields = {k: v for k, v in item.items() if k not in CALL_FIELDS}
         arguments = encode(fields).decode()
-    name = (
-        item.get("name") if isinstance(item.get("name"), str) else str(kind).removesuffix("_call")
-    )
+    given = item.get("name")
+    name = given if isinstance(given, str) else str(kind).removesuffix("_call")
     return tool_call(str(item.get("call_id", "")), name, arguments)
 
 
@@ -92,7 +91,8 @@ def with_outputs(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], lis
 
 
 def convert(
-    items: list[dict[str, Any]], where: Callable[[int], tuple[object, int | None]] | None = None
+    items: list[dict[str, Any]],
+    where: Callable[[dict[str, Any]], tuple[object, int | None]] | None = None,
 ) -> Conversion:
     """Response items as chat messages (see the module doc). `where(item)` gives the
     id and line of an item of the view, for the report."""

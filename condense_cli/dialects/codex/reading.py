@@ -10,7 +10,7 @@ import orjson
 
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Problem
-from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
+from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, json_type
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
 from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, is_sent, summary_item
@@ -84,16 +84,16 @@ class Reader:
             )
             return None
         if kind == "response_item":
-            self.item(number, payload, body)
+            self.item(number, as_dict(payload), body)
         elif kind == "compacted":
-            self.compacted(number, payload, body)
+            self.compacted(number, as_dict(payload), body)
         elif kind == REQUEST:
             self.state.request_pending = True
             self.state.requests += 1
             if self.record:
                 self.sent.append((number, None, body))
         elif kind == "event_msg":
-            self.event(payload)
+            self.event(as_dict(payload))
         elif kind not in LINE_TYPES:
             self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
         return data

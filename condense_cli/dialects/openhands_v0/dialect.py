@@ -140,7 +140,10 @@ class V0Replay(Replay):
         changes = conversion.dropped + conversion.inserted + conversion.approximated
         lines = self._lines_of({c.event for c in changes if isinstance(c.event, int)})
         for changed in (conversion.dropped, conversion.inserted, conversion.approximated):
-            changed[:] = [replace(c, line=lines.get(c.event)) for c in changed]  # type: ignore[arg-type]
+            changed[:] = [
+                replace(c, line=lines.get(c.event) if isinstance(c.event, int) else None)
+                for c in changed
+            ]
         return conversion
 
     def _first_messages(self) -> tuple[V0Event | None, V0Event | None]:

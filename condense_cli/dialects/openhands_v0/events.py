@@ -222,8 +222,9 @@ class V0Event(Event):
     @property
     def tool_call_id(self) -> str | None:
         meta = self.data.get("tool_call_metadata")
-        if isinstance(meta, dict) and isinstance(meta.get("tool_call_id"), str):
-            return meta["tool_call_id"]
+        call = meta.get("tool_call_id") if isinstance(meta, dict) else None
+        if isinstance(call, str):
+            return call
         return None
 
     @property

@@ -173,8 +173,9 @@ def _has_context(extras: dict[str, Any]) -> bool:
     """Whether a recall observation brings anything OpenHands would show."""
     if extras.get("recall_type") == "knowledge":
         return bool(extras.get("microagent_knowledge"))
-    keys = ("repo_name", "repo_directory", "repo_instructions", "runtime_hosts", "date")
-    keys += ("additional_agent_instructions", "conversation_instructions", "microagent_knowledge")
+    keys: tuple[str, ...] = ("repo_name", "repo_directory", "repo_instructions", "runtime_hosts")
+    keys += ("date", "additional_agent_instructions", "conversation_instructions")
+    keys += ("microagent_knowledge",)
     return any(extras.get(k) for k in keys)
 
 
@@ -280,11 +281,11 @@ def _convert_events(events: list[Event], out: Conversion) -> None:
                 )
                 continue
             response_id, message = response_of(event)
-            held = pending.get(response_id)
-            pending[response_id] = Response(message, (held.events if held else []) + [event])
+            waiting = pending.get(response_id)
+            pending[response_id] = Response(message, (waiting.events if waiting else []) + [event])
         elif event.is_action:
-            message = action_message(event)
-            if message is None:
+            said = action_message(event)
+            if said is None:
                 out.dropped.append(
                     Change(
                         NOT_SENT,
@@ -294,7 +295,7 @@ def _convert_events(events: list[Event], out: Conversion) -> None:
                     )
                 )
                 continue
-            ready.append(message)
+            ready.append(said)
         else:
             text, approximate = observation_text(event)
             if text is None:

@@ -40,8 +40,8 @@ class LogIndex:
     # repeats the previous one) and where it starts. Lines that are not kept by
     # id are marked in `special` (position -> HIDDEN, SUMMARY_LINE, INVALID or
     # CONDENSATION); every other position is an event the agent sees.
-    line_ids: array = field(default_factory=lambda: array("q"))
-    line_offsets: array = field(default_factory=lambda: array("q"))
+    line_ids: array[int] = field(default_factory=lambda: array("q"))
+    line_offsets: array[int] = field(default_factory=lambda: array("q"))
     special: dict[int, int] = field(default_factory=dict)
     replay_end: int = 0  # the byte after the last line in line_ids
     clean: bool = True  # no blank lines, BOM or torn end: kept lines can be copied as ranges

@@ -17,8 +17,8 @@ class Classified:
     offsets), and every other line as (ordinary events before it, its index among
     these lines, start, end), for the full validator."""
 
-    ids: array = field(default_factory=lambda: array("q"))
-    offsets: array = field(default_factory=lambda: array("q"))
+    ids: array[int] = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
     others: list[tuple[int, int, int, int]] = field(default_factory=list)
     lines: int = 0
     end: int = 0  # the offset after the last line

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.dialects.openhands_v1.detect import (
     ACTION,
     CONDENSATION,
@@ -106,7 +106,7 @@ def facts(data: dict[str, Any]) -> Facts:
         else:
             text = _observation_text(data.get("observation"))
     elif kind == "MessageEvent":
-        message = data.get("llm_message") if isinstance(data.get("llm_message"), dict) else {}
+        message = as_dict(data.get("llm_message"))
         role, type_ = str(message.get("role") or source or "user"), "message"
         text = "\n".join(
             t

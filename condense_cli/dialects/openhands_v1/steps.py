@@ -84,7 +84,7 @@ def steps(
     newest: StoredEvent | None = None  # last-summary: the newest condensation with a summary
     pending = False
     targets = iter(wanted)
-    target = next(targets)
+    target: StoredEvent | None = next(targets)
 
     def finish() -> tuple[Entry, ...]:
         if multi:
@@ -98,7 +98,7 @@ def steps(
             context.add(record)  # a condensation only ends a tool loop: no view changes
         kind = record.kind
         if kind == CONDENSATION:
-            before = finish() if record is target else ()
+            shown = finish() if record is target else ()
             if multi:
                 view = fold_condensation(view, record, [])
             else:
@@ -109,7 +109,7 @@ def steps(
                 if summary_of(record) is not None:
                     newest = record
             if record is target:
-                yield Step(record, before, pending, finish())
+                yield Step(record, shown, pending, finish())
                 target = next(targets, None)
                 if target is None:
                     return
