@@ -14,7 +14,7 @@ from condense_cli.dialects.openhands_v1.generations import Generation
 from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import tool_loops
 from condense_cli.dialects.openhands_v1.replay import pending_request, replay
 from condense_cli.dialects.openhands_v1.storage import LAST_SUMMARY, MULTI_SUMMARY
-from tests.dialects.test_openhands_v1 import (
+from tests.dialects.openhands_v1.test_replay import (
     _id,
     call,
     condensation,

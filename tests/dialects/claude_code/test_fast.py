@@ -16,8 +16,8 @@ from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.dialects import read_log
 from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
+from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
 from tests.dialects.fast_paths import EXACT, FAST, repeated, use_path
-from tests.dialects.test_claude_code import CORPUS, Builder, basic
 
 DIALECT = "claude-code"
 
@@ -373,7 +373,7 @@ def test_stats_lets_every_parsed_line_go(tmp_path: Path, monkeypatch: pytest.Mon
     a session read by the fast path keeps its lines' bytes, parsed are only the
     compactions' boundaries (their metadata). It used to keep every line parsed
     (227 MB for the 10k-line benchmark session, of 26 MB)."""
-    from tests.dialects.test_claude_code import compactions
+    from tests.dialects.claude_code.test_replay import compactions
 
     use_path(monkeypatch, FAST)
     log = compactions(3).write(tmp_path / "s.jsonl")

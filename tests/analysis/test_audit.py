@@ -13,8 +13,8 @@ from condense_cli.analysis.facts import Fact, Memory, extract, unique_names
 from condense_cli.core.events import Event
 from condense_cli.dialects import read_log
 from tests import stories
-from tests.dialects.test_openhands_v1 import conversations
-from tests.dialects.test_openhands_v1 import corpus as v1_corpus
+from tests.dialects.openhands_v1.test_replay import conversations
+from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
 
 TABLE = """\
   kind          facts  kept  in summary  in view  lost  kept %

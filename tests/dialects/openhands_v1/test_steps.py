@@ -20,8 +20,8 @@ from condense_cli.dialects.openhands_v1.storage import (
     Conversation,
     read_conversation,
 )
-from tests.dialects.test_openhands_v1 import _id, call, condensation, conv, message, result
-from tests.dialects.test_openhands_v1_properties import conversations
+from tests.dialects.openhands_v1.test_properties import conversations
+from tests.dialects.openhands_v1.test_replay import _id, call, condensation, conv, message, result
 
 LAST = Generation(LAST_SUMMARY, "test")
 MULTI = Generation(MULTI_SUMMARY, "test")

@@ -16,8 +16,8 @@ import orjson
 from condense_cli.dialects.openhands_v1.appending import event_file_name
 from condense_cli.dialects.openhands_v1.storage import event_problem, read_folder
 from tests.conftest import CONDENSE, start_condense_writers
-from tests.dialects.test_openhands_v1 import ONE_CONDENSATION, system, write_jsonl
-from tests.dialects.test_openhands_v1_cli import copy_of, event_files, events_dir
+from tests.dialects.openhands_v1.test_cli import copy_of, event_files, events_dir
+from tests.dialects.openhands_v1.test_replay import ONE_CONDENSATION, system, write_jsonl
 
 ROUNDS = 40
 TIME_LIMIT = 90.0

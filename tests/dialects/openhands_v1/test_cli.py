@@ -18,7 +18,7 @@ from condense_cli.dialects.openhands_v1.facts import Summary
 from condense_cli.dialects.openhands_v1.generations import detect_generation
 from condense_cli.dialects.openhands_v1.replay import Replayed, replay
 from condense_cli.dialects.openhands_v1.storage import event_problem, read_folder
-from tests.dialects.test_openhands_v1 import (
+from tests.dialects.openhands_v1.test_replay import (
     FOUR_CONDENSATIONS,
     NO_CONDENSATION,
     ONE_CONDENSATION,
