@@ -151,6 +151,9 @@ API_KEY = "sk-test-secret-0123456789"
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLM]:
+    from condense_cli.condensers.folding import LEARNED_MODES
+
+    LEARNED_MODES.clear()  # what a model could do is learned per run (per process)
     server = FakeLLM()
     yield server
     server.close()

@@ -1,6 +1,7 @@
 """A small OpenAI-compatible chat-completions server on 127.0.0.1, scripted per test.
 
-Each POST to `/v1/chat/completions` takes the next scripted reply (text, tool
+`GET /v1/models` reports the model's window (`window`, as vLLM does). Each POST to
+`/v1/chat/completions` takes the next scripted reply (text, tool
 call, JSON, an error status, a slow answer or a malformed body) and is recorded,
 so tests can assert on the prompt that litellm actually sent.
 """
@@ -56,10 +57,28 @@ class FakeLLM:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
+        # What `GET /v1/models` reports as the model's window (as vLLM does), or None
+        # for a server that says nothing of it (a 404, as many proxies answer).
+        self.window: int | None = 1_000_000
+        self.gets: list[str] = []
         self.paths: list[str] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                fake.gets.append(self.path)
+                if self.path.rstrip("/") == "/v1/models" and fake.window is not None:
+                    entry = {"id": "test-model", "object": "model", "max_model_len": fake.window}
+                    body = json.dumps({"object": "list", "data": [entry]}).encode()
+                    self.send_response(200)
+                else:
+                    body = b'{"error": {"message": "not found"}}'
+                    self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -16,9 +18,13 @@ from condense_cli.condensers.base import (
     kept_head,
     size_trigger,
 )
-from condense_cli.condensers.prompting import format_events
+from condense_cli.condensers.prompting import format_event
+from condense_cli.core.errors import CondenserError
 from condense_cli.core.events import Condensation, View
 from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.llm.client import Answer
 
 EVENT_LENGTH = 2_000  # characters of each event shown to the model
 
@@ -28,6 +34,7 @@ the ids by how much the agent needs each event to take its next step, most impor
 first. Answer with JSON of the form {"ids": [...]}, listing only ids shown below.
 """
 
+MODES = ("json_schema", "json_object", "text")
 RESPONSE_FORMAT = {
     "type": "json_schema",
     "json_schema": {
@@ -40,6 +47,13 @@ RESPONSE_FORMAT = {
         },
         "strict": True,
     },
+}
+
+
+MODE_OPTIONS: dict[str, dict[str, Any]] = {
+    "json_schema": {"response_format": RESPONSE_FORMAT},
+    "json_object": {"response_format": {"type": "json_object"}},
+    "text": {},
 }
 
 
@@ -63,8 +77,6 @@ class LLMAttentionCondenser(ModelCondenser):
         return size_trigger(view, self.config.max_size)
 
     def get_condensation(self, view: View) -> Result:
-        from condense_cli.llm.client import require_response_schema
-
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
         events = list(view)
@@ -76,7 +88,6 @@ class LLMAttentionCondenser(ModelCondenser):
                 f"nothing to forget: {plural(len(candidates), 'event')} after the head, "
                 f"and {wanted:,} are kept"
             )
-        require_response_schema(self.llm)
         ranked, usage = self.rank(candidates)
         known = {e.key for e in candidates}
         keep: list[int] = []
@@ -86,8 +97,8 @@ class LLMAttentionCondenser(ModelCondenser):
         for event in reversed(candidates):  # too few: fill from the newest
             if len(keep) >= wanted:
                 break
-            if event.key not in keep:
-                keep.append(event.key)  # type: ignore[arg-type]
+            if event.key is not None and event.key not in keep:
+                keep.append(event.key)
         kept = head | set(keep)
         forget = close_over_pairs(view, forget_ids(view, events) - kept, kept)
         if not forget:
@@ -95,24 +106,79 @@ class LLMAttentionCondenser(ModelCondenser):
         return Condensation(tuple(sorted(forget)), usage=usage)
 
     def rank(self, candidates: list[Any]) -> tuple[list[int], dict[str, Any]]:
+        """The candidates' ids, most needed first: ranked a window at a time when they do
+        not fit one prompt, the windows' rankings interleaved."""
+        from condense_cli.condensers.folding import Usage, next_chunk, room_for_texts
+
+        window = self.window()
+        texts = [format_event(e, EVENT_LENGTH) for e in candidates]
+        budget = room_for_texts(window, RANKING_PROMPT)
+        rankings: list[list[int]] = []
+        usage, notes = Usage(), list[str]()
+        while texts:
+            chunk, texts = next_chunk(texts, budget, window.count)
+            ids, answer = self.rank_window("\n".join(chunk), window.answer, notes)
+            usage.add(answer)
+            rankings.append(ids)
+        merged = [i for place in zip_longest(*rankings) for i in place if i is not None]
+        summary = usage.to_dict()
+        if notes:
+            summary["notes"] = list(dict.fromkeys(notes))
+        return merged, summary
+
+    def rank_window(
+        self, events: str, answer_tokens: int, notes: list[str]
+    ) -> tuple[list[int], Answer]:
+        """One window's ranking, down the ladder of `MODES` from this model's."""
+        from condense_cli.condensers.folding import LEARNED_MODES
+        from condense_cli.condensers.summarizing import steps_down, why
         from condense_cli.llm.client import ask
 
-        messages = [
-            {"role": "user", "content": RANKING_PROMPT},
-            {"role": "user", "content": format_events(candidates, EVENT_LENGTH)},
-        ]
-        ids, answer = ask(
-            self.llm,
-            messages,
-            lambda reply: read_ids(reply.content),
-            "ranking",
-            response_format=RESPONSE_FORMAT,
-        )
-        return ids, answer.usage()
+        key = (self.llm.model, self.llm.base_url, "ranking")
+        mode = LEARNED_MODES.setdefault(key, _known_mode(self.llm.model))
+        while True:
+            messages = [
+                {"role": "user", "content": RANKING_PROMPT},
+                {"role": "user", "content": events},
+            ]
+            last = mode == MODES[-1]
+            try:
+                return ask(
+                    self.llm,
+                    messages,
+                    lambda reply, mode=mode: read_ids(reply.content, mode),  # type: ignore[misc]
+                    "ranking",
+                    tries=None if last else 1,
+                    max_tokens=answer_tokens,
+                    **MODE_OPTIONS[mode],
+                )
+            except CondenserError as exc:
+                if last or not steps_down(exc):
+                    raise
+                following = MODES[MODES.index(mode) + 1]
+                notes.append(f"ranking as {following} ({mode}: {why(exc)})")
+                mode = LEARNED_MODES[key] = following
 
 
-def read_ids(content: str | None) -> list[int]:
-    """The `ids` of a `{"ids": [int]}` answer."""
+def _known_mode(model: str) -> str:
+    """`json_schema` unless litellm knows the model cannot follow one."""
+    from condense_cli.llm.client import litellm_module
+
+    litellm = litellm_module()
+    try:
+        litellm.get_model_info(model)
+    except Exception:
+        return "json_schema"
+    return "json_schema" if litellm.supports_response_schema(model=model) else "json_object"
+
+
+def read_ids(content: str | None, mode: str = "json_schema") -> list[int]:
+    """The `ids` of a `{"ids": [int]}` answer; in `text` mode, the integers in order."""
+    if mode == "text":
+        named = [int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.])", content or "")]
+        if not named:
+            raise ValueError("the answer names no ids")
+        return named
     try:
         data = orjson.loads(content or "")
     except orjson.JSONDecodeError:

@@ -16,6 +16,7 @@ from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
     from condense_cli.core.tables import LLMSettings
+    from condense_cli.llm.window import Window
 
 
 Result = View | Condensation
@@ -73,6 +74,15 @@ class ModelCondenser(RollingCondenser):
     def __init__(self, config: Any, llm: LLMSettings) -> None:
         super().__init__(config)
         self.llm = llm
+        self._window: Window | None = None
+
+    def window(self) -> Window:
+        """The model's window, learned once per run (it may ask the server)."""
+        if self._window is None:
+            from condense_cli.llm.window import window_of
+
+            self._window = window_of(self.llm)
+        return self._window
 
     @classmethod
     def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:

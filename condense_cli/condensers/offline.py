@@ -13,7 +13,7 @@ from typing import Any
 from condense_cli.condensers.attention import LLMAttentionCondenser
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.pipeline import PipelineCondenser
-from condense_cli.condensers.prompting import format_events
+from condense_cli.condensers.prompting import format_event, format_events
 from condense_cli.condensers.summarizing import LLMSummarizingCondenser
 from condense_cli.core.events import Event
 
@@ -51,7 +51,9 @@ def _summarise_offline(condenser: LLMSummarizingCondenser, summary: str, meter: 
     def summarize(
         previous: Event | None, forgotten: list[Event], extra: str = ""
     ) -> tuple[str, dict[str, Any]]:
-        meter.sent += meter.count(condenser.prompt(previous, forgotten, extra))
+        start = previous.text if previous is not None else None
+        texts = [format_event(e, condenser.config.max_event_length) for e in forgotten]
+        meter.sent += meter.count(condenser.prompt(start, texts, extra))
         return summary, {}
 
     def tokens(events: list[Event]) -> list[int]:

@@ -84,11 +84,16 @@ def describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
 
 
 def describe_usage(usage: dict[str, Any]) -> str:
-    """`model m, 1,200 prompt + 300 completion tokens, $0.0004`."""
-    text = (
-        f"model {usage.get('model')}, {usage.get('prompt_tokens', 0):,} prompt + "
+    """`model m, 1,200 prompt + 300 completion tokens, $0.0004` (with the number of
+    calls when the prompt took several, and what the condenser noted)."""
+    calls = usage.get("calls")
+    text = f"model {usage.get('model')}, " + (f"{calls} calls, " if calls else "")
+    text += (
+        f"{usage.get('prompt_tokens', 0):,} prompt + "
         f"{usage.get('completion_tokens', 0):,} completion tokens"
     )
+    if calls:
+        text += f" (the largest prompt {usage.get('largest_prompt_tokens', 0):,})"
     cost = usage.get("cost")
     text += f", ${cost:.4f}" if cost else ", cost unknown"
     facts = usage.get("facts")
@@ -96,6 +101,8 @@ def describe_usage(usage: dict[str, Any]) -> str:
         text += f", kept {facts['kept']:,} of {plural(facts['total'], 'fact')}"
         if facts["asked_again_naming"]:
             text += f" (asked again naming {facts['asked_again_naming']:,} it lost)"
+    for note in usage.get("notes") or ():
+        text += f"; {note}"
     return text
 
 

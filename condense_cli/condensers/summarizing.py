@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -16,10 +18,15 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
 )
-from condense_cli.condensers.prompting import format_events
+from condense_cli.condensers.folding import LEARNED_MODES
+from condense_cli.condensers.prompting import format_event
+from condense_cli.core.errors import CondenserError
 from condense_cli.core.events import Condensation, Event, View
 from condense_cli.core.jsonlines import encode
 from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.llm.client import Answer
 
 MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call
 
@@ -137,24 +144,50 @@ class LLMSummarizingCondenser(ModelCondenser):
 
     # --- the model call ------------------------------------------------------------
 
-    def prompt(self, previous: Event | None, forgotten: list[Event], extra: str = "") -> str:
-        text = previous.text if previous is not None else "(none yet)"
+    def prompt(self, previous: str | None, events: list[str], extra: str = "") -> str:
+        """The prompt for the summary so far and formatted events; `extra` is added
+        before the request (the facts to carry)."""
+        text = previous if previous is not None else "(none yet)"
+        body = "\n".join(events)
         return (
             f"{SUMMARY_PROMPT}\n<previous_summary>\n{text}\n</previous_summary>\n\n"
-            f"<events>\n{format_events(forgotten, self.config.max_event_length)}\n</events>\n\n"
+            f"<events>\n{body}\n</events>\n\n"
             f"{extra}Write the new summary now."
         )
 
     def summarize(
         self, previous: Event | None, forgotten: list[Event], extra: str = ""
     ) -> tuple[str, dict[str, Any]]:
-        """Ask the model; `extra` is added to the prompt (the facts to carry)."""
+        """Ask the model, in as many calls as the window needs (`folding.fold`); `extra`
+        goes into the last prompt (the facts to carry)."""
+        from condense_cli.condensers.folding import fold
+
+        window = self.window()
+        texts = [format_event(e, self.config.max_event_length) for e in forgotten]
+        notes: list[str] = []
+
+        def prompt(running: str | None, chunk: list[str], last: bool) -> str:
+            return self.prompt(running, chunk, extra if last else "")
+
+        def ask_once(make: Callable[[], str]) -> tuple[str, Answer]:
+            return self.ask_summary(make, window.answer, notes)
+
+        start = previous.text if previous is not None else None
+        summary, usage = fold(texts, start, window, prompt, ask_once)
+        if usage.get("calls"):
+            notes.insert(0, f"{usage['calls']} calls for {window.describe()}")
+        if notes:
+            usage["notes"] = list(dict.fromkeys(notes))
+        return summary, usage
+
+    def ask_summary(
+        self, make: Callable[[], str], answer_tokens: int, notes: list[str]
+    ) -> tuple[str, Answer]:
+        """One summary for the prompt `make()` builds: the model's text."""
         from condense_cli.llm.client import ask
 
-        messages = [{"role": "user", "content": self.prompt(previous, forgotten, extra)}]
-        options = self.request_options()
-        summary, answer = ask(self.llm, messages, self.read_summary, "summary", **options)
-        return summary, answer.usage()
+        messages = [{"role": "user", "content": make()}]
+        return ask(self.llm, messages, self.read_summary, "summary", max_tokens=answer_tokens)
 
     def summarize_verified(
         self, previous: Event | None, forgotten: list[Event], kept: list[Event]
@@ -186,9 +219,6 @@ class LLMSummarizingCondenser(ModelCondenser):
             "asked_again_naming": asked_again,
         }
         return summary, usage
-
-    def request_options(self) -> dict[str, Any]:
-        return {}
 
     def read_summary(self, answer: Any) -> str:
         text = (answer.content or "").strip()
@@ -234,40 +264,183 @@ STATE_TOOL = {
 }
 
 
+STATE_SCHEMA = STATE_TOOL["function"]["parameters"]  # type: ignore[index]
+
+# Ways to ask for the structured summary, most structured first: a forced tool call,
+# a JSON-schema response, a JSON-object response, then headings in plain text.
+MODES = ("tools", "json_schema", "json_object", "text")
+MODE_ASKS = {
+    "tools": "Call create_state_summary with the state of the work, merging the previous "
+    "summary with what the events add. Be concrete (files, functions, commands, errors); "
+    "write an empty string for a field with nothing to say.",
+    "json": "Answer with one JSON object holding the state of the work, merging the previous "
+    "summary with what the events add, with these string fields: {fields}. Be concrete "
+    "(files, functions, commands, errors); an empty string for a field with nothing to say.",
+    "text": "Write the state of the work, merging the previous summary with what the events "
+    "add, under these headings, each heading on its own line followed by its text: "
+    "{headings}. Be concrete (files, functions, commands, errors); leave out a heading with "
+    "nothing to say.",
+}
+
+
 class StructuredSummaryCondenser(LLMSummarizingCondenser):
-    """As `llm`, but the model fills the fields of a forced `create_state_summary` call."""
+    """As `llm`, but the model fills the fields of a state summary: by a forced
+    `create_state_summary` call where the model can, else a JSON answer, else headings."""
 
     name = "structured_summary"
 
-    def prompt(self, previous: Event | None, forgotten: list[Event], extra: str = "") -> str:
-        text = previous.text if previous is not None else "(none yet)"
+    def prompt(self, previous: str | None, events: list[str], extra: str = "") -> str:
+        text = previous if previous is not None else "(none yet)"
+        mode = self.mode()
+        if mode == "tools":
+            asks = MODE_ASKS["tools"]
+        elif mode == "text":
+            asks = MODE_ASKS["text"].format(headings=", ".join(n.upper() for n in STATE_FIELDS))
+        else:
+            asks = MODE_ASKS["json"].format(fields=", ".join(STATE_FIELDS))
+        body = "\n".join(events)
         return (
             "You keep the working memory of an AI coding agent. The events below are about to "
-            "be removed from its context. Call create_state_summary with the state of the work, "
-            "merging the previous summary with what the events add. Be concrete (files, "
-            "functions, commands, errors); write an empty string for a field with nothing to say."
+            f"be removed from its context. {asks}"
             f"\n\n<previous_summary>\n{text}\n</previous_summary>\n\n"
-            f"<events>\n{format_events(forgotten, self.config.max_event_length)}\n</events>"
-            + (f"\n\n{extra.rstrip()}" if extra else "")
+            f"<events>\n{body}\n</events>" + (f"\n\n{extra.rstrip()}" if extra else "")
         )
 
-    def request_options(self) -> dict[str, Any]:
+    def mode(self) -> str:
+        """How this model is asked: what it was seen to do this run, else what litellm
+        knows of it, else a tool call first."""
+        key = (self.llm.model, self.llm.base_url, "summary")
+        if key not in LEARNED_MODES:
+            LEARNED_MODES[key] = _known_mode(self.llm.model)
+        return LEARNED_MODES[key]
+
+    def ask_summary(
+        self, make: Callable[[], str], answer_tokens: int, notes: list[str]
+    ) -> tuple[str, Answer]:
+        """Down the ladder of `MODES` from this model's, remembering where it stops: a
+        refused request or an answer that does not parse goes one step down (and the
+        prompt, built again by `make`, asks the new way)."""
+        from condense_cli.core.errors import Refused
+        from condense_cli.llm.client import ask
+
+        while True:
+            mode = self.mode()
+            messages = [{"role": "user", "content": make()}]
+            options = _mode_options(mode)
+            last = mode == MODES[-1]
+            try:
+                return ask(
+                    self.llm,
+                    messages,
+                    lambda answer, mode=mode: read_state(answer, mode, notes),  # type: ignore[misc]
+                    "summary",
+                    tries=None if last else 1,
+                    max_tokens=answer_tokens,
+                    **options,
+                )
+            except (Refused, CondenserError) as exc:
+                if last or not steps_down(exc):
+                    raise
+                following = MODES[MODES.index(mode) + 1]
+                LEARNED_MODES[(self.llm.model, self.llm.base_url, "summary")] = following
+                notes.append(f"structured output as {following} ({mode}: {why(exc)})")
+
+
+def _known_mode(model: str) -> str:
+    """The most structured way litellm says the model can answer (tools for a model it
+    does not know: the first refusal teaches the rest)."""
+    from condense_cli.llm.client import litellm_module
+
+    litellm = litellm_module()
+    try:
+        litellm.get_model_info(model)
+    except Exception:
+        return "tools"
+    if litellm.supports_function_calling(model=model):
+        return "tools"
+    if litellm.supports_response_schema(model=model):
+        return "json_schema"
+    return "json_object"
+
+
+def _mode_options(mode: str) -> dict[str, Any]:
+    if mode == "tools":
         return {
             "tools": [STATE_TOOL],
             "tool_choice": {"type": "function", "function": {"name": "create_state_summary"}},
         }
+    if mode == "json_schema":
+        schema = {"name": "state_summary", "schema": STATE_SCHEMA}
+        return {"response_format": {"type": "json_schema", "json_schema": schema}}
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    return {}
 
-    def read_summary(self, answer: Any) -> str:
+
+def steps_down(exc: Exception) -> bool:
+    """A refusal of the request's shape, or an answer that never parsed; not a network
+    fault, a missing model or a prompt too long."""
+    from condense_cli.core.errors import ContextOverflow, Refused
+
+    if isinstance(exc, ContextOverflow):
+        return False
+    return isinstance(exc, Refused) or "gave no usable" in str(exc)
+
+
+def why(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def read_state(answer: Any, mode: str, notes: list[str]) -> str:
+    """The structured summary in `answer`, asked for in `mode`, as readable sections."""
+    if mode == "tools":
         calls = [c for c in answer.tool_calls if c["name"] == "create_state_summary"]
         if not calls:
             raise ValueError("the answer did not call create_state_summary")
-        try:
-            fields = orjson.loads(calls[0]["arguments"] or "")
-        except orjson.JSONDecodeError:
-            raise ValueError("the create_state_summary arguments are not valid JSON") from None
-        if not isinstance(fields, dict):
-            raise ValueError("the create_state_summary arguments are not an object")
+        fields = _json_object(calls[0]["arguments"], "the create_state_summary arguments")
         return render_state(fields)
+    if mode in ("json_schema", "json_object"):
+        return render_state(_json_object(answer.content, "the answer"))
+    text = (answer.content or "").strip()
+    if not text:
+        raise ValueError("the answer was empty")
+    fields = sections_of(text)
+    if fields:
+        return render_state(fields)
+    notes.append("the model's answer had none of the headings: its text is the summary")
+    return text
+
+
+def _json_object(text: str | None, what: str) -> dict[str, Any]:
+    try:
+        fields = orjson.loads(text or "")
+    except orjson.JSONDecodeError:
+        raise ValueError(f"{what} are not valid JSON") from None
+    if not isinstance(fields, dict):
+        raise ValueError(f"{what} are not an object")
+    return fields
+
+
+HEADING = re.compile(r"^[\s#*_-]*([A-Za-z_ ]{3,40}?)[\s*_]*:[\s*_]*(.*)$")
+
+
+def sections_of(text: str) -> dict[str, str]:
+    """The state fields of a plain-text answer, from lines that start with a heading
+    (`USER_CONTEXT:`, `**Pending tasks:**`, ...); other lines belong to the heading above."""
+    names = {name.replace("_", " "): name for name in STATE_FIELDS}
+    fields: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        match = HEADING.match(line)
+        name = names.get(match.group(1).strip().lower().replace("_", " ")) if match else None
+        if match and name:
+            current = fields.setdefault(name, [])
+            if match.group(2).strip():
+                current.append(match.group(2).strip())
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines).strip() for name, lines in fields.items()}
 
 
 MAX_NAMED_FACTS = 200  # facts named in one prompt

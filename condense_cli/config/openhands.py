@@ -29,7 +29,6 @@ IGNORED_LLM_KEYS = frozenset(
         "for_routing",
         "log_completions",
         "log_completions_folder",
-        "max_input_tokens",
         "max_message_chars",
         "modify_params",
         "native_tool_calling",

@@ -41,6 +41,15 @@ class CondenserError(CondenseError):
     exit_code = 3
 
 
+class Refused(CondenserError):
+    """The model's server refused the request's shape (a 400 or 422): asked another
+    way, it may answer."""
+
+
+class ContextOverflow(CondenserError):
+    """The model refused a prompt longer than its window (the caller may cut it)."""
+
+
 class OutputError(CondenseError):
     """Standard output cannot be written: closed, or its device full (exit 1).
 

@@ -46,6 +46,9 @@ class LLMSettings:
     temperature: float | None = 0
     top_p: float | None = None
     max_output_tokens: int | None = None
+    # The model's window in tokens (OpenHands' meaning); unset: litellm's figure, or
+    # what the server reports, or a default (condense_cli/llm/window.py).
+    max_input_tokens: int | None = None
     seed: int | None = None
     drop_params: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
@@ -66,6 +69,10 @@ class LLMSettings:
             raise ConfigError("timeout must be positive")
         if self.num_retries < 0:
             raise ConfigError("num_retries must not be negative")
+        if self.max_input_tokens is not None and self.max_input_tokens < 512:
+            raise ConfigError("max_input_tokens must be at least 512 (the model's window)")
+        if self.max_output_tokens is not None and self.max_output_tokens < 16:
+            raise ConfigError("max_output_tokens must be at least 16")
         if self.api_key is not None and self.api_key_env is not None:
             raise ConfigError("set api_key or api_key_env, not both")
 

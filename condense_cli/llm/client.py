@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from condense_cli.core.errors import CondenserError, ConfigError
+from condense_cli.core.errors import CondenserError, ConfigError, ContextOverflow, Refused
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
@@ -32,6 +32,10 @@ TRANSIENT = (
 # so a missing key is also recognised by the message the provider's client gives.
 AUTHENTICATION = ("AuthenticationError", "PermissionDeniedError")
 MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key")
+# A refused prompt that was too long: litellm's class, or the server's own words
+# (llama.cpp, vLLM and others answer 400 and say so).
+OVERFLOW = ("ContextWindowExceededError",)
+OVERFLOW_WORDS = ("context length", "context window", "n_ctx", "exceeds the", "too many tokens")
 MESSAGE_LIMIT = 300
 T = TypeVar("T")
 
@@ -121,7 +125,19 @@ def complete(
             name = type(exc).__name__
             if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
                 raise _credentials_error(litellm, settings, name, str(exc)) from None
-            transient = name in TRANSIENT or isinstance(exc, TimeoutError)
+            if is_overflow(name, str(exc)):
+                raise ContextOverflow(
+                    f"the model refused a prompt longer than its window ({name}): "
+                    f"{_short(str(exc), settings)}",
+                    hint="set max_input_tokens in the [llm] table to the model's window",
+                ) from None
+            transient = is_transient(exc)
+            if getattr(exc, "status_code", None) in (400, 422) or name == "UnsupportedParamsError":
+                raise Refused(
+                    f"the model's server refused the request ({name}): "
+                    f"{_short(str(exc), settings)}",
+                    hint=_hint(name),
+                ) from None
             if not transient or attempt == attempts:
                 raise CondenserError(
                     f"the model call failed ({name}) after {plural(attempt, 'attempt')}: "
@@ -130,6 +146,27 @@ def complete(
                 ) from None
             sleep(min(settings.retry_max_wait, settings.retry_min_wait * 2 ** (attempt - 1)))
     raise AssertionError("unreachable")
+
+
+def is_transient(exc: Exception) -> bool:
+    """Whether trying again may help: rate limits, 5xx, time-outs, lost connections.
+    A 4xx (but 408 and 429) or a validation error never is, whatever class litellm
+    gives it (llama.cpp's refusal of a `json_schema` comes as an InternalServerError)."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
+        return False
+    name = type(exc).__name__
+    if "Validation" in name or name == "UnprocessableEntityError":
+        return False
+    return name in TRANSIENT or isinstance(exc, TimeoutError)
+
+
+def is_overflow(name: str, message: str) -> bool:
+    """Whether a refusal says the prompt was longer than the model's window."""
+    lowered = message.lower()
+    return name in OVERFLOW or (
+        any(w in lowered for w in OVERFLOW_WORDS) and ("token" in lowered or "n_ctx" in lowered)
+    )
 
 
 def _credentials_error(litellm: Any, settings: LLMSettings, name: str, text: str) -> ConfigError:
@@ -153,10 +190,12 @@ def ask(
     messages: list[dict[str, Any]],
     read: Callable[[Answer], T],
     what: str,
+    tries: int | None = None,
     **extra: Any,
 ) -> tuple[T, Answer]:
-    """Call the model until `read` accepts its answer (it raises ValueError when not)."""
-    tries = settings.num_retries + 1
+    """Call the model until `read` accepts its answer (it raises ValueError when not),
+    at most `tries` times (default: `num_retries` + 1)."""
+    tries = tries or settings.num_retries + 1
     problem = ""
     for _attempt in range(tries):
         answer = complete(settings, messages, **extra)
@@ -206,21 +245,6 @@ def count_tokens(settings: LLMSettings, texts: list[str]) -> list[int]:
     """Tokens in each text, with the tokenizer litellm uses for the configured model."""
     litellm = litellm_module()
     return [litellm.token_counter(model=settings.model, text=text) for text in texts]
-
-
-def require_response_schema(settings: LLMSettings) -> None:
-    """Refuse, before any call, a model litellm knows cannot follow a JSON schema."""
-    litellm = litellm_module()
-    try:
-        litellm.get_model_info(settings.model)
-    except Exception:
-        return  # a model litellm does not know (a local server): let it try
-    if not litellm.supports_response_schema(model=settings.model):
-        raise ConfigError(
-            f"llm_attention needs a model that supports JSON-schema responses; "
-            f"litellm says {settings.model} does not",
-            hint="choose another model in the condenser's llm_config",
-        )
 
 
 def _short(message: str, settings: LLMSettings) -> str:

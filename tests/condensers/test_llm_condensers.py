@@ -241,41 +241,86 @@ def test_structured_summary_forces_the_tool_and_renders_sections(
 
 
 @pytest.mark.parametrize(
-    ("script", "reason"),
+    "unusable",
     [
-        ("text", "the answer did not call create_state_summary"),
-        ("bad_json", "the create_state_summary arguments are not valid JSON"),
-        ("empty", "every create_state_summary field was empty"),
+        "no tool call",
+        '{"user_context": "unterminated',
+        "every field empty",
     ],
 )
-def test_structured_summary_unusable_answers_fail_with_exit_3(
-    script: str, reason: str, cli, config, fake, make_log
+def test_structured_summary_steps_down_when_the_tool_call_is_unusable(
+    unusable: str, cli, config, fake, make_log
 ) -> None:
     log = make_log(session(20))
-    before = log.read_bytes()
-    for _ in range(2):  # num_retries = 1: two tries
-        if script == "text":
-            fake.text("I would rather not call tools.")
-        elif script == "bad_json":
-            fake.tool_call("create_state_summary", '{"user_context": "unterminated')
-        else:
-            fake.tool_call("create_state_summary", state())
-    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
-    assert result.exit_code == 3
-    assert (
-        result.stderr.splitlines()[0]
-        == f"Error: the model gave no usable summary after 2 tries: {reason}"
-    )
-    assert len(fake.requests) == 2
-    assert log.read_bytes() == before
-
-
-def test_structured_summary_retry_recovers(cli, config, fake, make_log) -> None:
-    log = make_log(session(20))
-    fake.text("no tool").tool_call("create_state_summary", state(current_state="halfway"))
+    if unusable == "no tool call":
+        fake.text("I would rather not call tools.")
+    elif unusable == "every field empty":
+        fake.tool_call("create_state_summary", state())
+    else:
+        fake.tool_call("create_state_summary", unusable)
+    fake.json(state(current_state="halfway"))
     result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
     assert result.exit_code == 0, result.output
     assert last(log)["args"]["summary"] == "CURRENT_STATE:\nhalfway"
+    assert len(fake.requests) == 2  # one try a rung, and no retry of the same shape
+    assert "tools" not in fake.requests[1]
+    assert fake.requests[1]["response_format"]["type"] == "json_schema"
+    assert "Answer with one JSON object" in fake.requests[1]["messages"][0]["content"]
+    assert "structured output as json_schema" in result.stderr
+
+
+def test_a_refused_response_format_is_not_retried_and_the_ladder_goes_on(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))
+    fake.text("no tool")
+    fake.status(400, "response_format.type must be 'text' or 'json_object'")
+    fake.json(state(pending_tasks="write the docs"))
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    assert [r.get("response_format", {}).get("type") for r in fake.requests] == [
+        None,
+        "json_schema",
+        "json_object",
+    ]
+    assert last(log)["args"]["summary"] == "PENDING_TASKS:\nwrite the docs"
+
+
+def test_headings_in_plain_text_are_the_last_rung(cli, config, fake, make_log) -> None:
+    log = make_log(session(20))
+    fake.text("no tool").text("not json").text("[1, 2]")
+    fake.text("**User context:** fix the parser\nand keep the API\nPENDING_TASKS: docs\n")
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    summary = last(log)["args"]["summary"]
+    assert summary == "USER_CONTEXT:\nfix the parser\nand keep the API\n\nPENDING_TASKS:\ndocs"
+    assert "HEADINGS" not in fake.requests[3]["messages"][0]["content"]
+    assert "USER_CONTEXT, COMPLETED_TASKS" in fake.requests[3]["messages"][0]["content"]
+
+
+def test_text_without_headings_becomes_the_summary_and_says_so(cli, config, fake, make_log) -> None:
+    log = make_log(session(20))
+    fake.text("no tool").text("not json").text("nor this").text("The agent fixed lexer.py.")
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    assert last(log)["args"]["summary"] == "The agent fixed lexer.py."
+    assert "none of the headings" in result.stderr
+
+
+def test_structured_summary_fails_with_exit_3_when_even_text_is_empty(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))
+    before = log.read_bytes()
+    for _ in range(5):  # one try on each of three rungs, two (num_retries 1) on the last
+        fake.text("")
+    result = cli("run", log, "-c", config, "-t", "structured_summary", "-s", "max_size=20")
+    assert result.exit_code == 3
+    assert result.stderr.splitlines()[0] == (
+        "Error: the model gave no usable summary after 2 tries: the answer was empty"
+    )
+    assert len(fake.requests) == 5
+    assert log.read_bytes() == before
 
 
 # --- llm_attention ---------------------------------------------------------------------
@@ -319,18 +364,38 @@ def test_llm_attention_fills_from_the_newest_when_short(cli, config, fake, make_
     assert view_ids(log) == [0, 6, 7, 18, 19, 20, 21]
 
 
-def test_llm_attention_bad_json_fails_with_exit_3(cli, config, fake, make_log) -> None:
+def test_llm_attention_steps_down_to_ids_in_plain_text(cli, config, fake, make_log) -> None:
+    log = make_log(session(10))  # 22 events, ids 0..21
+    fake.text("the important ones are 4 and 5").text('{"ids": "4, 5"}')
+    fake.text("Keep 4, then 5, 20 and 21.")
+    result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
+    assert result.exit_code == 0, result.output
+    assert view_ids(log) == [0, 4, 5, 20, 21]
+    assert [r.get("response_format", {}).get("type") for r in fake.requests] == [
+        "json_schema",
+        "json_object",
+        None,
+    ]
+    assert "ranking as text" in result.stderr
+
+
+def test_llm_attention_fails_with_exit_3_when_no_answer_names_ids(
+    cli, config, fake, make_log
+) -> None:
     log = make_log(session(10))
     before = log.read_bytes()
-    fake.text("the important ones are 3 and 4").text('{"ids": "3, 4"}')
+    fake.text("no").text("no").text("none of them").text("none at all")
     result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
     assert result.exit_code == 3
-    assert 'the answer has no "ids" array' in result.stderr
+    assert "the answer names no ids" in result.stderr
     assert log.read_bytes() == before
 
 
-def test_llm_attention_refuses_a_model_without_response_schema(cli, config, fake, make_log) -> None:
+def test_llm_attention_asks_a_model_without_response_schema_for_a_json_object(
+    cli, config, fake, make_log
+) -> None:
     log = make_log(session(10))
+    fake.json({"ids": [4, 5, 20, 21]})
     result = cli(
         "run",
         log,
@@ -342,10 +407,11 @@ def test_llm_attention_refuses_a_model_without_response_schema(cli, config, fake
         "max_size=10",
         "-s",
         'llm.model="gpt-4-0613"',
+        "-s",
+        "llm.custom_llm_provider=\"openai\"",
     )
-    assert result.exit_code == 2
-    assert "litellm says gpt-4-0613 does not" in result.stderr
-    assert fake.requests == []
+    assert result.exit_code == 0, result.output
+    assert fake.requests[0]["response_format"] == {"type": "json_object"}
 
 
 # --- failures: exit 3, log untouched -----------------------------------------------------

@@ -84,13 +84,26 @@ def test_the_template_in_the_working_directory_lets_every_command_run(
     )
 
 
+def token_counter(**kwargs: Any) -> int:
+    from condense_cli.llm.client import litellm_module
+
+    return int(litellm_module().token_counter(**kwargs))
+
+
+def last_summary(log: Path) -> str:
+    """The summary of the log's last line (a condensation)."""
+    summary: str = orjson.loads(log.read_bytes().splitlines()[-1])["args"]["summary"]
+    return summary
+
+
 def test_the_template_switched_to_llm(cli, fake: FakeLLM, tmp_path: Path) -> None:
     text = switched(TEMPLATE.read_text(), "# 4. LLM Summarizing Condenser")
     text = switched(text, "# Example of a custom LLM configuration")
     write_config(tmp_path, text)
     log = tmp_path / "log.jsonl"
     log.write_bytes(lines_of(long_session(55)))  # 111 events, over max_size 100
-    fake.text("USER_CONTEXT: fix the bug")
+    for step in range(20):
+        fake.text(f"USER_CONTEXT: fix the bug (step {step})")
     result = cli(
         "run",
         log,
@@ -102,10 +115,18 @@ def test_the_template_switched_to_llm(cli, fake: FakeLLM, tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[0] == (
         "Note: ignoring OpenHands LLM settings that condense does not use: "
-        "[llm.draft_editor] correct_num; [llm.condenser] max_input_tokens"
+        "[llm.draft_editor] correct_num"
     )
     sent = fake.requests[0]
     assert (sent["model"], sent["temperature"]) == ("gpt-4o", 0.1)
+    # max_input_tokens = 1024 is the window: the forgotten events go in several calls,
+    # each prompt within it, each carrying the summary so far
+    calls = len(fake.requests)
+    assert calls > 1 and f"{calls} calls" in result.stderr
+    counts = [token_counter(model="gpt-4o", messages=r["messages"]) for r in fake.requests]
+    assert max(counts) + max(r["max_tokens"] for r in fake.requests) <= 1024
+    assert "fix the bug (step 0)" in fake.requests[1]["messages"][0]["content"]
+    assert last_summary(log) == f"USER_CONTEXT: fix the bug (step {calls - 1})"
     view, _ = load_view(str(log))
     # keep_first 1, the summary, and the newest 100 // 2 - 1 - 1 = 48 events
     assert [e.id if e.id is not None else "S" for e in view] == [0, "S", *range(63, 111)]
