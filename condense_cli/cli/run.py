@@ -22,6 +22,7 @@ from condense_cli.cli.common import (
     reading,
     say,
     stderr,
+    usage_error,
 )
 from condense_cli.cli.view import print_view
 from condense_cli.core.text import plural, sanitize
@@ -44,8 +45,18 @@ def run(
     ] = ViewFormat.text,
     lock_timeout: LockOpt = 10.0,
     dialect: DialectOpt = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds the condenser may take in all (every model call); "
+            "past them, nothing is appended (exit 3).",
+        ),
+    ] = None,
 ) -> None:
     """Run the configured condenser and append its condensation."""
+    if timeout is not None and not 0 < timeout < 1e9:
+        raise usage_error(f"--timeout must be a positive number of seconds, not {timeout:g}")
     from rich.text import Text
 
     from condense_cli.condensers.runner import (
@@ -68,6 +79,7 @@ def run(
     feedback = Feedback(
         reading=reading("reading"),
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
+        time_limit=timeout,
     )
     outcome = run_condenser(
         log,

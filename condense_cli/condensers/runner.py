@@ -14,6 +14,7 @@ from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.core.events import Condensation, View, apply_condensation
+from condense_cli.core.interrupts import time_limit
 from condense_cli.core.intervals import describe_ids
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.messages import Conversion
@@ -29,6 +30,7 @@ class Feedback:
 
     reading: Reading = quiet_reading
     condensing: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
+    time_limit: float | None = None  # seconds the condenser may take in all (its calls)
 
 
 @dataclass
@@ -143,7 +145,7 @@ def _decide(
     view = replay.view()
     if force:
         view = view.with_request()
-    with feedback.condensing():
+    with feedback.condensing(), time_limit(feedback.time_limit, "the condenser"):
         result = condenser.condense(view)
     if not isinstance(result, Condensation):
         converted = replay.messages(result) if messages else None

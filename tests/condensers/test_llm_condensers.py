@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +26,11 @@ from tests.conftest import (
 )
 
 
-def session(count: int, long_at: int | None = None) -> list[dict[str, Any]]:
-    """System prompt, user message, then `count` run pairs (ids 2, 3, ...)."""
+def session(
+    count: int, long_at: int | None = None, text: str | None = None
+) -> list[dict[str, Any]]:
+    """System prompt, user message, then `count` run pairs (ids 2, 3, ...); `text`, when
+    given, is every output (after the step's number)."""
     events: list[dict[str, Any]] = [
         {"id": 0, "source": "agent", "action": "system", "args": {"content": "be careful"}},
         msg(1, "fix the bug"),
@@ -34,6 +38,8 @@ def session(count: int, long_at: int | None = None) -> list[dict[str, Any]]:
     for k in range(count):
         a = 2 + 2 * k
         content = "x" * 30_000 if a + 1 == long_at else f"output of step {k}"
+        if text is not None:
+            content = f"{k}: {text}"
         events += [run_action(a, f"c{a}"), run_obs(a + 1, a, f"c{a}", content)]
     return events
 
@@ -408,7 +414,7 @@ def test_llm_attention_asks_a_model_without_response_schema_for_a_json_object(
         "-s",
         'llm.model="gpt-4-0613"',
         "-s",
-        "llm.custom_llm_provider=\"openai\"",
+        'llm.custom_llm_provider="openai"',
     )
     assert result.exit_code == 0, result.output
     assert fake.requests[0]["response_format"] == {"type": "json_object"}
@@ -642,3 +648,111 @@ def test_max_fact_loss_is_a_share(cli, config, make_log) -> None:
     assert result.stderr == (
         f"Error: {config}: [condenser] max_fact_loss must be a share from 0 to 1 (got 1.5)\n"
     )
+
+
+# --- the window: prompts that fit, in as many calls as it takes ---------------------------
+
+
+def test_a_window_too_small_for_one_prompt_is_summarised_in_a_fold(
+    cli, config, fake, make_log
+) -> None:
+    """The server reports a 2k window: the forgotten events go in several calls, in
+    order, each prompt within it and carrying the summary so far; the last answer is
+    the summary."""
+    fake.window = 2048
+    log = make_log(session(40, text="x" * 900))  # about 80 events of 900 characters
+    for step in range(30):
+        fake.text(f"SUMMARY {step}")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    calls = len(fake.requests)
+    assert calls > 2 and f"{calls} calls for a window of 2,048 tokens (the server)" in result.stderr
+    assert last(log)["args"]["summary"] == f"SUMMARY {calls - 1}"
+    prompts = [r["messages"][0]["content"] for r in fake.requests]
+    assert "<previous_summary>\n(none yet)\n" in prompts[0]
+    for step, prompt in enumerate(prompts[1:]):
+        assert f"<previous_summary>\nSUMMARY {step}\n</previous_summary>" in prompt
+    ids = [int(i) for p in prompts for i in re.findall(r"<event id=(\d+) ", p)]
+    assert ids == sorted(ids) and len(ids) == len(set(ids))  # every event once, in order
+    assert all(r["max_tokens"] == 512 for r in fake.requests)  # a quarter of the window
+    from condense_cli.llm.client import litellm_module
+
+    counted = [litellm_module().token_counter(model="openai/test-model", text=p) for p in prompts]
+    assert max(counted) * 1.3 <= 2048 - 512  # with the margin for an unknown tokenizer
+
+
+def test_max_input_tokens_wins_over_what_the_server_reports(cli, config, fake, make_log) -> None:
+    with config.open("a") as f:
+        f.write("max_input_tokens = 1000000\n")
+    fake.window = 2048
+    log = make_log(session(40, text="x" * 900))
+    fake.text("ONE SUMMARY")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    assert len(fake.requests) == 1
+    assert fake.gets == []  # the window was given: the server is not asked
+
+
+def test_a_prompt_the_server_refuses_as_too_long_is_cut_smaller(
+    cli, config, fake, make_log
+) -> None:
+    fake.window = None  # the server says nothing: the default window
+    log = make_log(session(40, text="y" * 900))
+    fake.status(400, "the request exceeds the available context size (n_ctx 4096 tokens)")
+    for step in range(30):
+        fake.text(f"S{step}")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 0, result.output
+    first, second = (len(r["messages"][0]["content"]) for r in fake.requests[:2])
+    assert second < first  # the same chunk, asked again smaller
+
+
+def test_an_event_larger_than_the_window_is_cut_in_the_middle(cli, config, fake, make_log) -> None:
+    fake.window = 2048
+    huge = "HEAD " + "z" * 40_000 + " TAIL"
+    log = make_log(session(12, text=huge))
+    for step in range(40):
+        fake.text(f"S{step}")
+    result = cli(
+        "run", log, "-c", config, "-t", "llm", "-s", "max_size=10", "-s", "max_event_length=100000"
+    )
+    assert result.exit_code == 0, result.output
+    prompts = [r["messages"][0]["content"] for r in fake.requests]
+    cut = [p for p in prompts if "characters cut ...]" in p]
+    assert cut and all(re.search(r"\d+: HEAD", p) and "z TAIL" in p for p in cut)
+
+
+def test_a_window_that_leaves_no_room_for_events_is_a_configuration_error(
+    cli, config, fake, make_log
+) -> None:
+    with config.open("a") as f:
+        f.write("max_input_tokens = 512\nmax_output_tokens = 400\n")
+    log = make_log(session(20))
+    before = log.read_bytes()
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 2
+    assert "a window of 512 tokens (max_input_tokens) leaves" in result.stderr
+    assert "max_input_tokens" in result.stderr.splitlines()[-1]
+    assert fake.requests == [] and log.read_bytes() == before
+
+
+def test_a_4xx_is_never_retried_whatever_class_litellm_gives_it(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(20))
+    before = log.read_bytes()
+    fake.status(404, "model not found")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    assert result.exit_code == 3
+    assert len(fake.requests) == 1 and log.read_bytes() == before
+    assert "check model and base_url" in result.stderr
+
+
+def test_the_whole_run_stops_at_timeout_and_appends_nothing(config, fake, make_log, proc) -> None:
+    log = make_log(session(20))
+    before = log.read_bytes()
+    fake.slow(3, "too late").slow(3, "too late")
+    done = proc("run", log, "-c", config, "-t", "llm", "-s", "max_size=20", "--timeout", "1")
+    assert done.returncode == 3, done.stderr
+    assert b"the condenser took longer than --timeout 1 s" in done.stderr
+    assert log.read_bytes() == before
