@@ -38,7 +38,7 @@ class ModelServer:
             "api_key": '"local"',
             "timeout": "600",
             "num_retries": "0",
-            "max_output_tokens": "200",
+            "max_output_tokens": "128",
             **{k: str(v) for k, v in llm.items()},
         }
         return "[llm]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
@@ -115,6 +115,6 @@ def start(tmp: Path) -> Iterator[ModelServer]:
     finally:
         process.terminate()
         try:
-            process.wait(10)
+            process.wait(3)
         except subprocess.TimeoutExpired:
             process.kill()

@@ -146,7 +146,7 @@ class LLMAttentionCondenser(ModelCondenser):
                 return ask(
                     self.llm,
                     messages,
-                    lambda reply, mode=mode: read_ids(reply.content, mode),  # type: ignore[misc]
+                    lambda reply, mode=mode: ids_or_none(reply.content, mode, notes),  # type: ignore[misc]
                     "ranking",
                     tries=None if last else 1,
                     max_tokens=answer_tokens,
@@ -170,6 +170,18 @@ def _known_mode(model: str) -> str:
     except Exception:
         return "json_schema"
     return "json_schema" if litellm.supports_response_schema(model=model) else "json_object"
+
+
+def ids_or_none(content: str | None, mode: str, notes: list[str]) -> list[int]:
+    """`read_ids`; on the last rung, an answer that names no ids ranks nothing (the
+    newest events are kept), and the run says so rather than failing after minutes."""
+    if mode == MODES[-1] and content and content.strip():
+        try:
+            return read_ids(content, mode)
+        except ValueError:
+            notes.append("the model named no ids: the newest events are kept")
+            return []
+    return read_ids(content, mode)
 
 
 def read_ids(content: str | None, mode: str = "json_schema") -> list[int]:

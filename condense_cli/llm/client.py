@@ -31,11 +31,15 @@ TRANSIENT = (
 # never retried. litellm reports a missing OpenAI key as an InternalServerError,
 # so a missing key is also recognised by the message the provider's client gives.
 AUTHENTICATION = ("AuthenticationError", "PermissionDeniedError")
+REFUSED = ("UnsupportedParamsError", "UnprocessableEntityError", "JSONSchemaValidationError")
 MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key")
 # A refused prompt that was too long: litellm's class, or the server's own words
 # (llama.cpp, vLLM and others answer 400 and say so).
 OVERFLOW = ("ContextWindowExceededError",)
 OVERFLOW_WORDS = ("context length", "context window", "n_ctx", "exceeds the", "too many tokens")
+# A request whose shape the server refused, whatever status litellm passes on
+# (llama-cpp-python's 422 for a `json_schema` arrives as an InternalServerError).
+REFUSAL_WORDS = ("validation error", "input should be", "not supported", "unsupported")
 MESSAGE_LIMIT = 300
 T = TypeVar("T")
 
@@ -132,7 +136,7 @@ def complete(
                     hint="set max_input_tokens in the [llm] table to the model's window",
                 ) from None
             transient = is_transient(exc)
-            if getattr(exc, "status_code", None) in (400, 422) or name == "UnsupportedParamsError":
+            if is_refusal(exc):
                 raise Refused(
                     f"the model's server refused the request ({name}): "
                     f"{_short(str(exc), settings)}",
@@ -155,10 +159,18 @@ def is_transient(exc: Exception) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
         return False
-    name = type(exc).__name__
-    if "Validation" in name or name == "UnprocessableEntityError":
+    if is_refusal(exc):
         return False
-    return name in TRANSIENT or isinstance(exc, TimeoutError)
+    return type(exc).__name__ in TRANSIENT or isinstance(exc, TimeoutError)
+
+
+def is_refusal(exc: Exception) -> bool:
+    """Whether the server refused the request's shape (a 400 or 422, a validation
+    error, an unsupported parameter): asked another way, it may answer."""
+    name = type(exc).__name__
+    if getattr(exc, "status_code", None) in (400, 422) or name in REFUSED:
+        return True
+    return any(words in str(exc).lower() for words in REFUSAL_WORDS)
 
 
 def is_overflow(name: str, message: str) -> bool:

@@ -385,15 +385,26 @@ def test_llm_attention_steps_down_to_ids_in_plain_text(cli, config, fake, make_l
     assert "ranking as text" in result.stderr
 
 
-def test_llm_attention_fails_with_exit_3_when_no_answer_names_ids(
+def test_llm_attention_keeps_the_newest_when_no_answer_names_ids(
+    cli, config, fake, make_log
+) -> None:
+    log = make_log(session(10))  # 22 events, ids 0..21
+    fake.text("no").text("no").text("none of them")
+    result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
+    assert result.exit_code == 0, result.output
+    assert view_ids(log) == [0, 18, 19, 20, 21]
+    assert "the model named no ids: the newest events are kept" in result.stderr
+
+
+def test_llm_attention_fails_with_exit_3_when_every_answer_is_empty(
     cli, config, fake, make_log
 ) -> None:
     log = make_log(session(10))
     before = log.read_bytes()
-    fake.text("no").text("no").text("none of them").text("none at all")
+    fake.text("").text("").text("").text("")
     result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
     assert result.exit_code == 3
-    assert "the answer names no ids" in result.stderr
+    assert "the answer is not JSON" in result.stderr or "names no ids" in result.stderr
     assert log.read_bytes() == before
 
 
