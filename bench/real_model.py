@@ -83,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=80)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--dialects", default=",".join(SESSIONS), help="comma-separated")
     args = parser.parse_args()
     header = [
         "dialect",
@@ -98,7 +99,7 @@ def main() -> None:
         servers = start(Path(folder))
         model = next(servers)
         try:
-            for dialect in SESSIONS:
+            for dialect in args.dialects.split(","):
                 for condenser in CONDENSERS:
                     rows.append(measure(model, dialect, condenser, args.lines))
                     print(" | ".join(rows[-1]), file=sys.stderr)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from condense_cli.dialects.claude_code.messages import chat_messages
 from tests.clients.install import Clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer
+from tests.conftest import CONDENSE
 from tests.fake_llm import FakeLLM
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude-code"
@@ -246,3 +248,30 @@ def test_a_compaction_by_the_client_replays_to_what_it_sends_next(
     stats = json.loads(proc("stats", compacted, "--no-tokens", "-f", "json").stdout)
     assert [c["log"]["trigger"] for c in stats["condensations"]] == ["manual"]
     assert_client_sends_the_view(proc, clients, compacted, tmp_path / "next")
+
+
+@pytest.mark.xdist_group("smollm2")
+def test_the_client_follows_a_summary_a_real_model_wrote(
+    clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`llm` with SmolLM2 behind llama.cpp's server (prompts folded to its window),
+    then Claude Code resumed sends exactly the condensed view."""
+    from tests.real_model import start
+
+    session = tmp_path / FUNDWISE.name
+    shutil.copyfile(FUNDWISE, session)
+    servers = start(tmp_path)
+    model = next(servers)
+    try:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            model.config() + '[condenser]\ntype = "llm"\nmax_size = 40\nmax_event_length = 100\n'
+        )
+        command = [str(CONDENSE), "run", str(session), "-c", str(config)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    finally:
+        servers.close()
+    assert done.returncode == 0, done.stderr
+    view = condense_view(proc, session)
+    assert len(view) == 20 and any(e.is_summary for e in view)
+    assert_client_sends_the_view(proc, clients, session, tmp_path / "resumed")

@@ -277,3 +277,32 @@ def test_a_compaction_by_codex_replays_to_its_next_request(
     assert {"type": "compaction", "id": "cmp_scripted", "encrypted_content": "ENCRYPTED"} in view
     assert sent_view(turn, [], expected) == expected
     assert condense("check", run.session).returncode == 0
+
+
+@pytest.mark.xdist_group("smollm2")
+def test_codex_follows_a_summary_a_real_model_wrote(
+    clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    """`llm` with SmolLM2 behind llama.cpp's server, then Codex resumed sends exactly
+    the condensed view."""
+    from tests.real_model import start
+
+    rollout = tmp_path / "fundwise.jsonl"
+    shutil.copyfile(CORPUS / "FundWise.codex-session.jsonl", rollout)
+    servers = start(tmp_path)
+    model = next(servers)
+    try:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            model.config() + '[condenser]\ntype = "llm"\nmax_size = 10\nmax_event_length = 300\n'
+        )
+        done = condense("run", rollout, "-c", config, "--force")
+    finally:
+        servers.close()
+    assert "appended to" in done.stderr, done.stderr
+    condensed = view_items(rollout)
+    assert any(
+        it.get(PASSTHROUGH, {}).get("content_item_kinds") == ["compaction.summary"]
+        for it in condensed
+    )
+    assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
