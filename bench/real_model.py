@@ -26,7 +26,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.condensers.test_real_model import CONDENSERS, SESSIONS, session_copy  # noqa: E402
-from tests.real_model import ModelServer, start  # noqa: E402
+from tests.real_model import ModelServer, serving  # noqa: E402
 
 CONDENSE = Path(sys.executable).parent / "condense"
 CALLS = re.compile(r"(\d+) calls")
@@ -95,16 +95,11 @@ def main() -> None:
         "facts kept",
     ]
     rows = [header, ["---"] * len(header)]
-    with tempfile.TemporaryDirectory() as folder:
-        servers = start(Path(folder))
-        model = next(servers)
-        try:
-            for dialect in args.dialects.split(","):
-                for condenser in CONDENSERS:
-                    rows.append(measure(model, dialect, condenser, args.lines))
-                    print(" | ".join(rows[-1]), file=sys.stderr)
-        finally:
-            servers.close()
+    with tempfile.TemporaryDirectory() as folder, serving(Path(folder)) as model:
+        for dialect in args.dialects.split(","):
+            for condenser in CONDENSERS:
+                rows.append(measure(model, dialect, condenser, args.lines))
+                print(" | ".join(rows[-1]), file=sys.stderr)
     table = "\n".join("| " + " | ".join(row) + " |" for row in rows) + "\n"
     print(table)
     if args.out:

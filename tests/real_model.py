@@ -8,6 +8,7 @@ compiler), the tests that need it skip with the reason; under `CI` they fail ins
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -118,3 +119,6 @@ def start(tmp: Path) -> Iterator[ModelServer]:
             process.wait(3)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+serving = contextlib.contextmanager(start)  # `with serving(tmp) as model: ...`

@@ -256,21 +256,17 @@ def test_the_client_follows_a_summary_a_real_model_wrote(
 ) -> None:
     """`llm` with SmolLM2 behind llama.cpp's server (prompts folded to its window),
     then Claude Code resumed sends exactly the condensed view."""
-    from tests.real_model import start
+    from tests.real_model import serving
 
     session = tmp_path / FUNDWISE.name
     shutil.copyfile(FUNDWISE, session)
-    servers = start(tmp_path)
-    model = next(servers)
-    try:
+    with serving(tmp_path) as model:
         config = tmp_path / "config.toml"
         config.write_text(
             model.config() + '[condenser]\ntype = "llm"\nmax_size = 40\nmax_event_length = 100\n'
         )
         command = [str(CONDENSE), "run", str(session), "-c", str(config)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
-    finally:
-        servers.close()
     assert done.returncode == 0, done.stderr
     view = condense_view(proc, session)
     assert len(view) == 20 and any(e.is_summary for e in view)

@@ -285,20 +285,16 @@ def test_codex_follows_a_summary_a_real_model_wrote(
 ) -> None:
     """`llm` with SmolLM2 behind llama.cpp's server, then Codex resumed sends exactly
     the condensed view."""
-    from tests.real_model import start
+    from tests.real_model import serving
 
     rollout = tmp_path / "fundwise.jsonl"
     shutil.copyfile(CORPUS / "FundWise.codex-session.jsonl", rollout)
-    servers = start(tmp_path)
-    model = next(servers)
-    try:
+    with serving(tmp_path) as model:
         config = tmp_path / "config.toml"
         config.write_text(
             model.config() + '[condenser]\ntype = "llm"\nmax_size = 10\nmax_event_length = 300\n'
         )
         done = condense("run", rollout, "-c", config, "--force")
-    finally:
-        servers.close()
     assert "appended to" in done.stderr, done.stderr
     condensed = view_items(rollout)
     assert any(
