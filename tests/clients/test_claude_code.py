@@ -250,7 +250,7 @@ def test_a_compaction_by_the_client_replays_to_what_it_sends_next(
     assert_client_sends_the_view(proc, clients, compacted, tmp_path / "next")
 
 
-@pytest.mark.xdist_group("smollm2")
+@pytest.mark.real_model
 def test_the_client_follows_a_summary_a_real_model_wrote(
     clients: Clients, proc: Callable[..., Any], tmp_path: Path
 ) -> None:

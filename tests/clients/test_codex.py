@@ -279,7 +279,7 @@ def test_a_compaction_by_codex_replays_to_its_next_request(
     assert condense("check", run.session).returncode == 0
 
 
-@pytest.mark.xdist_group("smollm2")
+@pytest.mark.real_model
 def test_codex_follows_a_summary_a_real_model_wrote(
     clients: Clients, openai: OpenAIServer, tmp_path: Path
 ) -> None:

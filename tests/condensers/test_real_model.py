@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import CONDENSE, ROOT, require_corpus
 from tests.real_model import ModelServer, start
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("smollm2")]
+pytestmark = [pytest.mark.slow, pytest.mark.real_model]
 
 SHARED = ROOT.parent / "shared" / "corpus"
 # One real session of each dialect, small enough for a 135M model on two cores.
