@@ -3,8 +3,10 @@ checked and indexed in file order, with the problems `check` lists."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,6 +207,32 @@ def read_lines(lines: Iterable[bytes], name: str) -> Conversation:
     return Conversation(name, tuple(records), tuple(problems))
 
 
+class NotRegular(OSError):
+    """An event file that is not a regular file (a folder, a FIFO, a device)."""
+
+
+def read_event_file(file_path: str) -> bytes:
+    """The bytes of one event file (or the folder's `base_state.json`). A symbolic link
+    is refused without being followed, and anything but a regular file without being
+    read: nothing outside the conversation folder is ever opened, and no FIFO can
+    block the read."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(file_path, flags)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file")
+        return file.read()
+
+
+def refusal(exc: OSError) -> str:
+    """What to say of an event file that could not be read."""
+    if isinstance(exc, NotRegular):
+        return "not a regular file: refused without reading it"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link: event files must be regular files; refused without following it"
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def read_folder(path: str | Path) -> Conversation:
     """Read a conversation folder the way the SDK's event log does.
 
@@ -262,10 +290,9 @@ def read_folder(path: str | Path) -> Conversation:
         name = by_index[index]
         file_path = folder + name
         try:
-            with open(file_path, "rb") as file:
-                raw = file.read()
+            raw = read_event_file(file_path)
         except OSError as exc:
-            problems.append(problem_at(file_path, f"cannot read: {exc.strerror or exc}"))
+            problems.append(problem_at(file_path, refusal(exc)))
             continue
         if not raw.strip():
             problems.append(problem_at(file_path, "empty file; the SDK skips it"))
@@ -283,23 +310,27 @@ def read_folder(path: str | Path) -> Conversation:
             )
         if _unique(record, seen, problems):
             records.append(record)
+    base_state = _base_state(events_dir, problems)  # before the problems are frozen
     return Conversation(
         str(path),
         tuple(records),
         tuple(problems),
         events_dir=events_dir,
-        base_state=_base_state(events_dir, problems),
+        base_state=base_state,
         has_lock_file=(events_dir / LOCK_FILE).exists(),
     )
 
 
 def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | None:
     state = events_dir.parent / "base_state.json"
-    if not state.is_file():
+    if not os.path.lexists(state):
         return None
     try:
-        data = orjson.loads(state.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        data = orjson.loads(read_event_file(str(state)))
+    except OSError as exc:
+        problems.append(problem_at(str(state), refusal(exc), severity="warning"))
+        return None
+    except orjson.JSONDecodeError as exc:
         problems.append(problem_at(str(state), f"unreadable: {exc}", severity="warning"))
         return None
     return data if isinstance(data, dict) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -601,3 +602,30 @@ def test_run_and_request_as_a_subprocess(proc, tmp_path) -> None:
         f"{folder} (openhands-v1, {LAST_2025}): 13 events in view, 78 forgotten, "
         "2 condensations, summary at 4"
     )
+
+
+def test_links_and_special_files_in_a_conversation_are_refused_unread(tmp_path: Path, proc) -> None:
+    """A symbolic link among the event files (or as base_state.json) is never followed,
+    and a FIFO is never opened for a blocking read: each is named, nothing of what it
+    points to is read or printed, and the check fails."""
+    folder = copy_of(NO_CONDENSATION, tmp_path)
+    events = events_dir(folder)
+    count = len(event_files(folder))
+    secret = tmp_path / "outside.txt"
+    secret.write_text("TOP-SECRET-CONTENT\n")
+    link = events / f"event-{count:05d}-deadbeef-0000-0000-0000-000000000000.json"
+    link.symlink_to(secret)
+    fifo = events / f"event-{count + 1:05d}-deadbeef-0000-0000-0000-000000000001.json"
+    os.mkfifo(fifo)
+    state = folder / "event_service" / "base_state.json"
+    state.unlink(missing_ok=True)
+    state.symlink_to(secret)
+    done = proc("check", folder)
+    out = (done.stdout + done.stderr).decode()
+    assert done.returncode == 1
+    assert f"{link}: a symbolic link: event files must be regular files" in out
+    assert f"{fifo}: not a regular file: refused without reading it" in out
+    assert f"{state}: warning: a symbolic link" in out
+    assert "TOP-SECRET" not in out
+    view = proc("view", folder, "--format", "json")
+    assert view.returncode == 1 and b"TOP-SECRET" not in view.stdout + view.stderr
