@@ -173,3 +173,48 @@ def resume_codex(
     env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
     command = [str(codex), "exec", "--skip-git-repo-check", *extra, "resume", session_id, prompt]
     return _run(command, env, cwd, target)
+
+
+def codex_exec(
+    codex: Path, tmp: Path, server: OpenAIServer, args: list[str], compact_limit: int
+) -> Run:
+    """Run `codex exec <args>` in the CODEX_HOME under `tmp` (made on first use)."""
+    home, cwd = tmp / "home", tmp / "work"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
+    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit)
+    (codex_home / "config.toml").write_text(config)
+    env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
+    run = _run([str(codex), "exec", "--skip-git-repo-check", *args], env, cwd, codex_home)
+    if run.returncode != 0:
+        raise RuntimeError(f"codex exec {args[0]} failed ({run.returncode}):\n{run.stderr[-3000:]}")
+    return run
+
+
+def codex_rollouts(tmp: Path) -> list[Path]:
+    """The rollouts in the CODEX_HOME under `tmp`, oldest first."""
+    return sorted((tmp / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+
+
+def new_codex_session(
+    codex: Path,
+    tmp: Path,
+    server: OpenAIServer,
+    prompts: list[str],
+    compact_limit: int = 1_000_000_000,
+) -> Path:
+    """Make a fresh rollout with the real client: `codex exec` with the first prompt,
+    then `codex exec resume` with each next one, all in one CODEX_HOME under `tmp`.
+
+    The server's script decides what the model answers (texts, tool calls); a
+    high `server.input_tokens` with a low `compact_limit` makes Codex compact.
+    Returns the rollout Codex wrote.
+    """
+    before = set(codex_rollouts(tmp))
+    codex_exec(codex, tmp, server, [prompts[0]], compact_limit)
+    (rollout,) = set(codex_rollouts(tmp)) - before
+    session_id = codex_session_meta(rollout)["id"]
+    for prompt in prompts[1:]:
+        codex_exec(codex, tmp, server, ["resume", session_id, prompt], compact_limit)
+    return rollout

@@ -28,9 +28,12 @@ class Request:
     body: Any = None
 
 
+Reply = str | dict[str, Any]  # a text, or (for the Responses API) a whole output item
+
+
 @dataclass
 class _State:
-    replies: deque[str] = field(default_factory=deque)
+    replies: deque[Reply] = field(default_factory=deque)
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -104,14 +107,20 @@ class ScriptedServer:
         with self.state.lock:
             return list(self.state.requests)
 
-    def reply(self, *texts: str) -> ScriptedServer:
-        """Queue the texts of the next model answers, in order."""
-        self.state.replies.extend(texts)
+    def reply(self, *answers: Reply) -> ScriptedServer:
+        """Queue the next model answers, in order: texts, or output items (a tool call)."""
+        self.state.replies.extend(answers)
         return self
 
-    def next_text(self) -> str:
+    def next_reply(self) -> Reply:
         with self.state.lock:
             return self.state.replies.popleft() if self.state.replies else self.default
+
+    def next_text(self) -> str:
+        answer = self.next_reply()
+        if not isinstance(answer, str):
+            raise TypeError(f"this server answers with texts only, not {answer!r}")
+        return answer
 
     def answer(self, request: Request) -> tuple[int, str, bytes]:
         return 404, "application/json", b'{"error": {"message": "not found"}}'
@@ -211,8 +220,12 @@ class OpenAIServer(ScriptedServer):
     A WebSocket upgrade is refused with 426, on which Codex falls back to HTTP
     at once (a 404 makes it retry five times first). A request whose input ends
     with a `compaction_trigger` item (Codex's remote compaction) is answered with
-    one `compaction` item whose `encrypted_content` is the scripted text.
+    one `compaction` item whose `encrypted_content` is the scripted text. Every
+    answer reports `input_tokens` as its usage (set it high to make the client
+    compact at its next turn).
     """
+
+    input_tokens = 100
 
     def model_requests(self) -> list[dict[str, Any]]:
         """The bodies of every `POST /v1/responses`, in order."""
@@ -235,8 +248,10 @@ class OpenAIServer(ScriptedServer):
                     "id": "cmp_scripted",
                     "encrypted_content": self.next_text(),
                 }
-                return 200, "text/event-stream", _responses_stream(item)
-            return 200, "text/event-stream", _responses_stream(_message(self.next_text()))
+                return 200, "text/event-stream", _responses_stream(item, self.input_tokens)
+            answer = self.next_reply()
+            item = _message(answer) if isinstance(answer, str) else answer
+            return 200, "text/event-stream", _responses_stream(item, self.input_tokens)
         return super().answer(request)
 
 
@@ -250,15 +265,15 @@ def _message(text: str) -> dict[str, Any]:
     }
 
 
-def _responses_stream(item: dict[str, Any]) -> bytes:
+def _responses_stream(item: dict[str, Any], input_tokens: int) -> bytes:
     text = "".join(c.get("text", "") for c in item.get("content", []))
     tokens = max(1, len(text) // 4)
     usage = {
-        "input_tokens": 100,
+        "input_tokens": input_tokens,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 100 + tokens,
+        "total_tokens": input_tokens + tokens,
     }
     response = {"id": "resp_scripted", "object": "response", "status": "in_progress"}
     events: list[tuple[str, dict[str, Any]]] = [

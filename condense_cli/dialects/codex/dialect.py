@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -87,7 +87,7 @@ class CodexReplay(Replay):
     def condensations(self) -> list[CondensationRecord]:
         return [
             CondensationRecord(
-                c.line, c.line, [], max(0, c.before - c.after), c.summary_chars, c.after
+                c.id, c.line, [], max(0, c.before - c.after), c.summary_chars, c.after
             )
             for c in self.state.compactions
         ]
@@ -167,18 +167,21 @@ class CodexReplay(Replay):
 
         after = apply_condensation(view, condensation)
         items = [event.data for event in after.events]
-        stamp = _now()
-        compacted = {
-            "timestamp": stamp,
-            "type": "compacted",
-            "payload": {"message": condensation.summary or "", "replacement_history": items},
-        }
-        event = {"timestamp": stamp, "type": "event_msg", "payload": {"type": "context_compacted"}}
-        body = encode(compacted) + b"\n" + encode(event)
-        return Record(body, f"on line {self.lines + 1}")
+        payload = {"message": condensation.summary or "", "replacement_history": items}
+        compacted = self.line("compacted", payload, 0)
+        event = self.line("event_msg", {"type": "context_compacted"}, 1)
+        return Record(encode(compacted) + b"\n" + encode(event), f"on line {self.lines + 1}")
 
     def request_record(self) -> Record:
-        return Record(request_line(), f"on line {self.lines + 1}")
+        return Record(encode(self.line(REQUEST, REQUEST_PAYLOAD, 0)), f"on line {self.lines + 1}")
+
+    def line(self, kind: str, payload: dict[str, Any], index: int) -> dict[str, Any]:
+        """The `index`-th new line: numbered after the last line read when the rollout
+        is paginated, the way Codex numbers the lines it appends."""
+        line: dict[str, Any] = {"timestamp": _now()}
+        if self.state.paginated and self.state.next_ordinal is not None:
+            line["ordinal"] = self.state.next_ordinal + index
+        return line | {"type": kind, "payload": payload}
 
     def append(self, record: Record) -> None:
         if self.locked is None:
@@ -217,9 +220,11 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+REQUEST_PAYLOAD = {"requested_by": "condense", "note": "condense run will compact this session"}
+
+
 def request_line() -> bytes:
-    payload = {"requested_by": "condense", "note": "condense run will compact this session"}
-    return orjson.dumps({"timestamp": _now(), "type": REQUEST, "payload": payload})
+    return orjson.dumps({"timestamp": _now(), "type": REQUEST, "payload": REQUEST_PAYLOAD})
 
 
 def compacted_line(events: list[CodexEvent], summary: CodexEvent | None) -> bytes:

@@ -56,7 +56,7 @@ def _texts(value: Any) -> list[str]:
 class CodexEvent(Event):
     """One response item; `data` is the item (the payload), `raw` its whole line."""
 
-    __slots__ = ("answers", "line", "sub", "summary")
+    __slots__ = ("answers", "line", "origin", "sub", "summary")
 
     def __init__(
         self, data: dict[str, Any], raw: bytes | None, line: int | None, sub: int = 0
@@ -66,12 +66,14 @@ class CodexEvent(Event):
         self.sub = sub
         self.summary = False
         self.answers: int | None = None  # the key of the call an output answers
+        self.origin = ""  # "base", "base2", …: the line is in a fork's base rollout
 
     @property
     def id(self) -> object:
         if self.line is None:
             return None
-        return f"{self.line}.{self.sub}" if self.sub else self.line
+        place = f"{self.line}.{self.sub}" if self.sub else self.line
+        return f"{self.origin}:{place}" if self.origin else place
 
     @property
     def item_type(self) -> str:
@@ -170,6 +172,7 @@ class CodexEvent(Event):
         if self.item_type not in OUTPUTS:
             raise NotImplementedError(f"a {self.item_type} item cannot be masked")
         copy = CodexEvent({**self.data, "output": text}, None, self.line, self.sub)
+        copy.origin = self.origin
         copy.key = self.key
         copy.summary = self.summary
         copy.answers = self.answers

@@ -1,9 +1,20 @@
 """Reading a rollout: each line validated, and the history rebuilt line by line the way
-Codex rebuilds it on resume (compactions, rollbacks, pending requests)."""
+Codex rebuilds it on resume (compactions, rollbacks, pending requests).
+
+Two history modes: a `legacy` rollout has plain lines; a `paginated` one
+(`session_meta.payload.history_mode`, Codex 0.155 on) numbers every line with a
+top-level `ordinal`, from 0 (a fork: from where its base ends). Codex refuses to
+resume a paginated rollout whose final line has no ordinal, and it pages and
+forks a thread by ordinal, so `check` fails a gap, a repeat or a step back. A
+fork (`session_meta.payload.history_base`) starts with the history of another
+rollout of the same sessions tree up to an ordinal (and byte offset); that
+prefix is replayed first, its items shown with ids `base:LINE`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -25,6 +36,11 @@ class Compaction:
     after: int  # view size right after it
     summary_chars: int | None
     says: dict[str, Any] = field(default_factory=dict)
+    origin: str = ""  # "base…" when it is in a fork's base rollout
+
+    @property
+    def id(self) -> object:
+        return f"{self.origin}:{self.line}" if self.origin else self.line
 
 
 @dataclass
@@ -38,6 +54,10 @@ class History:
     compactions: list[Compaction] = field(default_factory=list)
     tokens_seen: int | None = None  # the context size the last token_count reported
     compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
+    paginated: bool = False  # history_mode "paginated": every line has an ordinal
+    next_ordinal: int | None = None  # what the next line appended must carry
+    unnumbered: int | None = None  # the last line, when it has no ordinal (paginated)
+    base: str | None = None  # the rollout a fork's history starts in
 
 
 def history_length(raw: bytes) -> int:
@@ -56,6 +76,8 @@ class Reader:
         self.collect = collect
         self.problems: list[Problem] = []
         self.state = History()
+        self.origin = ""  # "base", "base2", …: the lines read are a fork's base
+        self.depth = 0  # how many bases deep the lines read are
         # With `record`: each compaction (line, history and summary before, after),
         # and every item sent in file order (a request as None), for `history`.
         self.record = record
@@ -63,9 +85,17 @@ class Reader:
         self.sent: list[tuple[int, dict[str, Any] | None, bytes]] = []
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
+        if self.origin:
+            message, line = f"{self.origin} rollout, line {line}: {message}", None
         if severity == "error" and not self.collect:
             raise LogError(self.path, message, line)
         self.problems.append(Problem(line, message, severity))
+
+    def flaw(self, line: int | None, message: str) -> None:
+        """An error for `check` that does not stop reading the history (Codex itself
+        reads past it, or only refuses to write after it)."""
+        if self.collect:
+            self.problems.append(Problem(line, message, "error"))
 
     def read_line(self, number: int, body: bytes) -> dict[str, Any] | None:
         try:
@@ -83,6 +113,10 @@ class Reader:
                 number, f'a {kind} line needs an object "payload", not {json_type(payload)}'
             )
             return None
+        if number == 1 and kind == "session_meta":
+            self.session_meta(as_dict(payload))
+        if self.state.paginated and not self.origin:
+            self.ordinal(number, data.get("ordinal"))
         if kind == "response_item":
             self.item(number, as_dict(payload), body)
         elif kind == "compacted":
@@ -98,6 +132,78 @@ class Reader:
             self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
         return data
 
+    def session_meta(self, payload: dict[str, Any]) -> None:
+        """The history mode, and a fork's base replayed first."""
+        paginated = payload.get("history_mode") == "paginated"
+        base = payload.get("history_base")
+        if self.origin:
+            if isinstance(base, dict):
+                self.read_base(base)
+            return
+        self.state.paginated = paginated
+        if paginated:
+            self.state.next_ordinal = 0
+        if isinstance(base, dict):
+            self.read_base(base)
+            end = base.get("end_ordinal_exclusive")
+            if paginated and isinstance(end, int):
+                self.state.next_ordinal = end
+
+    def ordinal(self, number: int, value: object) -> None:
+        """A paginated line's ordinal: present, and one more than the line before."""
+        state = self.state
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            state.unnumbered = number
+            self.flaw(
+                number,
+                f"this paginated rollout line has no ordinal ({json_type(value)}); "
+                "Codex numbers every line and refuses to resume when the last one has none",
+            )
+            return
+        state.unnumbered = None
+        expected = state.next_ordinal
+        if expected is not None and value != expected:
+            what = f"skips to {value}" if value > expected else f"repeats or goes back to {value}"
+            self.flaw(
+                number,
+                f"ordinal {what}, expected {expected}; Codex pages and forks this thread "
+                "by ordinal, so its history would be cut or doubled there",
+            )
+        state.next_ordinal = max(value + 1, expected or 0)
+
+    def read_base(self, base: dict[str, Any]) -> None:
+        """Replay the base rollout of a fork up to where the fork starts."""
+        thread = base.get("thread_id")
+        end = base.get("end_ordinal_exclusive")
+        end_byte = base.get("end_byte_offset")
+        if not isinstance(thread, str) or not isinstance(end, int):
+            self.problem(1, "history_base needs a string thread_id and an end_ordinal_exclusive")
+            return
+        if self.depth >= MAX_FORK_DEPTH:
+            self.problem(1, f"forks nest deeper than {MAX_FORK_DEPTH} rollouts; is there a cycle?")
+            return
+        found = find_rollout(self.path, thread)
+        if found is None:
+            raise LogError(
+                self.path,
+                f"this rollout is a fork of thread {thread}: its history starts in that "
+                f"thread's first {end} lines, in rollout-…-{thread}.jsonl, which is neither "
+                "beside it nor in its sessions tree",
+                1,
+                hint="copy that rollout next to this one (or keep the ~/.codex/sessions tree)",
+            )
+        if not self.origin:
+            self.state.base = str(found)
+        outer = self.origin
+        self.depth += 1
+        self.origin = "base" if self.depth == 1 else f"base{self.depth}"
+        try:
+            with LogSource.open(str(found)) as source:
+                read_prefix(self, source, end, end_byte)
+        finally:
+            self.depth -= 1
+            self.origin = outer
+
     def item(self, number: int, payload: dict[str, Any], body: bytes) -> None:
         kind = payload.get("type")
         if not isinstance(kind, str):
@@ -109,7 +215,9 @@ class Reader:
             )
             return
         if is_sent(payload):
-            self.state.history.append(CodexEvent(payload, body, number))
+            event = CodexEvent(payload, body, number)
+            event.origin = self.origin
+            self.state.history.append(event)
             if self.record:
                 self.sent.append((number, payload, body))
 
@@ -125,6 +233,8 @@ class Reader:
                 return
             events = [CodexEvent(item, None, number, i) for i, item in enumerate(history, 1)]
             events = [e for e in events if is_sent(e.data)]
+            for event in events:
+                event.origin = self.origin
             state.compacted_raw[number] = body
             summaries = [e for e in events if e.marks_summary]
         else:
@@ -151,7 +261,11 @@ class Reader:
             says["summary"] = "encrypted (remote compaction)"
         if state.tokens_seen is not None:
             says["tokens_before"] = state.tokens_seen
-        state.compactions.append(Compaction(number, before, len(events), summary_chars, says))
+        if self.origin:
+            says["in"] = f"{self.origin} rollout"
+        state.compactions.append(
+            Compaction(number, before, len(events), summary_chars, says, self.origin)
+        )
         if self.record:
             self.steps.append((number, previous, previous_summary, list(events), state.summary))
 
@@ -207,6 +321,9 @@ class Reader:
                 )
 
 
+MAX_FORK_DEPTH = 16
+
+
 def read_rollout(
     source: LogSource, upto: str | None, collect: bool
 ) -> tuple[History, list[Problem], int]:
@@ -215,8 +332,53 @@ def read_rollout(
     lines = read_lines(reader, source, upto)
     if lines == 0 and not reader.problems:
         reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
+    if reader.state.unnumbered is not None and upto is None:
+        reader.flaw(
+            reader.state.unnumbered,
+            "the final line of this paginated rollout has no ordinal: Codex refuses to "
+            'resume it ("final paginated rollout record ... is missing an ordinal")',
+        )
     reader.check_pairs()
     return reader.state, reader.problems, lines
+
+
+def find_rollout(near: str, thread: str) -> Path | None:
+    """The rollout of `thread`: beside `near`, else anywhere in the `sessions` (or
+    `archived_sessions`) tree `near` is in."""
+    pattern = f"rollout-*{thread}.jsonl"
+    here = Path(near).absolute().parent
+    found = sorted(here.glob(pattern))
+    if found:
+        return found[0]
+    for folder in (here, *here.parents):
+        if folder.name == "sessions":
+            for tree in (folder, folder.parent / "archived_sessions"):
+                found = sorted(p for p in tree.rglob(pattern) if not p.is_symlink())
+                if found:
+                    return found[0]
+            return None
+    return None
+
+
+def read_prefix(reader: Reader, source: LogSource, end: int, end_byte: object) -> None:
+    """Feed a base rollout's lines to `reader` while their ordinals are below `end`
+    (and, when given, they start before byte `end_byte`)."""
+    offset = 0
+    limit = end_byte if isinstance(end_byte, int) else None
+    for number, raw in enumerate(source.raw_lines(), start=1):
+        if limit is not None and offset >= limit:
+            break
+        offset += len(raw)
+        body = line_body(raw, first=number == 1)
+        if not body.strip():
+            continue
+        try:
+            ordinal = orjson.loads(body).get("ordinal")
+        except (orjson.JSONDecodeError, AttributeError):
+            ordinal = None
+        if isinstance(ordinal, int) and ordinal >= end:
+            break
+        reader.read_line(number, body)
 
 
 def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:

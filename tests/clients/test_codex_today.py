@@ -1,0 +1,275 @@
+"""The rollouts Codex writes today, made fresh by the pinned client in each run.
+
+Codex 0.169 writes paginated rollouts (an `ordinal` on every line) and compacts
+them into `compacted` lines of its own. Each rollout here is written by the
+real `codex` against the scripted Responses server, then proved the way
+`test_codex` proves the corpus: the view is what the client sends when it
+resumes, a compaction condense appends is followed by the client, and `check`
+fails what the client refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients.install import Clients
+from tests.clients.resume import Run, codex_exec, codex_rollouts, new_codex_session, resume_codex
+from tests.clients.servers import OpenAIServer
+from tests.clients.test_codex import (
+    SUMMARY,
+    appended_prompt,
+    assert_sends_the_view,
+    condense,
+    fake_llm,
+    lines,
+    normal,
+    sent_view,
+    view_items,
+)
+
+__all__ = ["fake_llm"]  # a fixture used here
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node and npm are needed to install and run the Codex client",
+)
+
+TOOL_CALL = {
+    "type": "custom_tool_call",
+    "id": "ctc_scripted",
+    "status": "completed",
+    "call_id": "call_scripted",
+    "name": "exec",
+    "input": 'text("the build is green")',
+}
+PROMPTS = ["Fix the parser and keep the API stable.", "Now add a test.", "Run it again."]
+
+
+def fresh(clients: Clients, tmp: Path, compact: bool) -> Path:
+    """A paginated rollout of three turns, the first with a tool call; with
+    `compact`, the client compacts it (remotely) at every turn after the first."""
+    with OpenAIServer() as server:
+        if compact:
+            server.reply(TOOL_CALL, "Fixed.", "ENCRYPTED-1", "Added.", "ENCRYPTED-2", "Done.")
+            server.input_tokens = 60_000
+        else:
+            server.reply(TOOL_CALL, "Fixed.", "Added.", "Done.")
+        limit = 50_000 if compact else 1_000_000_000
+        rollout = new_codex_session(clients.codex, tmp, server, PROMPTS, limit)
+    target = tmp / "rollout.jsonl"
+    shutil.copyfile(rollout, target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def paginated(clients: Clients, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fresh(clients, tmp_path_factory.mktemp("paginated"), compact=False)
+
+
+@pytest.fixture(scope="module")
+def compacted(clients: Clients, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fresh(clients, tmp_path_factory.mktemp("compacted"), compact=True)
+
+
+def copy(rollout: Path, tmp: Path) -> Path:
+    target = tmp / rollout.name
+    shutil.copyfile(rollout, target)
+    return target
+
+
+@pytest.mark.parametrize("kind", ["paginated", "compacted"])
+def test_the_view_is_what_codex_sends_on_resume(
+    kind: str,
+    request: pytest.FixtureRequest,
+    clients: Clients,
+    openai: OpenAIServer,
+    tmp_path: Path,
+) -> None:
+    rollout = copy(request.getfixturevalue(kind), tmp_path)
+    meta = lines(rollout)[0]
+    assert meta["payload"]["history_mode"] == "paginated"
+    assert [d["ordinal"] for d in lines(rollout)] == list(range(len(lines(rollout))))
+    if kind == "compacted":
+        assert sum(d["type"] == "compacted" for d in lines(rollout)) >= 2
+    run = assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
+    assert condense("check", run.session).returncode == 0
+
+
+# --- a compaction condense appends: numbered, and followed by the client -------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "condenser"),
+    [("paginated", "amortized"), ("paginated", "llm"), ("compacted", "llm")],
+)
+def test_codex_follows_a_compaction_condense_appended_to_a_paginated_rollout(
+    kind: str,
+    condenser: str,
+    request: pytest.FixtureRequest,
+    clients: Clients,
+    openai: OpenAIServer,
+    fake_llm: Path,
+    tmp_path: Path,
+) -> None:
+    rollout = copy(request.getfixturevalue(kind), tmp_path)
+    before = lines(rollout)
+    size = len(view_items(rollout))
+    done = condense("run", rollout, "-c", fake_llm, "-t", condenser, "-s", f"max_size={size - 3}")
+    assert "appended to" in done.stderr
+    after = lines(rollout)
+    assert after[: len(before)] == before
+    assert [d["type"] for d in after[len(before) :]] == ["compacted", "event_msg"]
+    assert [d["ordinal"] for d in after] == list(range(len(after)))
+    if condenser == "llm":
+        assert SUMMARY in json.dumps(view_items(rollout))
+    run = assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
+    assert condense("check", "--strict", run.session).returncode == 0
+
+
+def test_codex_resumes_in_place_after_condense_ran_in_its_own_home(
+    clients: Clients, fake_llm: Path, tmp_path: Path
+) -> None:
+    """The path a user takes: condense the rollout where Codex keeps it (beside its
+    thread_history SQLite), then `codex exec resume` in the same CODEX_HOME."""
+    with OpenAIServer() as server:
+        server.reply(TOOL_CALL, "Fixed.", "Added.", "Done.")
+        rollout = new_codex_session(clients.codex, tmp_path, server, PROMPTS)
+    assert (tmp_path / "home" / ".codex" / "thread_history_1.sqlite").exists()
+    condense("run", rollout, "-c", fake_llm, "-t", "llm", "-s", "max_size=8")
+    expected = [normal(item) for item in view_items(rollout)]
+    before = len(lines(rollout))
+    with OpenAIServer() as server:
+        server.reply("resumed")
+        first = resume_in_place(clients, tmp_path, server, rollout)
+    run = Run(0, "", "", rollout)
+    assert sent_view(first, appended_prompt(run, before), expected) == expected
+    assert [d["ordinal"] for d in lines(rollout)] == list(range(len(lines(rollout))))
+    assert condense("check", "--strict", rollout).returncode == 0
+
+
+def resume_in_place(
+    clients: Clients, tmp: Path, server: OpenAIServer, rollout: Path
+) -> dict[str, Any]:
+    """`codex exec resume <id> continue` in the CODEX_HOME under `tmp`; the first
+    request it sent."""
+    session_id = lines(rollout)[0]["payload"]["id"]
+    codex_exec(clients.codex, tmp, server, ["resume", session_id, "continue"], 10**9)
+    return server.model_requests()[0]
+
+
+def test_a_request_condense_appends_is_numbered_and_codex_resumes(
+    paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    rollout = copy(paginated, tmp_path)
+    condense("request", rollout)
+    after = lines(rollout)
+    assert after[-1]["type"] == "condensation_request"
+    assert after[-1]["ordinal"] == after[-2]["ordinal"] + 1
+    view = json.loads(condense("view", rollout, "--format", "json").stdout)
+    assert view["unhandled_condensation_request"] is True
+    assert condense("check", "--strict", rollout).returncode == 0
+    assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
+
+
+# --- check fails what the client refuses ---------------------------------------------
+
+
+def rewrite(rollout: Path, change: Any) -> None:
+    """Apply `change(lines)` to the parsed lines and write them back."""
+    data = lines(rollout)
+    change(data)
+    rollout.write_text("".join(json.dumps(d) + "\n" for d in data))
+
+
+def test_check_fails_a_rollout_codex_refuses_for_its_last_ordinal(
+    paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    rollout = copy(paginated, tmp_path)
+    rewrite(rollout, lambda data: data[-1].pop("ordinal"))
+    refused = resume_codex(clients.codex, rollout, tmp_path / "run", openai.reply("no"))
+    assert refused.returncode != 0
+    assert "is missing an ordinal" in refused.stderr
+    done = condense("check", rollout, check=False)
+    assert done.returncode == 1
+    assert f"{rollout}:{len(lines(rollout))}:" in done.stdout + done.stderr
+    assert "refuses to resume" in done.stdout + done.stderr
+    # view still shows the history; a compaction appended numbers the lines again
+    assert view_items(rollout) == view_items(paginated)
+
+
+@pytest.mark.parametrize("fault", ["gap", "repeat", "back"])
+def test_check_fails_ordinals_out_of_sequence(fault: str, paginated: Path, tmp_path: Path) -> None:
+    rollout = copy(paginated, tmp_path)
+
+    def change(data: list[dict[str, Any]]) -> None:
+        if fault == "gap":
+            for d in data[10:]:
+                d["ordinal"] += 2
+        elif fault == "repeat":
+            data[10]["ordinal"] = data[9]["ordinal"]
+        else:
+            data[10]["ordinal"], data[11]["ordinal"] = data[11]["ordinal"], data[10]["ordinal"]
+
+    rewrite(rollout, change)
+    done = condense("check", rollout, check=False)
+    assert done.returncode == 1
+    assert f"{rollout}:11: ordinal" in done.stdout + done.stderr
+    assert condense("view", rollout, "--format", "json").returncode == 0
+
+
+# --- forks: a history that starts in another rollout ---------------------------------
+
+
+def test_a_fork_replays_its_base_and_is_what_codex_sends(
+    clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    with OpenAIServer() as server:
+        server.reply(TOOL_CALL, "Fixed.", "Added.", "Forked.")
+        base = new_codex_session(clients.codex, tmp_path, server, PROMPTS[:2])
+        session_id = lines(base)[0]["payload"]["id"]
+        fork_prompt = ["fork", session_id, "Try it another way."]
+        codex_exec(clients.codex, tmp_path, server, fork_prompt, 10**9)
+        sent = server.model_requests()[-1]
+    (fork,) = set(codex_rollouts(tmp_path)) - {base}
+    meta = lines(fork)[0]
+    assert meta["payload"]["history_base"]["thread_id"] == session_id
+    assert meta["ordinal"] == meta["payload"]["history_base"]["end_ordinal_exclusive"]
+    items = view_items(fork)
+    # the fork's first request is its whole view but the answer it got
+    assert sent_view(sent, [], [normal(i) for i in items[:-1]]) == [normal(i) for i in items[:-1]]
+    assert condense("check", "--strict", fork).returncode == 0
+    headers = [h for h in condense("view", fork, "--full").stdout.splitlines() if h[:1] == "#"]
+    assert headers[0].startswith("#base:")
+    assert not headers[-1].startswith("#base:")
+    # resumed by the client beside its base, the fork (base and all) is what it sends
+    items = [normal(i) for i in view_items(fork)]
+    before = len(lines(fork))
+    first = resume_in_place(clients, tmp_path, openai.reply("again"), fork)
+    assert sent_view(first, appended_prompt(Run(0, "", "", fork), before), items) == items
+
+
+def test_a_fork_without_its_base_says_which_rollout_it_needs(
+    clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    server = openai
+    server.reply("Fixed.", "Forked.")
+    base = new_codex_session(clients.codex, tmp_path, server, PROMPTS[:1])
+    session_id = lines(base)[0]["payload"]["id"]
+    codex_exec(clients.codex, tmp_path, server, ["fork", session_id, "Again."], 10**9)
+    (fork,) = set(codex_rollouts(tmp_path)) - {base}
+    alone = tmp_path / "alone" / fork.name
+    alone.parent.mkdir()
+    shutil.copyfile(fork, alone)
+    refused = resume_codex(clients.codex, alone, tmp_path / "run", server)
+    assert refused.returncode != 0
+    assert "missing source rollout" in refused.stderr
+    for command in (["view"], ["check"]):
+        done = condense(*command, alone, check=False)
+        assert done.returncode == 1
+        assert f"fork of thread {session_id}" in done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
