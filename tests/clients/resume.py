@@ -10,10 +10,14 @@ machine. Every run has a time-out.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +104,12 @@ def resume_claude(
     target = home / ".claude" / "projects" / claude_project_dir(cwd) / f"{session_id}.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(session, target)
-    env = _base_env(home, server) | {
+    command = [str(claude), "-p", *extra, "--resume", session_id, prompt]
+    return _run(command, _claude_env(home, server), cwd, target)
+
+
+def _claude_env(home: Path, server: AnthropicServer) -> dict[str, str]:
+    return _base_env(home, server) | {
         "ANTHROPIC_BASE_URL": server.url,
         "ANTHROPIC_API_KEY": "fake",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -108,8 +117,75 @@ def resume_claude(
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
     }
-    command = [str(claude), "-p", *extra, "--resume", session_id, prompt]
-    return _run(command, env, cwd, target)
+
+
+def claude_sessions(tmp: Path) -> list[Path]:
+    """The session files in the HOME under `tmp`."""
+    return sorted((tmp / "home" / ".claude" / "projects").rglob("*.jsonl"))
+
+
+def new_claude_session(
+    claude: Path, tmp: Path, server: AnthropicServer, prompts: list[str], tools: str = "Bash"
+) -> Path:
+    """Make a fresh session with the real client: `claude -p` with the first prompt,
+    then `claude -p --resume` with each next one (a prompt may be `/compact`), all
+    in one HOME under `tmp`, the `tools` allowed without asking. The server's
+    script decides what the model answers (texts, tool calls)."""
+    home, cwd = tmp / "home", tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    env = _claude_env(home, server)
+    session: Path | None = None
+    for prompt in prompts:
+        resume = ["--resume", session.stem] if session is not None else []
+        command = [str(claude), "-p", f"--allowedTools={tools}", *resume, "--", prompt]
+        run = _run(command, env, cwd, session or cwd)
+        if run.returncode != 0:
+            raise RuntimeError(f"claude -p failed ({run.returncode}):\n{run.stderr[-3000:]}")
+        session = session or claude_sessions(tmp)[0]
+    if session is None:
+        raise ValueError("no prompt was given")
+    return session
+
+
+def killed_claude_session(
+    claude: Path,
+    tmp: Path,
+    server: AnthropicServer,
+    prompt: str,
+    call_id: str,
+    resume: Path | None = None,
+) -> Path:
+    """A session that ended while a tool ran: `claude -p` (resuming `resume`, a
+    session under `tmp`, when given) is killed (SIGKILL, the whole process group)
+    once the call `call_id` it runs is in the session file."""
+    home, cwd = tmp / "home", tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    again = ["--resume", resume.stem] if resume is not None else []
+    command = [str(claude), "-p", "--allowedTools=Bash", *again, "--", prompt]
+    with subprocess.Popen(
+        command,
+        env=_claude_env(home, server),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    ) as client:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        try:
+            while time.monotonic() < deadline and client.poll() is None:
+                found = claude_sessions(tmp)
+                if found and call_id in found[0].read_text(encoding="utf-8"):
+                    time.sleep(1.0)  # the tool starts
+                    break
+                time.sleep(0.1)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(client.pid, signal.SIGKILL)
+    found = claude_sessions(tmp)
+    if not found or call_id not in found[0].read_text(encoding="utf-8"):
+        raise RuntimeError(f"claude never recorded the call {call_id}")
+    return found[0]
 
 
 # --- Codex -------------------------------------------------------------------------

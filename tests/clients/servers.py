@@ -156,57 +156,60 @@ class AnthropicServer(ScriptedServer):
             tokens = len(json.dumps(body)) // 4
             return 200, "application/json", json.dumps({"input_tokens": tokens}).encode()
         if request.method == "POST" and route == "/v1/messages":
-            text = self.next_text()
+            answer = self.next_reply()
+            block = {"type": "text", "text": answer} if isinstance(answer, str) else answer
             model = body.get("model", "claude-test")
+            # every answer its own id: the client groups the lines of one message by it
+            message = _anthropic_message(block, model, f"msg_scripted_{len(self.requests)}")
             if body.get("stream"):
-                return 200, "text/event-stream", _anthropic_stream(text, model)
-            return 200, "application/json", json.dumps(_anthropic_message(text, model)).encode()
+                return 200, "text/event-stream", _anthropic_stream(message)
+            return 200, "application/json", json.dumps(message).encode()
         return super().answer(request)
 
 
-def _anthropic_message(text: str, model: str) -> dict[str, Any]:
+def _stop_reason(block: dict[str, Any]) -> str:
+    return "tool_use" if block.get("type") == "tool_use" else "end_turn"
+
+
+def _anthropic_message(block: dict[str, Any], model: str, id: str) -> dict[str, Any]:
+    """A whole answer of one content block: a text, or a tool call."""
     return {
-        "id": "msg_scripted",
+        "id": id,
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": [block],
+        "stop_reason": _stop_reason(block),
         "stop_sequence": None,
-        "usage": {"input_tokens": 100, "output_tokens": max(1, len(text) // 4)},
+        "usage": {"input_tokens": 100, "output_tokens": max(1, len(json.dumps(block)) // 4)},
     }
 
 
-def _anthropic_stream(text: str, model: str) -> bytes:
-    start = _anthropic_message("", model)
-    start.update(content=[], stop_reason=None)
+def _anthropic_stream(message: dict[str, Any]) -> bytes:
+    block = message["content"][0]
+    start = {**message, "content": [], "stop_reason": None}
     start["usage"] = {"input_tokens": 100, "output_tokens": 1}
+    if block.get("type") == "tool_use":
+        empty = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        empty = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
     return _sse(
         [
             ("message_start", {"type": "message_start", "message": start}),
             (
                 "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
+                {"type": "content_block_start", "index": 0, "content_block": empty},
             ),
-            (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": text},
-                },
-            ),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             (
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                    "usage": {"output_tokens": max(1, len(text) // 4)},
+                    "delta": {"stop_reason": _stop_reason(block), "stop_sequence": None},
+                    "usage": {"output_tokens": max(1, len(json.dumps(block)) // 4)},
                 },
             ),
             ("message_stop", {"type": "message_stop"}),

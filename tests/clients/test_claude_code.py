@@ -8,6 +8,8 @@ way the client groups lines (`claude_code.api_messages`).
 What the comparison ignores, exactly (all of it the client's own text):
 - the request's `system`, `tools`, `metadata`, `thinking`, `max_tokens`, ...:
   only `messages` is compared;
+- in `messages`, messages of the role `system`: the client's rendering of
+  attachment lines (its environment, the deferred tools, the agent types);
 - in `messages`, every text block that starts with `<system-reminder>`: the
   client's rendering of attachment lines, its environment, date, model,
   skills and tool reminders, and its wrapping of task notifications (so
@@ -41,7 +43,7 @@ from typing import Any
 import pytest
 
 from condense_cli.dialects.claude_code.events import ClaudeEvent, api_messages
-from condense_cli.dialects.claude_code.messages import chat_messages
+from condense_cli.dialects.claude_code.messages import chat_messages, resume_repairs
 from tests.clients.install import Clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer
@@ -100,6 +102,8 @@ def _clean(blocks: list[dict[str, Any]], tools: set[str]) -> list[dict[str, Any]
 def comparable(messages: list[dict[str, Any]], tools: set[str]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
+        if message["role"] == "system":
+            continue
         content = message["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         kept = _clean(blocks, tools)
@@ -117,8 +121,10 @@ def condense_view(proc: Callable[..., Any], session: Path) -> list[ClaudeEvent]:
 
 
 def expected_request(events: list[ClaudeEvent], tools: set[str]) -> list[dict[str, Any]]:
-    """condense's view as the client should send it, with the new prompt after it."""
-    sent = [e for e in events if (e.data.get("origin") or {}).get("kind") != "task-notification"]
+    """condense's view as the client should send it: its resume repairs made, then
+    the new prompt."""
+    repaired, _ = resume_repairs(list(events))
+    sent = [e for e in repaired if (e.data.get("origin") or {}).get("kind") != "task-notification"]
     prompt = ClaudeEvent(
         {"type": "user", "message": {"role": "user", "content": PROMPT}}, None, None
     )

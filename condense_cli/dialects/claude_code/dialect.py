@@ -158,7 +158,12 @@ class ClaudeReplay(Replay):
                     Problem(
                         at,
                         f"tool_use {call} has no tool_result"
-                        + (" (the session ends before it)" if pending else ""),
+                        + (
+                            ": the session ended while it ran; Claude Code answers it as "
+                            "interrupted when the session resumes"
+                            if pending
+                            else ""
+                        ),
                         "warning" if pending else "error",
                     )
                 )
@@ -259,9 +264,10 @@ class ClaudeReplay(Replay):
             yield event.to_json() + b"\n"
 
     def messages(self, view: View) -> Conversion:
-        from condense_cli.dialects.claude_code.messages import chat_messages
+        from condense_cli.dialects.claude_code.messages import chat_messages, resume_repairs
 
-        return Conversion(chat_messages(api_messages(view.events)))
+        events, inserted = resume_repairs(view.events)
+        return Conversion(chat_messages(api_messages(events)), inserted=inserted)
 
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.claude_code.stats import session_stats

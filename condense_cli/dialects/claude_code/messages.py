@@ -13,17 +13,89 @@ The mapping (the same one the real-client tests apply to what the client sends):
   message, and the rest of the user message follows them;
 - text blocks that start with `<system-reminder>` are the client's own reminders
   and are left out; a message left empty is dropped.
+
+Resume repairs (`resume_repairs`), as Claude Code makes them when it resumes a
+session: calls still running when the session ended (their `tool_use` is after
+the last user message and has no `tool_result`) get an error result saying the
+call was interrupted, then a placeholder assistant reply, both written to the
+session by the client before the new prompt. They are reported as inserted.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, encode
-from condense_cli.core.messages import content_of, tool_call, tool_result
-from condense_cli.dialects.claude_code.events import blocks_of
+from condense_cli.core.messages import SYNTHESIZED, Change, content_of, tool_call, tool_result
+from condense_cli.dialects.claude_code.events import ClaudeEvent, blocks_of
 
 REMINDER = "<system-reminder>"
+# What Claude Code (2.1.330) sends for a call that was running when the session ended,
+# and the reply it puts after such results: the client's words, as it writes them.
+INTERRUPTED = (
+    "[Tool call interrupted: the session ended before this call's result was recorded, "
+    "so its outcome is unknown. Check whether it took effect before relying on it or "
+    "running it again.]"
+)
+NO_RESPONSE = "No response requested."
+
+
+def _blocks(event: Event, kind: str) -> list[dict[str, Any]]:
+    message = as_dict(event.data.get("message"))
+    return [b for b in blocks_of(message.get("content")) if b.get("type") == kind]
+
+
+def running_calls(events: list[Event]) -> list[tuple[Event, str]]:
+    """The calls still running when the session ended: a `tool_use` after the last
+    user message with no `tool_result`, with the assistant line that made it."""
+    answered = {str(b.get("tool_use_id")) for e in events for b in _blocks(e, "tool_result")}
+    last_prompt = max(
+        (
+            i
+            for i, e in enumerate(events)
+            if e.data.get("type") == "user" and not _blocks(e, "tool_result")
+        ),
+        default=-1,
+    )
+    return [
+        (e, str(b.get("id")))
+        for e in events[last_prompt + 1 :]
+        if e.data.get("type") == "assistant"
+        for b in _blocks(e, "tool_use")
+        if str(b.get("id")) not in answered
+    ]
+
+
+def resume_repairs(events: list[Event]) -> tuple[list[Event], list[Change]]:
+    """The view as the client sends it when it resumes, and what it put in."""
+    running = running_calls(events)
+    if not running:
+        return events, []
+    results = [
+        {"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": call}
+        for _, call in running
+    ]
+    user = {"type": "user", "message": {"role": "user", "content": results}}
+    reply = {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]},
+    }
+    changes = [
+        Change(
+            SYNTHESIZED,
+            event.id,
+            cast(ClaudeEvent, event).line,
+            f"tool_use {call} was still running when the session ended: Claude Code answers "
+            "it with an interrupted-call error when the session resumes",
+        )
+        for event, call in running
+    ]
+    changes.append(
+        Change(SYNTHESIZED, None, None, f'the reply "{NO_RESPONSE}" Claude Code adds after them')
+    )
+    added: list[Event] = [ClaudeEvent(user, None, None), ClaudeEvent(reply, None, None)]
+    return [*events, *added], changes
 
 
 def _part(block: dict[str, Any]) -> dict[str, Any] | None:

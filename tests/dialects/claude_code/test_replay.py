@@ -270,7 +270,8 @@ def test_check_finds_unpaired_tool_calls_in_the_view(tmp_path: Path, cli) -> Non
     assert result.stdout.splitlines() == [
         f"{log}:3: tool_use c1 has no tool_result",
         f"{log}:4: tool_result for c9: no tool_use before it",
-        f"{log}:6: warning: tool_use c2 has no tool_result (the session ends before it)",
+        f"{log}:6: warning: tool_use c2 has no tool_result: the session ended while it ran; "
+        "Claude Code answers it as interrupted when the session resumes",
     ]
 
 
