@@ -47,8 +47,9 @@ def check(
             problems += 1
             continue
         for problem in found:
-            prefix = "warning: " if problem.severity == "warning" else ""
+            prefix = "" if problem.severity == "error" else f"{problem.severity}: "
             emit(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
+        found = [p for p in found if p.severity != "note"]
         if replay.generation is not None:
             why = replay.generation_reason
             say(f"{name}: replayed as the {replay.generation} showed it ({why})")

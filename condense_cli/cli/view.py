@@ -59,6 +59,8 @@ def view(
     from condense_cli.dialects import read_log
 
     with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
+        for warning in replay.on_resume() if upto is None else []:
+            say(f"{replay.path}: {warning}")
         if format is ViewFormat.jsonl:
             sys.stdout.flush()
             sys.stdout.buffer.writelines(replay.view_lines())

@@ -249,7 +249,8 @@ def apply_condensation(view: View, condensation: Condensation) -> View:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One finding of `check`: an error makes the log invalid, a warning does not."""
+    """One finding of `check`: an error makes the log invalid, a warning does not
+    (but fails `check --strict`), a note says what a client does and fails nothing."""
 
     line: int | None
     message: str

@@ -143,6 +143,9 @@ class StatsReport:
     tokens: Sizes | None
     generation: tuple[str | None, str | None] | None = None
     messages: dict[str, Any] | None = None
+    # What the client does with the log beyond its view (Claude Code: the
+    # microcompactions older clients recorded, and its compaction on resume).
+    client: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as `stats --format json` prints it (the keys in this order)."""
@@ -164,6 +167,8 @@ class StatsReport:
         }
         if self.messages is not None:
             report["messages"] = self.messages
+        if self.client is not None:
+            report["client"] = self.client
         return report
 
 
@@ -259,6 +264,10 @@ class Replay(ABC):
 
     def gaps(self) -> list[Gap]:
         """Where forgotten events were in the view, for the text view's markers."""
+        return []
+
+    def on_resume(self) -> list[str]:
+        """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
     @abstractmethod

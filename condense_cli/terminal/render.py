@@ -309,6 +309,35 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
         parts.append(table)
         if any(c.log is not None for c in rows):
             parts.append(_own_figures(rows[-20:], new_table))
+    if report.client is not None:
+        parts += _client_parts(report.client, new_table)
+    return parts
+
+
+def _client_parts(client: dict[str, Any], Table: Any) -> list[Any]:
+    """What the client does beyond the view: microcompactions, compaction on resume."""
+    from rich.text import Text
+
+    parts: list[Any] = []
+    micro = client.get("microcompactions") or []
+    if micro:
+        table = Table(
+            title="microcompactions by an older client (not redone on resume)",
+            title_justify="left",
+        )
+        columns = ("line", "trigger", "tokens before", "tokens saved", "tool results")
+        for column in columns:
+            table.add_column(column, justify="left" if column == "trigger" else "right")
+        for m in micro:
+            figures = (m["line"], m["pre_tokens"], m["tokens_saved"], m["tool_results"])
+            line, pre, saved, results = ("-" if x is None else f"{x:,}" for x in figures)
+            table.add_row(
+                line, sanitize(str(m["trigger"] or "-"), one_line=True), pre, saved, results
+            )
+        parts.append(table)
+    compaction = client.get("resume_compaction")
+    if compaction is not None:
+        parts.append(Text(sanitize(compaction["says"], one_line=True)))
     return parts
 
 

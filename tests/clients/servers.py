@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -159,8 +160,9 @@ class AnthropicServer(ScriptedServer):
             answer = self.next_reply()
             block = {"type": "text", "text": answer} if isinstance(answer, str) else answer
             model = body.get("model", "claude-test")
-            # every answer its own id: the client groups the lines of one message by it
-            message = _anthropic_message(block, model, f"msg_scripted_{len(self.requests)}")
+            # every answer its own id, across servers too, as the real API's: the client
+            # (and condense) group the lines of one response by it
+            message = _anthropic_message(block, model, f"msg_scripted_{uuid.uuid4().hex}")
             if body.get("stream"):
                 return 200, "text/event-stream", _anthropic_stream(message)
             return 200, "application/json", json.dumps(message).encode()

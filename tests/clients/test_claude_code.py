@@ -5,7 +5,9 @@ server and compares the messages of its one model request with
 `condense view --format json` of the same file, grouped into API messages the
 way the client groups lines (`claude_code.api_messages`).
 
-What the comparison ignores, exactly (all of it the client's own text):
+What the comparison ignores, exactly (all of it the client's own text; the rules
+are `claude_code.requests.comparable`, which `check` applies to the requests a
+session records):
 - the request's `system`, `tools`, `metadata`, `thinking`, `max_tokens`, ...:
   only `messages` is compared;
 - in `messages`, messages of the role `system`: the client's rendering of
@@ -44,6 +46,7 @@ import pytest
 
 from condense_cli.dialects.claude_code.events import ClaudeEvent, api_messages
 from condense_cli.dialects.claude_code.messages import chat_messages, resume_repairs
+from condense_cli.dialects.claude_code.requests import comparable, sent_events
 from tests.clients.install import Clients
 from tests.clients.resume import resume_claude
 from tests.clients.servers import AnthropicServer
@@ -54,7 +57,6 @@ CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude-cod
 SESSIONS = sorted(CORPUS.glob("*.jsonl"))
 FUNDWISE = CORPUS / "FundWise.claude-session.jsonl"
 PROMPT = "continue"
-REMINDER = "<system-reminder>"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -66,50 +68,6 @@ pytestmark = pytest.mark.skipif(
 def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONDENSE_CONFIG", raising=False)
-
-
-def _clean(blocks: list[dict[str, Any]], tools: set[str]) -> list[dict[str, Any]]:
-    """Blocks less the client's reminders and additions (see the module's docstring)."""
-    references = any(
-        isinstance(b.get("content"), list)
-        and any(x.get("type") == "tool_reference" for x in b["content"])
-        for b in blocks
-        if b.get("type") == "tool_result"
-    )
-    kept = []
-    for block in blocks:
-        block = {k: v for k, v in block.items() if k not in ("cache_control", "caller")}
-        text = block.get("text") if block.get("type") == "text" else None
-        if text is not None and (
-            text.startswith(REMINDER) or (references and text == "Tool loaded.")
-        ):
-            continue
-        content = block.get("content")
-        if block.get("type") == "tool_result" and isinstance(content, str):
-            at = content.find(f"\n\n{REMINDER}\n")
-            if at >= 0 and content.endswith("</system-reminder>"):
-                block["content"] = content[:at]
-        if block.get("type") == "tool_result" and isinstance(content, list):
-            block["content"] = [
-                x
-                for x in block["content"]
-                if x.get("type") != "tool_reference" or x.get("tool_name") in tools
-            ]
-        kept.append(block)
-    return kept
-
-
-def comparable(messages: list[dict[str, Any]], tools: set[str]) -> list[dict[str, Any]]:
-    out = []
-    for message in messages:
-        if message["role"] == "system":
-            continue
-        content = message["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        kept = _clean(blocks, tools)
-        if kept:
-            out.append({"role": message["role"], "content": kept})
-    return out
 
 
 def condense_view(proc: Callable[..., Any], session: Path) -> list[ClaudeEvent]:
@@ -124,7 +82,7 @@ def expected_request(events: list[ClaudeEvent], tools: set[str]) -> list[dict[st
     """condense's view as the client should send it: its resume repairs made, then
     the new prompt."""
     repaired, _ = resume_repairs(list(events))
-    sent = [e for e in repaired if (e.data.get("origin") or {}).get("kind") != "task-notification"]
+    sent = sent_events(repaired)
     prompt = ClaudeEvent(
         {"type": "user", "message": {"role": "user", "content": PROMPT}}, None, None
     )
@@ -188,6 +146,10 @@ def assert_client_sends_the_view(
     )
     sent = chat_messages(comparable(body["messages"], tools))
     assert sent == with_new_turn(condense_messages(proc, session))
+    # the resumed session records the request: condense's second oracle agrees
+    checked = proc("check", run.session)
+    assert checked.returncode == 0, checked.stdout
+    assert b"differs" not in checked.stdout and b"incomplete" not in checked.stdout, checked.stdout
     return run.session
 
 

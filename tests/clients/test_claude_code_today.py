@@ -8,7 +8,9 @@ and `view --format messages` is what it sends, its resume repairs included.
 
 from __future__ import annotations
 
+import json
 import shutil
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from tests.clients.test_claude_code import (
     condense_messages,
     condense_view,
     no_config,
+    resume,
 )
 from tests.fake_llm import FakeLLM
 
@@ -130,3 +133,183 @@ def test_the_client_follows_a_condensation_of_an_interrupted_session(
         fake.close()
     assert done.returncode == 0, done.stderr
     assert_client_sends_the_view(proc, clients, session, tmp_path / "client")
+
+
+# --- records the client passes over, and its compaction on resume ---------------------
+
+
+@pytest.fixture(scope="module")
+def listed(clients: Clients, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One turn whose Bash call prints fifty lines."""
+    tmp = tmp_path_factory.mktemp("listed")
+    with AnthropicServer() as server:
+        server.reply(bash("toolu_seq", "seq 1 50"), "Listed them.")
+        return new_claude_session(clients.claude, tmp, server, ["List the numbers."])
+
+
+def lines_of(session: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in session.read_text(encoding="utf-8").splitlines()]
+
+
+def append(session: Path, line: dict[str, Any]) -> None:
+    with session.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def sent_result(body: dict[str, Any], call: str) -> Any:
+    return next(
+        b["content"]
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result" and b.get("tool_use_id") == call
+    )
+
+
+def test_a_microcompaction_by_an_older_client_is_not_redone_on_resume(
+    listed: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = copy(listed, tmp_path)
+    last = [x for x in lines_of(session) if x.get("type") == "assistant"][-1]
+    append(
+        session,
+        {
+            **{k: last[k] for k in ("cwd", "sessionId", "userType", "isSidechain")},
+            "parentUuid": last["uuid"],
+            "type": "system",
+            "subtype": "microcompact_boundary",
+            "content": "Context microcompacted",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": last["timestamp"],
+            "level": "info",
+            "microcompactMetadata": {
+                "trigger": "auto",
+                "preTokens": 45000,
+                "tokensSaved": 21000,
+                "compactedToolIds": ["toolu_seq"],
+            },
+        },
+    )
+    # the client sends the result in full: so does the view
+    assert_client_sends_the_view(proc, clients, session, tmp_path / "client")
+    tool = next(m for m in condense_messages(proc, session) if m["role"] == "tool")
+    assert tool["content"].splitlines() == [str(n) for n in range(1, 51)]
+    checked = proc("check", "--strict", session)
+    assert checked.returncode == 0, checked.stdout
+    assert b"note: microcompaction (1 tool result cleared" in checked.stdout
+    stats = json.loads(proc("stats", session, "-f", "json", "--no-tokens").stdout)
+    [micro] = stats["client"]["microcompactions"]
+    assert (micro["tokens_saved"], micro["tool_results"]) == (21000, 1)
+
+
+def test_a_content_replacement_is_not_applied_on_resume(
+    listed: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = copy(listed, tmp_path)
+    session_id = lines_of(session)[0]["sessionId"]
+    replaced = {"kind": "tool-result", "toolUseId": "toolu_seq", "replacement": "REPLACED"}
+    append(
+        session,
+        {"type": "content-replacement", "sessionId": session_id, "replacements": [replaced]},
+    )
+    with AnthropicServer() as server:
+        resume(clients, session, tmp_path / "client", server.reply("ok"))
+        [body] = server.model_requests()
+    assert sent_result(body, "toolu_seq").splitlines()[-1] == "50"
+    assert_client_sends_the_view(proc, clients, session, tmp_path / "again")
+    checked = proc("check", "--strict", session)
+    assert checked.returncode == 0
+    assert b"note: content replacement of 1 tool result" in checked.stdout
+
+
+def with_context(listed: Path, tmp: Path, tokens: int) -> Path:
+    """The session with its last response saying it took `tokens` of context."""
+    tmp.mkdir()
+    session = tmp / listed.name
+    lines = lines_of(listed)
+    last = max(i for i, x in enumerate(lines) if x.get("type") == "assistant")
+    lines[last]["message"]["usage"] = {"input_tokens": tokens - 10, "output_tokens": 10}
+    session.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return session
+
+
+def client_compacts(clients: Clients, session: Path, tmp: Path) -> bool:
+    """Resume `session`: does the client ask for a summary before anything else?"""
+    with AnthropicServer() as server:
+        resume(clients, session, tmp, server.reply("<summary>S</summary>", "ok"))
+        first = server.model_requests()[0]
+    return "<summary>" in json.dumps(first["messages"][-1])
+
+
+@pytest.mark.parametrize(
+    ("tokens", "says"),
+    [(950_000, "no"), (970_000, "may make it compact"), (979_000, "will compact")],
+)
+def test_condense_says_when_the_client_compacts_on_resume(
+    listed: Path,
+    clients: Clients,
+    proc: Callable[..., Any],
+    tmp_path: Path,
+    tokens: int,
+    says: str,
+) -> None:
+    session = with_context(listed, tmp_path / "session", tokens)
+    compacts = client_compacts(clients, session, tmp_path / "client")
+    assert compacts is (says != "no")  # (where condense says "may", this one does)
+    stats = json.loads(proc("stats", session, "-f", "json", "--no-tokens").stdout)
+    said = stats["client"]["resume_compaction"]
+    assert (said["context_tokens"], said["threshold"]) == (tokens, 977_000)
+    assert said["compacts_on_resume"] is (says == "will compact")
+    assert said["may_compact_on_resume"] is (says != "no")
+    viewed = proc("view", session)
+    checked = proc("check", session)
+    assert checked.returncode == 0
+    warned = f"{says} the session".encode()
+    assert (warned in checked.stdout) is (says != "no")
+    assert (warned in viewed.stderr) is (says != "no")
+    assert proc("check", "--strict", session).returncode == (0 if says == "no" else 1)
+
+
+def rewrite_last_request(session: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    lines = lines_of(session)
+    last = max(i for i, x in enumerate(lines) if x.get("type") == "api-request")
+    change(lines[last])
+    session.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def test_the_requests_the_session_records_are_a_second_oracle(
+    listed: Path, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = copy(listed, tmp_path)
+    checked = proc("check", "--strict", session)
+    assert checked.returncode == 0 and checked.stdout == b"", checked.stdout
+    said = b"the view differs from what the client recorded sending here: "
+
+    def drop_last(request: dict[str, Any]) -> None:
+        request["tail"] = request["tail"][:-1]
+
+    rewrite_last_request(session, drop_last)
+    checked = proc("check", session)
+    assert checked.returncode == 0  # a warning
+    assert said + b"the client sent 2 messages where the view has 3" in checked.stdout
+    assert proc("check", "--strict", session).returncode == 1
+
+    def unknown(request: dict[str, Any]) -> None:
+        request["tail"] = [*request["tail"], "0" * 64]
+
+    (tmp_path / "unknown").mkdir()
+    session = copy(listed, tmp_path / "unknown")
+    rewrite_last_request(session, unknown)
+    assert said + b"message 4 is one (sha256 000000000000...) that neither" in (
+        proc("check", session).stdout
+    )
+
+    def no_shape(request: dict[str, Any]) -> None:
+        request["shapeHash"] = "gone"
+
+    (tmp_path / "shape").mkdir()
+    session = copy(listed, tmp_path / "shape")
+    rewrite_last_request(session, no_shape)
+    checked = proc("check", "--strict", session)
+    assert checked.returncode == 0
+    assert b"note: the request recorded here is incomplete (its shape gone" in checked.stdout

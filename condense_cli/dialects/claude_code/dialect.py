@@ -66,6 +66,8 @@ from condense_cli.dialects.claude_code.events import (
     summary_event,
 )
 from condense_cli.dialects.claude_code.lines import Line, Session
+from condense_cli.dialects.claude_code.requests import request_problems
+from condense_cli.dialects.claude_code.resume import resume_compaction, resume_notes
 
 if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
@@ -83,13 +85,18 @@ class ClaudeReplay(Replay):
     dialect = NAME
     converts_messages = audits = simulates = appends = True
 
-    def __init__(self, session: Session, locked: LockedLog | None = None) -> None:
+    def __init__(
+        self, session: Session, locked: LockedLog | None = None, checking: bool = False
+    ) -> None:
         self.session = session
         self.path = session.path
         self.locked = locked
         self.chain = active_chain(session)
         self.events = self._events(self.chain.lines)
         problems = session.problems + self._chain_problems()
+        problems += resume_notes(session.lines, self.events)
+        if checking:  # the log's own record of what the client sent, a second oracle
+            problems += request_problems(session.lines, self._view_from)
         self.problems = sorted(problems, key=lambda p: p.line or 0)
         self._records: list[CondensationRecord] | None = None
 
@@ -111,6 +118,10 @@ class ClaudeReplay(Replay):
         return events
 
     # --- check ------------------------------------------------------------------------
+
+    def _view_from(self, leaf: Line | None) -> list[ClaudeEvent]:
+        """The view whose newest message is `leaf` (empty for None)."""
+        return self._events(active_chain(self.session, leaf).lines) if leaf is not None else []
 
     def _chain_problems(self) -> list[Problem]:
         problems: list[Problem] = []
@@ -216,6 +227,10 @@ class ClaudeReplay(Replay):
 
     def view(self) -> View:
         return _view_of(self.events, self._pending_request())
+
+    def on_resume(self) -> list[str]:
+        compaction = resume_compaction(self.events)
+        return [compaction.describe()] if compaction is not None and compaction.near else []
 
     # --- history -------------------------------------------------------------------------
 
@@ -434,4 +449,5 @@ class ClaudeCode(Dialect):
         collect: bool = False,
         locked: LockedLog | None = None,
     ) -> Replay:
-        return ClaudeReplay(read_session(source, upto=upto, collect=collect), locked)
+        session = read_session(source, upto=upto, collect=collect)
+        return ClaudeReplay(session, locked, checking=collect)

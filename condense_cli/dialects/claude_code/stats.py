@@ -23,6 +23,7 @@ import orjson
 
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
+from condense_cli.dialects.claude_code.resume import client_figures
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -148,7 +149,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
             row.tokens_after = lines.tally(replay.after(boundary)).tokens
         condensations.append(row)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
-    return StatsReport(
+    report = StatsReport(
         replay.dialect,
         session.path,
         session.size,
@@ -162,3 +163,5 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
         replay.forgotten_events,
         *sizes(lines.full, view, tokenizer),
     )
+    report.client = client_figures(session.lines, replay.events)
+    return report

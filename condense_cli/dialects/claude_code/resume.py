@@ -1,0 +1,236 @@
+"""What Claude Code does with a session when it resumes it, beyond the active chain
+(measured against the real client, 2.1.330; the repairs of unanswered calls are in
+`claude_code.messages`).
+
+- **Auto-compaction on resume.** The client counts the context of the last response
+  (its `usage`: input, cache read and written, and output tokens), adds what it puts
+  in on resume (the new prompt and its own reminders), and when that reaches the
+  model's window less `RESUME_MARGIN` it compacts the session before it sends
+  anything else. Measured: 177,000 for a 200k window (`claude-sonnet-4-5`), 977,000
+  for a 1M window (`claude-opus-5-5`, the client's default model); what it adds was
+  up to `RESUME_ADDS` (a session with a tool call compacted from 967,000), so below
+  the threshold by less than that the client may compact. `DISABLE_AUTO_COMPACT` or
+  `DISABLE_COMPACT` in the environment turns it off.
+- **Records it no longer applies.** A `system/microcompact_boundary` (older clients
+  cleared old tool results in the request and recorded which) is passed over: the
+  results are sent in full. A `content-replacement` record (a tool result the client
+  swapped for a shorter one) is not applied either, unless the client's own
+  server-side flag turns that feature on. Both are notes for `check`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from condense_cli.core.events import Problem
+from condense_cli.core.jsonlines import as_dict
+from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.claude_code.events import ClaudeEvent
+    from condense_cli.dialects.claude_code.lines import Line
+
+CLIENT = "Claude Code 2.1.330"
+RESUME_MARGIN = 23_000  # window less this is where the client compacts on resume
+RESUME_ADDS = 10_000  # what the client adds to the last response's context on resume, at most
+WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+# The model families the client gives a 1M window by default (and any `[1m]` name).
+LONG_WINDOW_MODELS = ("claude-opus-5", "claude-sonnet-5", "claude-fable-5")
+OFF_SWITCHES = ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")
+SYNTHETIC_MODEL = "<synthetic>"  # the model of the replies the client writes itself
+MICROCOMPACT = "microcompact_boundary"
+REPLACEMENT = "content-replacement"
+
+
+def model_window(model: str) -> int:
+    """The context window the client gives `model` by default."""
+    if "[1m]" in model or model.startswith(LONG_WINDOW_MODELS):
+        return LONG_WINDOW
+    return WINDOW
+
+
+def usage_tokens(usage: Mapping[str, Any]) -> int:
+    """The context a response's `usage` says it took, as the client adds it up."""
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    total = sum(v for k in keys if isinstance(v := usage.get(k), int))
+    output = usage.get("output_tokens")
+    return total + (output if isinstance(output, int) else 0)
+
+
+@dataclass(frozen=True)
+class ResumeCompaction:
+    """Where the session stands against the client's auto-compact threshold."""
+
+    line: int | None  # the last response's line
+    model: str
+    context_tokens: int
+    window: int
+    threshold: int | None  # None: auto-compaction is off in this environment
+    off_by: str | None = None  # the variable that turned it off
+
+    @property
+    def over(self) -> bool:
+        """The client compacts as soon as it resumes."""
+        return self.threshold is not None and self.context_tokens >= self.threshold
+
+    @property
+    def near(self) -> bool:
+        """The client may compact as soon as it resumes (what it adds may tip it over)."""
+        return self.threshold is not None and self.context_tokens >= self.threshold - RESUME_ADDS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "model": self.model,
+            "context_tokens": self.context_tokens,
+            "window": self.window,
+            "threshold": self.threshold,
+            "compacts_on_resume": self.over,
+            "may_compact_on_resume": self.near,
+            "says": self.describe(),
+        }
+
+    def describe(self) -> str:
+        """One sentence for people."""
+        where = f"the last response (line {self.line}, {self.model})"
+        if self.threshold is None:
+            return (
+                f"{where} used {self.context_tokens:,} tokens of context; auto-compaction "
+                f"is off here ({self.off_by} is set)"
+            )
+        rule = f"{self.window:,}-token window less {RESUME_MARGIN:,}"
+        if self.over:
+            return (
+                f"{where} used {self.context_tokens:,} tokens of context, "
+                f"{self.context_tokens - self.threshold:,} over the point (about "
+                f"{self.threshold:,}) where {CLIENT} compacts ({rule}): the client will "
+                "compact the session as soon as it resumes, before anything else is sent"
+            )
+        away = f"{self.threshold - self.context_tokens:,} below the point ({self.threshold:,})"
+        if self.near:
+            return (
+                f"{where} used {self.context_tokens:,} tokens of context, {away} where "
+                f"{CLIENT} compacts ({rule}): what the client adds on resume (its prompt and "
+                f"reminders, up to about {RESUME_ADDS:,}) may make it compact the session "
+                "before anything else is sent"
+            )
+        used = f"{where} used {self.context_tokens:,} tokens of context"
+        return f"{used}, {away} where {CLIENT} compacts ({rule})"
+
+
+def resume_compaction(
+    events: Iterable[ClaudeEvent], environ: Mapping[str, str] | None = None
+) -> ResumeCompaction | None:
+    """The client's auto-compaction check on resume, for the view `events` (None
+    when no response in the view says what context it took)."""
+    environ = os.environ if environ is None else environ
+    last: ClaudeEvent | None = None
+    for event in events:
+        if event.data.get("type") != "assistant" or event.is_summary:
+            continue
+        message = as_dict(event.data.get("message"))
+        if message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), dict):
+            last = event
+    if last is None:
+        return None
+    message = as_dict(last.data.get("message"))
+    model = str(message.get("model") or "")
+    tokens = usage_tokens(as_dict(message.get("usage")))
+    window = model_window(model)
+    off = next((name for name in OFF_SWITCHES if _truthy(environ.get(name))), None)
+    threshold = None if off else window - RESUME_MARGIN
+    return ResumeCompaction(last.line, model, tokens, window, threshold, off)
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Microcompaction:
+    """A `microcompact_boundary` an older client wrote: old tool results it cleared."""
+
+    line: int
+    trigger: str | None
+    pre_tokens: int | None
+    tokens_saved: int | None
+    tool_ids: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "trigger": self.trigger,
+            "pre_tokens": self.pre_tokens,
+            "tokens_saved": self.tokens_saved,
+            "tool_results": len(self.tool_ids),
+        }
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def microcompactions(lines: Iterable[Line]) -> list[Microcompaction]:
+    """The session's microcompaction records, in order."""
+    found = []
+    for line in lines:
+        if line.type != "system" or line.data.get("subtype") != MICROCOMPACT:
+            continue
+        meta = as_dict(line.data.get("microcompactMetadata"))
+        ids = meta.get("compactedToolIds")
+        trigger = meta.get("trigger")
+        found.append(
+            Microcompaction(
+                line.number,
+                trigger if isinstance(trigger, str) else None,
+                _int(meta.get("preTokens")),
+                _int(meta.get("tokensSaved")),
+                tuple(str(x) for x in ids) if isinstance(ids, list) else (),
+            )
+        )
+    return found
+
+
+def client_figures(lines: Iterable[Line], events: list[ClaudeEvent]) -> dict[str, Any]:
+    """`stats`' figures on what the client does beyond the view."""
+    compaction = resume_compaction(events)
+    return {
+        "microcompactions": [m.to_json() for m in microcompactions(lines)],
+        "resume_compaction": compaction.to_json() if compaction is not None else None,
+    }
+
+
+def resume_notes(lines: Iterable[Line], events: list[ClaudeEvent]) -> list[Problem]:
+    """`check`'s notes and warnings on what the client does when it resumes."""
+    problems: list[Problem] = []
+    lines = list(lines)
+    for micro in microcompactions(lines):
+        cleared = plural(len(micro.tool_ids), "tool result")
+        problems.append(
+            Problem(
+                micro.line,
+                f"microcompaction ({cleared} cleared from the requests then): {CLIENT} does "
+                "not clear them again when it resumes; the view has them in full",
+                "note",
+            )
+        )
+    for line in lines:
+        if line.type == REPLACEMENT:
+            count = len(line.data.get("replacements") or [])
+            problems.append(
+                Problem(
+                    line.number,
+                    f"content replacement of {plural(count, 'tool result')}: {CLIENT} does not "
+                    "apply it when it resumes (unless its server-side flag turns that on); "
+                    "the view keeps the original results",
+                    "note",
+                )
+            )
+    compaction = resume_compaction(events)
+    if compaction is not None and compaction.near:
+        problems.append(Problem(compaction.line, compaction.describe(), "warning"))
+    return problems

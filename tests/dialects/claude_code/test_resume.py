@@ -1,0 +1,119 @@
+"""What Claude Code does on resume beyond the chain, on hand-made sessions (the real
+client proves the same figures in `tests/clients/test_claude_code_today.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.dialects import read_log
+from condense_cli.dialects.claude_code.resume import (
+    model_window,
+    resume_compaction,
+    usage_tokens,
+)
+from tests.dialects.claude_code.test_replay import SID, Builder, basic, no_config
+
+__all__ = ["no_config"]  # a fixture used here
+
+
+def with_usage(b: Builder, tokens: int, model: str = "claude-opus-5-5") -> Builder:
+    """The last response says it took `tokens` of context."""
+    last = next(x for x in reversed(b.lines) if x.get("type") == "assistant")
+    last["message"]["model"] = model
+    last["message"]["usage"] = {
+        "input_tokens": tokens - 1_000,
+        "cache_read_input_tokens": 900,
+        "output_tokens": 100,
+    }
+    return b
+
+
+def test_the_context_is_the_usage_added_up() -> None:
+    usage = {"input_tokens": 3, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7}
+    assert usage_tokens(usage | {"output_tokens": 11}) == 26
+    assert usage_tokens({"input_tokens": "x"}) == 0
+    assert model_window("claude-opus-5-5") == model_window("claude-x[1m]") == 1_000_000
+    assert model_window("claude-sonnet-4-5") == 200_000
+
+
+@pytest.mark.parametrize(
+    ("tokens", "model", "over", "near"),
+    [
+        (976_999, "claude-opus-5-5", False, True),
+        (977_000, "claude-opus-5-5", True, True),
+        (966_999, "claude-opus-5-5", False, False),
+        (177_000, "claude-sonnet-4-5", True, True),
+        (150_000, "claude-sonnet-4-5", False, False),
+    ],
+)
+def test_where_the_client_compacts_on_resume(
+    tmp_path: Path, tokens: int, model: str, over: bool, near: bool
+) -> None:
+    log = with_usage(basic(), tokens, model).write(tmp_path / "s.jsonl")
+    with read_log(str(log), collect=True) as replay:
+        found = resume_compaction(replay.events, {})
+        assert found is not None
+        assert (found.context_tokens, found.over, found.near) == (tokens, over, near)
+        warned = [p for p in replay.problems if "compact the session" in p.message]
+        assert [p.severity for p in warned] == (["warning"] if near else [])
+        assert bool(replay.on_resume()) is near
+
+
+def test_an_environment_that_turns_it_off_is_named(tmp_path: Path) -> None:
+    log = with_usage(basic(), 990_000).write(tmp_path / "s.jsonl")
+    with read_log(str(log)) as replay:
+        found = resume_compaction(replay.events, {"DISABLE_AUTO_COMPACT": "1"})
+    assert found is not None and found.threshold is None and not found.near
+    assert "DISABLE_AUTO_COMPACT is set" in found.describe()
+
+
+def test_no_response_in_the_view_says_nothing(tmp_path: Path) -> None:
+    b = Builder()
+    b.user("hello")
+    with read_log(str(b.write(tmp_path / "s.jsonl"))) as replay:
+        assert resume_compaction(replay.events, {}) is None
+
+
+def test_microcompactions_and_replacements_are_notes_that_fail_nothing(tmp_path: Path, cli) -> None:
+    b = basic()
+    b.lines.append(
+        {
+            "type": "system",
+            "subtype": "microcompact_boundary",
+            "parentUuid": b.last,
+            "uuid": "mc",
+            "sessionId": SID,
+            "microcompactMetadata": {
+                "trigger": "auto",
+                "preTokens": 40_000,
+                "tokensSaved": 20_000,
+                "compactedToolIds": ["c1"],
+            },
+        }
+    )
+    replaced = {"kind": "tool-result", "toolUseId": "c1", "replacement": "short"}
+    b.lines.append({"type": "content-replacement", "sessionId": SID, "replacements": [replaced]})
+    log = b.write(tmp_path / "s.jsonl")
+    before = log.read_bytes()
+    checked = cli("check", "--strict", log)
+    assert checked.exit_code == 0
+    assert f"{log}:10: note: microcompaction (1 tool result cleared" in checked.stdout
+    assert f"{log}:11: note: content replacement of 1 tool result" in checked.stdout
+    stats = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout_bytes)
+    assert stats["client"]["microcompactions"] == [
+        {
+            "line": 10,
+            "trigger": "auto",
+            "pre_tokens": 40_000,
+            "tokens_saved": 20_000,
+            "tool_results": 1,
+        }
+    ]
+    assert "microcompactions by an older client" in cli("stats", log, "--no-tokens").stdout
+    # the view keeps the result the microcompaction cleared
+    data = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    assert any("out1" in str(e) for e in data["events"])
+    assert log.read_bytes() == before
