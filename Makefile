@@ -13,7 +13,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGG
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF \
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: demo test lint bench clean clients model
+.PHONY: demo test lint bench clean clients clients-latest model
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,13 @@ $(MODEL_STAMP): $(STAMP)
 ## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)
 clients: $(STAMP)
 	$(BIN)/python tests/clients/install.py
+
+## clients-latest: the client tests against the newest Claude Code and Codex on npm
+## (installed afresh into .clients-latest/), to see whether condense still agrees with them
+clients-latest: $(STAMP)
+	rm -rf .clients-latest
+	CONDENSE_CLIENTS=latest $(BIN)/python tests/clients/install.py
+	CONDENSE_CLIENTS=latest $(BIN)/python -m pytest -n auto -m "not real_model" tests/clients
 
 ## bench: set up, then run the benchmark (generates 10k/100k/1M-event logs in bench/data)
 bench: $(STAMP)

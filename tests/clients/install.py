@@ -6,12 +6,18 @@ clients ship their native binaries inside platform packages on npm
 is downloaded from anywhere but the registry, and the binaries run without node.
 
     python tests/clients/install.py     # install if missing, print the binaries
+
+With `CONDENSE_CLIENTS=latest` in the environment, the newest releases on npm are
+used instead, in `.clients-latest/` (`make clients-latest` refreshes them and runs
+the client tests against them): the tests then say whether condense still agrees
+with the clients people install today.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PREFIX = ROOT / ".clients"
-PINS = {"@anthropic-ai/claude-code": "2.1.330", "@openai/codex": "0.169.0"}
+PINNED = {"@anthropic-ai/claude-code": "2.1.330", "@openai/codex": "0.169.0"}
+LATEST = os.environ.get("CONDENSE_CLIENTS") == "latest"
+PREFIX = ROOT / (".clients-latest" if LATEST else ".clients")
+PINS = dict.fromkeys(PINNED, "latest") if LATEST else PINNED
 INSTALL_TIMEOUT = 600
 
 
@@ -51,8 +59,10 @@ def _one(pattern: str, prefix: Path) -> Path | None:
 
 def find_clients(prefix: Path = PREFIX) -> Clients | None:
     """The native binaries of the pinned versions, or None when not installed."""
-    if any(installed_version(pkg, prefix) != version for pkg, version in PINS.items()):
-        return None
+    for package, version in PINS.items():
+        installed = installed_version(package, prefix)
+        if installed is None or (version != "latest" and installed != version):
+            return None
     claude = _one("@anthropic-ai/claude-code-*/claude", prefix)
     codex = _one("@openai/codex-*/vendor/*/bin/codex", prefix)
     if claude is None or codex is None:
@@ -100,8 +110,8 @@ def main() -> int:
     except ClientsUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"claude {PINS['@anthropic-ai/claude-code']}: {clients.claude}")
-    print(f"codex {PINS['@openai/codex']}: {clients.codex}")
+    print(f"claude {installed_version('@anthropic-ai/claude-code')}: {clients.claude}")
+    print(f"codex {installed_version('@openai/codex')}: {clients.codex}")
     return 0
 
 
