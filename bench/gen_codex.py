@@ -144,14 +144,19 @@ class CodexSession(Generated):
             "reasoning_output_tokens": 64,
             "total_tokens": self.tokens + 500,
         }
+        # the last request's context stays under Codex's auto-compact limit (90% of
+        # the full window, 244,800 for the 258,400 it reports), as in a real rollout
+        context = 20_000 + self.tokens % 180_000
+        last = usage | {"input_tokens": context, "cached_input_tokens": context - 2000}
+        last["total_tokens"] = context + 500
         return self._line(
             "event_msg",
             {
                 "type": "token_count",
                 "info": {
                     "total_token_usage": usage,
-                    "last_token_usage": usage,
-                    "model_context_window": 272_000,
+                    "last_token_usage": last,
+                    "model_context_window": 258_400,
                 },
             },
         )

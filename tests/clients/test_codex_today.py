@@ -123,7 +123,8 @@ def test_codex_follows_a_compaction_condense_appended_to_a_paginated_rollout(
     assert "appended to" in done.stderr
     after = lines(rollout)
     assert after[: len(before)] == before
-    assert [d["type"] for d in after[len(before) :]] == ["compacted", "event_msg"]
+    added = [d["type"] + ":" + d["payload"].get("type", "") for d in after[len(before) :]]
+    assert added == ["compacted:", "event_msg:context_compacted", "event_msg:token_count"]
     assert [d["ordinal"] for d in after] == list(range(len(after)))
     if condenser == "llm":
         assert SUMMARY in json.dumps(view_items(rollout))
@@ -273,3 +274,66 @@ def test_a_fork_without_its_base_says_which_rollout_it_needs(
         assert done.returncode == 1
         assert f"fork of thread {session_id}" in done.stdout + done.stderr
         assert "Traceback" not in done.stderr
+
+
+# --- the client's compaction on resume ---------------------------------------------
+
+
+def with_context(rollout: Path, tokens: int) -> None:
+    """The rollout's token counts say the context holds `tokens`."""
+
+    def change(data: list[dict[str, Any]]) -> None:
+        for d in data:
+            info = d["payload"].get("info") if d["type"] == "event_msg" else None
+            if d["payload"].get("type") == "token_count" and info:
+                for key in ("total_token_usage", "last_token_usage"):
+                    info[key] |= {"input_tokens": tokens - 2, "total_tokens": tokens}
+
+    rewrite(rollout, change)
+
+
+def compacts_first(clients: Clients, rollout: Path, tmp: Path) -> bool:
+    """Resume `rollout` (Codex's own limit): does it compact before the prompt?"""
+    with OpenAIServer() as server:
+        run = resume_codex(clients.codex, rollout, tmp, server.reply("SUMMARY", "ok"))
+        assert run.returncode == 0, run.stderr
+        first = server.model_requests()[0]
+    return first["input"][-1] == {"type": "compaction_trigger"}
+
+
+@pytest.mark.parametrize("tokens", [240_000, 250_000])
+def test_condense_says_when_codex_compacts_on_resume(
+    tokens: int, paginated: Path, clients: Clients, tmp_path: Path
+) -> None:
+    rollout = copy(paginated, tmp_path)
+    with_context(rollout, tokens)
+    over = tokens >= 244_800  # 90% of the 272k window the model's 258,400 stands for
+    assert compacts_first(clients, rollout, tmp_path / "client") is over
+    said = json.loads(condense("stats", rollout, "-f", "json", "--no-tokens").stdout)["client"]
+    compaction = said["resume_compaction"]
+    assert (compaction["context_tokens"], compaction["threshold"]) == (tokens, 244_800)
+    assert compaction["compacts_on_resume"] is over
+    checked = condense("check", rollout)
+    assert ("will compact the thread as soon as it resumes" in checked.stdout) is over
+    assert condense("check", "--strict", rollout, check=False).returncode == (1 if over else 0)
+
+
+def test_after_condense_runs_codex_does_not_compact_again(
+    paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    rollout = copy(paginated, tmp_path)
+    with_context(rollout, 250_000)
+    condense("run", rollout, "-t", "amortized", "-s", "max_size=4")
+    count = lines(rollout)[-1]["payload"]
+    assert count["type"] == "token_count"
+    assert count["info"]["last_token_usage"]["total_tokens"] < 244_800
+    assert condense("check", "--strict", rollout).stdout == ""
+    # without that count, Codex summarises the condensed thread again before anything else
+    assert not compacts_first(clients, rollout, tmp_path / "client")
+    assert_sends_the_view(clients, openai, rollout, tmp_path / "again")
+    (tmp_path / "stale").mkdir()
+    stale = copy(paginated, tmp_path / "stale")
+    with_context(stale, 250_000)
+    condense("run", stale, "-t", "amortized", "-s", "max_size=4")
+    rewrite(stale, lambda data: data.pop())
+    assert compacts_first(clients, stale, tmp_path / "stale-client")

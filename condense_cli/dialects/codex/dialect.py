@@ -51,6 +51,7 @@ from condense_cli.dialects.codex.reading import (
     read_lines,
     read_rollout,
 )
+from condense_cli.dialects.codex.resume import ResumeCompaction, after_compaction, resume_compaction
 
 if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
@@ -94,6 +95,14 @@ class CodexReplay(Replay):
 
     def view(self) -> View:
         return _view_of(self.state.history, self.state.summary, self.state.request_pending)
+
+    def resume_compaction(self) -> ResumeCompaction | None:
+        """Where the rollout stands against the client's auto-compact limit."""
+        return resume_compaction(self.path, self.state.token_info, self.state.token_line)
+
+    def on_resume(self) -> list[str]:
+        compaction = self.resume_compaction()
+        return [compaction.describe()] if compaction is not None and compaction.over else []
 
     # --- history -------------------------------------------------------------------------
 
@@ -168,9 +177,18 @@ class CodexReplay(Replay):
         after = apply_condensation(view, condensation)
         items = [event.data for event in after.events]
         payload = {"message": condensation.summary or "", "replacement_history": items}
-        compacted = self.line("compacted", payload, 0)
-        event = self.line("event_msg", {"type": "context_compacted"}, 1)
-        return Record(encode(compacted) + b"\n" + encode(event), f"on line {self.lines + 1}")
+        lines = [
+            self.line("compacted", payload, 0),
+            self.line("event_msg", {"type": "context_compacted"}, 1),
+        ]
+        state = self.state
+        if state.token_info is not None and state.tokens_seen is not None:
+            # what Codex writes after its own compaction: without it, the old count
+            # makes Codex compact the condensed thread again as soon as it resumes
+            sizes = [sum(len(encode(e.data)) for e in v.events) for v in (view, after)]
+            count = after_compaction(state.token_info, state.rate_limits, state.tokens_seen, *sizes)
+            lines.append(self.line("event_msg", count, 2))
+        return Record(b"\n".join(map(encode, lines)), f"on line {self.lines + 1}")
 
     def request_record(self) -> Record:
         return Record(encode(self.line(REQUEST, REQUEST_PAYLOAD, 0)), f"on line {self.lines + 1}")
@@ -249,4 +267,8 @@ class Codex(Dialect):
         locked: LockedLog | None = None,
     ) -> Replay:
         state, problems, lines = read_rollout(source, upto, collect)
-        return CodexReplay(source, state, problems, lines, locked, upto=upto)
+        replay = CodexReplay(source, state, problems, lines, locked, upto=upto)
+        compaction = replay.resume_compaction() if upto is None else None
+        if compaction is not None and compaction.over:
+            problems.append(Problem(compaction.line, compaction.describe(), "warning"))
+        return replay

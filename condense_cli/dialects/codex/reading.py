@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -53,6 +53,9 @@ class History:
     requests: int = 0
     compactions: list[Compaction] = field(default_factory=list)
     tokens_seen: int | None = None  # the context size the last token_count reported
+    token_info: dict[str, Any] | None = None  # that token_count's `info`, and its line
+    token_line: int | None = None
+    rate_limits: Any = None  # that token_count's `rate_limits`, as written
     compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
     paginated: bool = False  # history_mode "paginated": every line has an ordinal
     next_ordinal: int | None = None  # what the next line appended must carry
@@ -127,7 +130,7 @@ class Reader:
             if self.record:
                 self.sent.append((number, None, body))
         elif kind == "event_msg":
-            self.event(as_dict(payload))
+            self.event(as_dict(payload), number)
         elif kind not in LINE_TYPES:
             self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
         return data
@@ -269,7 +272,7 @@ class Reader:
         if self.record:
             self.steps.append((number, previous, previous_summary, list(events), state.summary))
 
-    def event(self, payload: dict[str, Any]) -> None:
+    def event(self, payload: dict[str, Any], number: int) -> None:
         kind = payload.get("type")
         if kind == "thread_rolled_back":
             turns = payload.get("num_turns")
@@ -281,6 +284,9 @@ class Reader:
             total = last.get("total_tokens") if isinstance(last, dict) else None
             if isinstance(total, int):
                 self.state.tokens_seen = total
+                self.state.token_info = cast(dict[str, Any], info)
+                self.state.token_line = number if not self.origin else None
+                self.state.rate_limits = payload.get("rate_limits")
 
     def roll_back(self, turns: int) -> None:
         """Drop the newest `turns` user turns, as Codex's thread rollback does."""

@@ -101,7 +101,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         )
         for c in compactions
     ]
-    return StatsReport(
+    report = StatsReport(
         replay.dialect,
         replay.path,
         source.size,
@@ -115,3 +115,6 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         replay.forgotten_events,
         *sizes(full, counts.tally(view_texts), tokenizer),
     )
+    compaction = replay.resume_compaction()
+    report.client = {"resume_compaction": compaction.to_json() if compaction else None}
+    return report
