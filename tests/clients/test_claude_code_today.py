@@ -222,11 +222,11 @@ def test_a_content_replacement_is_not_applied_on_resume(
     assert b"note: content replacement of 1 tool result" in checked.stdout
 
 
-def with_context(listed: Path, tmp: Path, tokens: int) -> Path:
+def with_context(original: Path, tmp: Path, tokens: int) -> Path:
     """The session with its last response saying it took `tokens` of context."""
     tmp.mkdir()
-    session = tmp / listed.name
-    lines = lines_of(listed)
+    session = tmp / original.name
+    lines = lines_of(original)
     last = max(i for i, x in enumerate(lines) if x.get("type") == "assistant")
     lines[last]["message"]["usage"] = {"input_tokens": tokens - 10, "output_tokens": 10}
     session.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
@@ -313,3 +313,15 @@ def test_the_requests_the_session_records_are_a_second_oracle(
     checked = proc("check", "--strict", session)
     assert checked.returncode == 0
     assert b"note: the request recorded here is incomplete (its shape gone" in checked.stdout
+
+
+def test_a_condensed_session_is_not_compacted_again_on_resume(
+    interrupted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = with_context(interrupted, tmp_path / "session", 990_000)
+    assert b"will compact the session" in proc("check", session).stdout
+    done = proc("run", session, "-t", "amortized", "-s", "condenser.max_size=6")
+    assert done.returncode == 0, done.stderr
+    # the copies keep the old usage; the client does not go by it, nor does condense
+    assert b"compact the session" not in proc("check", session).stdout
+    assert not client_compacts(clients, session, tmp_path / "client")

@@ -10,7 +10,10 @@
   for a 1M window (`claude-opus-5-5`, the client's default model); what it adds was
   up to `RESUME_ADDS` (a session with a tool call compacted from 967,000), so below
   the threshold by less than that the client may compact. `DISABLE_AUTO_COMPACT` or
-  `DISABLE_COMPACT` in the environment turns it off.
+  `DISABLE_COMPACT` in the environment turns it off. The responses `condense run`
+  copied after its boundary keep their old `usage`, which the client does not go by
+  (measured: a session over the threshold, condensed, resumes without compacting):
+  condense skips them too.
 - **Records it no longer applies.** A `system/microcompact_boundary` (older clients
   cleared old tool results in the request and recorded which) is passed over: the
   results are sent in full. A `content-replacement` record (a tool result the client
@@ -130,8 +133,8 @@ def resume_compaction(
     environ = os.environ if environ is None else environ
     last: ClaudeEvent | None = None
     for event in events:
-        if event.data.get("type") != "assistant" or event.is_summary:
-            continue
+        if event.data.get("type") != "assistant" or event.is_summary or event.copy_of:
+            continue  # (a copy `condense run` wrote carries a usage from before it)
         message = as_dict(event.data.get("message"))
         if message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), dict):
             last = event
