@@ -27,7 +27,7 @@ class Tally:
     facts: int = 0
     in_summary: int = 0
     in_view: int = 0
-    lost: list[str] = field(default_factory=list)
+    lost: list[Fact] = field(default_factory=list)
 
     @property
     def kept(self) -> int:
@@ -79,9 +79,9 @@ class Audit:
     summary_chars: int | None
     kinds: dict[str, Tally]
 
-    def lost(self) -> list[tuple[str, str]]:
-        """(kind, fact) of every lost fact, user instructions first."""
-        return [(kind, text) for kind in KINDS for text in self.kinds[kind].lost]
+    def lost(self) -> list[Fact]:
+        """Every lost fact, the user's constraints and instructions first."""
+        return [fact for kind in KINDS for fact in self.kinds[kind].lost]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,7 +92,7 @@ class Audit:
             "summary_chars": self.summary_chars,
             "kinds": {kind: tally.to_dict() for kind, tally in self.kinds.items()},
             "all": total(self.kinds).to_dict(),
-            "lost": [{"kind": kind, "fact": text} for kind, text in self.lost()],
+            "lost": [lost_json(fact) for fact in self.lost()],
         }
 
 
@@ -124,6 +124,14 @@ class LogAudit:
         }
 
 
+def lost_json(fact: Fact) -> dict[str, Any]:
+    """A lost fact for JSON: its kind, text, and the event a user's clause is from."""
+    found: dict[str, Any] = {"kind": fact.kind, "fact": fact.text}
+    if fact.source is not None:
+        found["from"] = fact.source
+    return found
+
+
 def kinds_json(tallies: dict[str, Tally]) -> dict[str, Any]:
     """Per kind and every kind together, for JSON."""
     return {
@@ -148,7 +156,7 @@ def check_facts(
         elif view.carries(fact, names):
             tally.in_view += 1
         else:
-            tally.lost.append(fact.text)
+            tally.lost.append(fact)
     return tallies
 
 

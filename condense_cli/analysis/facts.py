@@ -2,7 +2,9 @@
 still carries them (what `condense audit` measures and LLM condensers verify).
 
 Kinds, in the order reports list them:
-- `instructions`: every message the user typed;
+- `constraints`: the clauses of the user's messages that state a constraint
+  (`clauses.py`: don't, never, must, only, keep, ...), from the message they are in;
+- `instructions`: the other clauses of the user's messages;
 - `paths`: files touched (a tool's `path`/`file_path` argument, patch headers, and
   paths in commands);
 - `commands`: shell commands run, by their first line;
@@ -13,9 +15,9 @@ Kinds, in the order reports list them:
 A fact is compared in its normalised form: paths as paths (the same path, or one
 the tail of the other with at least two components; a bare file name matches when
 no other path of the set has that name), URLs without fragment and final slash,
-everything else case-folded with runs of white space made one space. A user
-instruction also counts as carried when at least INSTRUCTION_SHARE of its distinct
-words (four letters or more) appear.
+everything else case-folded with runs of white space made one space. A summary
+also carries a clause in other words, by the rules of `clauses.py` (a constraint
+with its object, and a negative one with its negation).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from condense_cli.analysis.clauses import carried, clauses, content, is_constraint, sentences_of
 from condense_cli.core.events import Event
 
-KINDS = ("instructions", "paths", "commands", "errors", "urls", "tasks")
-INSTRUCTION_SHARE = 0.6
+KINDS = ("constraints", "instructions", "paths", "commands", "errors", "urls", "tasks")
+SAID = ("constraints", "instructions")  # the kinds a user's message gives
 SHOWN_CHARS = 160  # a fact as reports show it
 ERROR_CHARS = 150  # an error line is compared on its first characters
 
@@ -73,7 +76,6 @@ FAILING_TESTS = (
     re.compile(r"^--- FAIL: (\S+)", re.M),  # go test
     re.compile(r"^test (\S+) \.\.\. FAILED$", re.M),  # cargo test
 )
-WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
 SPACE = re.compile(r"\s+")
 NOT_PATHS = ("/dev/", "/proc/")
 
@@ -85,6 +87,7 @@ class Fact:
     kind: str
     keys: tuple[str, ...]  # the first is the fact itself; the others also count
     text: str
+    source: object = field(default=None, compare=False)  # the id of the event it is from
 
     @property
     def key(self) -> str:
@@ -169,7 +172,9 @@ def _command(event: Event) -> str | None:
 
 def _facts_of(event: Event, commands: dict[object, str]) -> Iterator[Fact]:
     if event.is_instruction and event.text.strip():
-        yield Fact("instructions", (squash(event.text),), shown(event.text))
+        for clause in clauses(event.text):
+            kind = "constraints" if is_constraint(clause) else "instructions"
+            yield Fact(kind, (squash(clause),), shown(clause), event.id)
     call = event.tool_call
     if call is not None:
         yield from _call_facts(event, *call)
@@ -277,8 +282,9 @@ class Memory:
     flat: str = ""
     paths: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)  # by file name
     urls: set[str] = field(default_factory=set)
-    words: set[str] = field(default_factory=set)
-    loose: bool = False  # a summary: an instruction may be carried in other words
+    loose: bool = False  # a summary: a clause may be carried in other words
+    stems: set[str] = field(default_factory=set)  # (a summary's) content words
+    sentences: list[set[str]] = field(default_factory=list)  # and those of each sentence
 
     @classmethod
     def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
@@ -293,7 +299,9 @@ class Memory:
                     if parts:
                         memory.paths.setdefault(parts[-1], []).append(parts)
             memory.urls.update(normal_url(u) for u in URL.findall(text))
-        memory.words = set(WORD.findall(memory.flat))
+        if loose:
+            memory.stems = content(memory.flat)
+            memory.sentences = [s for text in texts for s in sentences_of(text)]
         return memory
 
     def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -305,9 +313,8 @@ class Memory:
             return fact.key in self.urls or fact.key in self.flat
         if any(key in self.flat for key in fact.keys):
             return True
-        if fact.kind == "instructions" and self.loose:
-            wanted = set(WORD.findall(fact.key))
-            return bool(wanted) and len(wanted & self.words) >= INSTRUCTION_SHARE * len(wanted)
+        if fact.kind in SAID and self.loose:
+            return carried(fact.key, self.stems, self.sentences)
         return False
 
     def _has_path(self, path: str, unique_names: set[str] | frozenset[str]) -> bool:

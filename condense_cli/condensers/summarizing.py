@@ -204,7 +204,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         lost = total(check_facts(facts, [summary], kept)).lost
         asked_again = 0
         if facts and len(lost) > self.config.max_fact_loss * len(facts):
-            missing = [f for f in facts if f.text in set(lost)]
+            missing = [f for f in facts if f in lost]
             named = facts_section(missing, "A first summary lost these facts; carry each one")
             retry, more = self.summarize(previous, forgotten, extra + named)
             retry_lost = total(check_facts(facts, [retry], kept)).lost
@@ -215,7 +215,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         usage["facts"] = {
             "total": len(facts),
             "kept": len(facts) - len(lost),
-            "lost": lost,
+            "lost": [f.text for f in lost],
             "asked_again_naming": asked_again,
         }
         return summary, usage

@@ -11,7 +11,7 @@ from typing import Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
 from condense_cli.analysis.diff import ViewDiff, preview
-from condense_cli.analysis.facts import KINDS
+from condense_cli.analysis.facts import KINDS, Fact
 from condense_cli.condensers.simulate import Run
 from condense_cli.core.events import Event
 from condense_cli.core.text import plural, sanitize
@@ -30,6 +30,12 @@ def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
 
 
 # --- audit -----------------------------------------------------------------------------
+
+
+def _from(fact: Fact) -> str:
+    """` (#12)`: the event a user's clause is from."""
+    return f" (#{fact.source})" if fact.source is not None else ""
+
 
 AUDIT_HEAD = ("kind", "facts", "kept", "in summary", "in view", "lost", "kept %")
 
@@ -58,7 +64,7 @@ def _audit_block(audit: Audit, title: str) -> list[str]:
     lost = audit.lost()
     if lost:
         lines.append(f"  lost ({len(lost):,}):")
-        lines += [sanitize(f"    {kind}: {text}", one_line=True) for kind, text in lost]
+        lines += [sanitize(f"    {f.kind}: {f.text}{_from(f)}", one_line=True) for f in lost]
     return lines
 
 

@@ -18,7 +18,8 @@ from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
 
 TABLE = """\
   kind          facts  kept  in summary  in view  lost  kept %
-  instructions      2     1           1        0     1    50.0
+  constraints       1     1           1        0     0   100.0
+  instructions      1     0           0        0     1     0.0
   paths             2     1           1        0     1    50.0
   commands          1     0           0        0     1     0.0
   errors            2     0           0        0     2     0.0
@@ -28,7 +29,8 @@ TABLE = """\
 """
 CURRENT_TABLE = """\
   kind          facts  kept  in summary  in view  lost  kept %
-  instructions      2     1           1        0     1    50.0
+  constraints       1     1           1        0     0   100.0
+  instructions      1     0           0        0     1     0.0
   paths             2     2           1        1     0   100.0
   commands          1     0           0        0     1     0.0
   errors            2     0           0        0     2     0.0
@@ -46,15 +48,23 @@ LOST = [
 ]
 
 
+def without_from(lost: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in lost.items() if k != "from"}
+
+
 def test_audit_text_lists_each_kind_and_the_lost_facts_instructions_first(
     tmp_path: Path, cli
 ) -> None:
     log = stories.write("openhands-v0", tmp_path / "s.jsonl")
     result = cli("audit", log)
     assert result.exit_code == 0, result.output
-    lost = "".join(f"    {item['kind']}: {item['fact']}\n" for item in LOST)
+    # a user's clause names the event it is from (here #1)
+    said = {"instructions": " (#1)"}
+    lost = "".join(f"    {x['kind']}: {x['fact']}{said.get(x['kind'], '')}\n" for x in LOST)
     current_lost = "".join(
-        f"    {item['kind']}: {item['fact']}\n" for item in LOST if item["kind"] != "paths"
+        f"    {x['kind']}: {x['fact']}{said.get(x['kind'], '')}\n"
+        for x in LOST
+        if x["kind"] != "paths"
     )
     assert result.stdout == (
         f"audit of {log} (openhands-v0): 1 condensation\n\n"
@@ -76,7 +86,8 @@ def test_every_dialect_gives_the_same_audit(dialect: str, tmp_path: Path, cli) -
     [condensation] = data["condensations"]
     assert condensation["forgotten_events"] == 8
     assert condensation["summary_chars"] == len(stories.SUMMARY)
-    assert condensation["lost"] == LOST
+    assert [without_from(x) for x in condensation["lost"]] == LOST
+    assert condensation["lost"][0]["from"] is not None  # the user's message
     assert condensation["kinds"]["paths"] == {
         "facts": 2,
         "kept": 1,
@@ -95,7 +106,7 @@ def test_every_dialect_gives_the_same_audit(dialect: str, tmp_path: Path, cli) -
     }
     current = data["current_view"]
     assert current["kinds"]["paths"]["in_view"] == 1  # DONE names tests/test_app.py
-    assert current["lost"] == [x for x in LOST if x["kind"] != "paths"]
+    assert [without_from(x) for x in current["lost"]] == [x for x in LOST if x["kind"] != "paths"]
     assert data["overall"]["all"] == condensation["all"]
 
 
@@ -127,8 +138,8 @@ def test_fail_under_exits_1_and_says_what_fell_short(tmp_path: Path, proc) -> No
         (
             "files=80",
             "Error: --fail-under 'files=80': 'files' is not a kind of fact\n"
-            "Hint: give a percentage, or KIND=PERCENT with KIND one of: instructions, paths, "
-            "commands, errors, urls, tasks\n",
+            "Hint: give a percentage, or KIND=PERCENT with KIND one of: constraints, instructions, "
+            "paths, commands, errors, urls, tasks\n",
         ),
         (
             "paths=120",
@@ -166,8 +177,12 @@ def _doubled(table: str) -> str:
     """TABLE with every count doubled (two logs of the same story)."""
     return (
         table.replace(
-            "  instructions      2     1           1        0     1    50.0",
-            "  instructions      4     2           2        0     2    50.0",
+            "  constraints       1     1           1        0     0   100.0",
+            "  constraints       2     2           2        0     0   100.0",
+        )
+        .replace(
+            "  instructions      1     0           0        0     1     0.0",
+            "  instructions      2     0           0        0     2     0.0",
         )
         .replace(
             "  paths             2     1           1        0     1    50.0",
@@ -330,6 +345,7 @@ def _user(text: str) -> Event:
 
 # The README's table (`condense audit ../shared/corpus/openhands-v1/*/`).
 CORPUS_OVERALL = {
+    "constraints": (0, 0, 0),
     "instructions": (0, 0, 0),
     "paths": (470, 221, 77),
     "commands": (474, 0, 14),

@@ -1,0 +1,314 @@
+"""A user's message as clauses, each a fact: what an instruction-level audit checks.
+
+A message is cut into sentences (at `.`, `!`, `?`, `;` and line ends, not inside
+`i.e.` and its like) and each sentence into its coordinated clauses (at `and`,
+`but`, `then`); a piece with fewer than two content words stays with its
+neighbour, so "tests and docs" stays one object, and a sentence of fewer than two
+(a heading, "Phase 2.") gives no clause. Text the user pasted rather than wrote
+(fenced code, and `<tag>...</tag>` blocks such as an issue description) is
+material, not instruction, and gives no clause.
+
+A clause that states a constraint (`CONSTRAINT_MARKERS`: don't, never, must, only,
+always, keep, without, instead, use, avoid, ...) is a constraint. A text carries a
+clause when it holds the clause as written, or, in other words (a summary):
+- an instruction: at least `INSTRUCTION_SHARE` of its content words;
+- a constraint: at least `OBJECT_SHARE` of its object (the content words of its
+  main part, before any purpose such as "to ensure ...", less its paths and the
+  markers and verbs that only say it is a constraint), and, for a negative one (not, never, no,
+  without, avoid), a negation in a sentence of the text that holds that object:
+  "do not modify str.py" is not carried by "modified str.py".
+A summary in another language than the clause carries it only where it quotes it:
+no word list can see a translation, and a clause wrongly called lost costs a user
+less than a constraint wrongly called kept.
+
+Content words are the words of three letters or more, any script, less a short
+list of English function words, compared by a crude stem (case-folded, a final
+`s`, `es`, `ed`, `ing` or `ly` cut, then a final `e`, and a final `y` made `i`);
+text in Chinese, Japanese or Korean, written without spaces, counts by its pairs
+of neighbouring characters, and has its own markers (不要, 必須, 只, 禁止, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+INSTRUCTION_SHARE = 0.6
+OBJECT_SHARE = 0.8
+MIN_WORDS = 2  # a piece with fewer content words belongs to the clause before it
+
+PASTED = re.compile(r"```.*?(?:```|\Z)|<([A-Za-z][\w-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
+# (a sentence also ends after the full stops of Chinese and Japanese text)
+SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[\u3002\uff01\uff1f\uff1b])|\n+")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+# What makes a clause written in Chinese or Japanese a constraint, and a negative one.
+CJK_MARKERS = (
+    "不要",
+    "不准",
+    "不能",
+    "不用",
+    "別",
+    "请勿",
+    "請勿",
+    "禁止",
+    "必須",
+    "必须",
+    "一定要",
+    "只",
+    "保持",
+    "應該",
+    "应该",
+    "避免",
+)
+CJK_NEGATIONS = ("不", "沒", "没", "別", "别", "勿", "禁止", "無", "无", "避免")
+COORDINATION = re.compile(r"(,?\s+(?:and|but|then)\s+|,\s+so\s+)", re.I)
+PURPOSE = re.compile(r"\s(?:to ensure|to make sure|so that|in order to)\s", re.I)
+ABBREVIATIONS = re.compile(r"\b(?:i\.e\.|e\.g\.|etc\.|vs\.|cf\.)", re.I)
+TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+NEGATIONS = frozenset(
+    {"not", "never", "no", "without", "avoid", "nor", "neither", "forbidden", "prohibited"}
+    | {"disallowed", "refrain", "instead"}
+)
+# Words that make a clause a constraint; they are its force, not its object.
+CONSTRAINT_MARKERS = frozenset(
+    {
+        "don't",
+        "dont",
+        "doesn't",
+        "shouldn't",
+        "mustn't",
+        "can't",
+        "cannot",
+        "won't",
+        "not",
+        "never",
+        "must",
+        "only",
+        "always",
+        "keep",
+        "without",
+        "instead",
+        "use",
+        "avoid",
+        "ensure",
+        "preserve",
+        "should",
+        "required",
+        "require",
+        "need",
+        "needs",
+        "stay",
+        "remain",
+        "leave",
+        "unchanged",
+    }
+)
+NOT_OBJECTS = CONSTRAINT_MARKERS | {"make", "sure", "any", "way", "all", "every", "please", "task"}
+PATH = re.compile(r"\S*/\S*")  # a word with a slash: a path, as far as objects go
+STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "but",
+        "not",
+        "you",
+        "your",
+        "yours",
+        "our",
+        "ours",
+        "with",
+        "this",
+        "that",
+        "these",
+        "those",
+        "from",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "then",
+        "than",
+        "there",
+        "their",
+        "them",
+        "they",
+        "its",
+        "it's",
+        "was",
+        "were",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "will",
+        "would",
+        "can",
+        "could",
+        "shall",
+        "may",
+        "might",
+        "just",
+        "also",
+        "very",
+        "too",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "other",
+        "more",
+        "most",
+        "much",
+        "many",
+        "few",
+        "let",
+        "lets",
+        "let's",
+        "please",
+        "now",
+        "out",
+        "off",
+        "about",
+        "above",
+        "below",
+        "again",
+        "once",
+        "both",
+        "between",
+        "while",
+        "because",
+        "until",
+        "upon",
+        "per",
+        "via",
+        "etc",
+        "i'm",
+        "i've",
+        "we're",
+        "we've",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    """A word as compared: case-folded, a common English ending cut."""
+    word = word.casefold().replace("'", "")
+    for ending in ("ing", "ed", "es", "ly", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            break
+    if word.endswith("e") and len(word) > 4:  # rename, renamed: renam
+        word = word[:-1]
+    return word[:-1] + "i" if word.endswith("y") else word
+
+
+def words(text: str) -> list[str]:
+    """The words of `text`, case-folded, outside Chinese, Japanese and Korean runs."""
+    return [w.casefold() for w in TOKEN.findall(CJK.sub(" ", text))]
+
+
+def bigrams(text: str) -> set[str]:
+    """The pairs of neighbouring characters in the Chinese, Japanese and Korean runs
+    of `text`: their content units (they are not written with spaces)."""
+    return {run[i : i + 2] for run in CJK.findall(text) for i in range(len(run) - 1)}
+
+
+def content(text: str) -> set[str]:
+    """The content units of `text`: stems of its words, bigrams of its CJK runs."""
+    found = {stem(w) for w in words(text) if len(w) >= 3 and not w.isdigit() and w not in STOP}
+    return found | bigrams(text)
+
+
+def is_constraint(clause: str) -> bool:
+    return any(w in CONSTRAINT_MARKERS for w in words(clause)) or any(
+        m in clause for m in CJK_MARKERS
+    )
+
+
+def main_part(clause: str) -> str:
+    """The clause without its purpose ("... to ensure you haven't broken anything")."""
+    return PURPOSE.split(clause, maxsplit=1)[0]
+
+
+def is_negative(clause: str) -> bool:
+    """Whether the clause (not its purpose) says what must not be done."""
+    main = main_part(clause)
+    return any(w in NEGATIONS or w.endswith("n't") for w in words(main)) or any(
+        m in main for m in CJK_NEGATIONS
+    )
+
+
+def object_of(clause: str) -> set[str]:
+    """What a constraint is about: the content words of its main part less its force
+    and less its paths (a path is a fact of its own; a summary names the place a
+    constraint applies to far more often than the constraint)."""
+    force = {stem(w) for w in NOT_OBJECTS} | bigrams(" ".join(CJK_MARKERS + CJK_NEGATIONS))
+    main = PATH.sub(" ", main_part(clause))
+    return {w for w in content(main) if w not in force}
+
+
+def clauses(message: str) -> Iterator[str]:
+    """The clauses the user wrote in `message` (see the module's docstring)."""
+    written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", ""), PASTED.sub("\n", message))
+    for sentence in SENTENCE.split(written):
+        parts = COORDINATION.split(sentence)  # piece, joiner, piece, joiner, ...
+        merged: list[str] = []
+        for index in range(0, len(parts), 2):
+            piece = parts[index].strip(" \t-*•:>#")
+            joiner = parts[index - 1] if index else ""
+            if not piece:
+                continue
+            if merged and (len(content(piece)) < MIN_WORDS or len(content(merged[-1])) < MIN_WORDS):
+                merged[-1] = f"{merged[-1]}{joiner}{piece}"
+            else:
+                merged.append(piece)
+        for clause in merged:
+            if len(content(clause)) >= MIN_WORDS:
+                yield clause
+
+
+def sentences_of(text: str) -> list[set[str]]:
+    """The stems of each sentence of a text, its negations kept as `not`."""
+    found = []
+    for sentence in SENTENCE.split(text):
+        stems = content(sentence)
+        if is_negative(sentence):
+            stems.add("not")
+        if stems:
+            found.append(stems)
+    return found
+
+
+def carried(clause: str, stems: set[str], sentences: Iterable[set[str]]) -> bool:
+    """Whether a text whose content stems are `stems` (and whose sentences are
+    `sentences`, see `sentences_of`) carries `clause` in other words."""
+    constraint = is_constraint(clause)
+    wanted = (object_of(clause) if constraint else set()) or content(clause)
+    share = OBJECT_SHARE if constraint else INSTRUCTION_SHARE
+    if not wanted or len(wanted & stems) < share * len(wanted):
+        return False
+    if not constraint:
+        return True
+    if not is_negative(clause):
+        return True
+    # a negative constraint: the sentences that hold its object must say it negatively
+    holding = [s for s in sentences if len(wanted & s) >= max(1, len(wanted) // 2)]
+    return any("not" in s for s in holding)
