@@ -28,6 +28,7 @@ def check(
     One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
     """
     from condense_cli.analysis.checks import lost_context
+    from condense_cli.analysis.thrash import thrash_problems
     from condense_cli.dialects import read_log
 
     failed = 0
@@ -40,7 +41,9 @@ def check(
             ) as replay:
                 name = replay.path
                 dialects.add(replay.dialect)
-                found = replay.problems + ([] if replay.errors else lost_context(replay))
+                found = replay.problems
+                if not replay.errors:
+                    found = found + lost_context(replay) + thrash_problems(replay)
         except CondenseError as exc:
             emit(sanitize(mask(exc.message), one_line=True))
             failed += 1

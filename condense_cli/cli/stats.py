@@ -32,12 +32,14 @@ def stats(
     from condense_cli.dialects import read_log
 
     tokenizer = configured_tokenizer(config) if tokens else None
+    from condense_cli.analysis.thrash import findings, steps_of
     from condense_cli.core.messages import message_numbers
 
     with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
         report = replay.stats(tokenizer, reading("counting"))
         if replay.converts_messages:
             report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
+        report.thrash = [f.to_json() for f in findings(steps_of(replay))]
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

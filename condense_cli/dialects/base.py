@@ -146,6 +146,7 @@ class StatsReport:
     # What the client does with the log beyond its view (Claude Code: the
     # microcompactions older clients recorded, and its compaction on resume).
     client: dict[str, Any] | None = None
+    thrash: list[dict[str, Any]] | None = None  # compactions back to back (`analysis.thrash`)
 
     def to_json(self) -> dict[str, Any]:
         """The report as `stats --format json` prints it (the keys in this order)."""
@@ -169,6 +170,8 @@ class StatsReport:
             report["messages"] = self.messages
         if self.client is not None:
             report["client"] = self.client
+        if self.thrash is not None:
+            report["thrash"] = self.thrash
         return report
 
 

@@ -311,6 +311,8 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
             parts.append(_own_figures(rows[-20:], new_table))
     if report.client is not None:
         parts += _client_parts(report.client, new_table)
+    for finding in report.thrash or ():
+        parts.append(Text(sanitize(f"thrash at line {finding['lines'][0]}: {finding['says']}")))
     return parts
 
 

@@ -129,7 +129,12 @@ def test_codex_follows_a_compaction_condense_appended_to_a_paginated_rollout(
     if condenser == "llm":
         assert SUMMARY in json.dumps(view_items(rollout))
     run = assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
-    assert condense("check", "--strict", run.session).returncode == 0
+    checked = condense("check", "--strict", run.session, check=False)
+    if kind == "compacted":  # the scripted usage made Codex compact at every turn
+        assert "compactions back to back" in checked.stdout
+        assert checked.stdout.count("\n") == 1
+    else:
+        assert checked.returncode == 0, checked.stdout
 
 
 def test_codex_resumes_in_place_after_condense_ran_in_its_own_home(

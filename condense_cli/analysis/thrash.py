@@ -1,0 +1,111 @@
+"""Compaction thrash: compactions that come back to back, or that leave the view no
+smaller while their summary grows. `check` warns of each (so `--strict` fails),
+`stats` counts them.
+
+Two compactions are back to back when fewer than `BACK_TO_BACK_EVENTS` events came
+into the view between them (the view right after the first, against the view right
+before the second): the agent compacted again before it did anything. A run of
+`MIN_RUN` or more is one finding. A compaction that does not shrink the view (as
+many events after it as before) and writes a longer summary than the one before it
+is a finding of its own: it only made the context longer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from condense_cli.core.events import Problem
+from condense_cli.core.text import plural
+from condense_cli.dialects.base import Replay
+
+BACK_TO_BACK_EVENTS = 3
+MIN_RUN = 3  # "several": two compactions close together can be a user's /compact
+
+
+@dataclass(frozen=True)
+class Step:
+    """What thrash is judged on for one compaction."""
+
+    line: int
+    before: int  # events in the view right before it
+    after: int  # and right after it
+    summary_chars: int | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One run of compactions back to back, or one that did not shrink the view."""
+
+    kind: str  # "back_to_back" or "no_shrink"
+    lines: tuple[int, ...]
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "lines": list(self.lines), "says": self.message}
+
+
+def steps_of(replay: Replay) -> list[Step]:
+    """The log's compactions, from their steps (or their records when the dialect
+    has no steps)."""
+    if replay.audits:
+        return [
+            Step(s.line, len(s.before), len(s.after), len(s.summary) if s.summary else None)
+            for s in replay.condensation_steps()
+        ]
+    return [
+        Step(c.line, c.view_size + c.forgotten_events, c.view_size, c.summary_chars)
+        for c in replay.condensations
+        if c.line is not None
+    ]
+
+
+def findings(steps: list[Step]) -> list[Finding]:
+    """The thrash in a log's compactions, in order."""
+    found: list[Finding] = []
+    run: list[Step] = []
+
+    def close() -> None:
+        if len(run) >= MIN_RUN:
+            lines = tuple(s.line for s in run)
+            found.append(
+                Finding(
+                    "back_to_back",
+                    lines,
+                    f"{len(run)} compactions back to back (lines {lines[0]} to {lines[-1]}): "
+                    f"each came less than {plural(BACK_TO_BACK_EVENTS, 'event')} after the one "
+                    "before it",
+                )
+            )
+
+    for previous, step in zip([None, *steps], steps, strict=False):
+        if previous is not None and step.before - previous.after < BACK_TO_BACK_EVENTS:
+            run = run or [previous]
+            run.append(step)
+        else:
+            close()
+            run = []
+        grew = (
+            previous is not None
+            and step.summary_chars is not None
+            and previous.summary_chars is not None
+            and step.summary_chars > previous.summary_chars
+        )
+        if step.after >= step.before and grew:
+            assert previous is not None and previous.summary_chars is not None
+            found.append(
+                Finding(
+                    "no_shrink",
+                    (step.line,),
+                    f"this compaction left the view no smaller ({step.before} -> {step.after} "
+                    f"events) and its summary grew ({previous.summary_chars:,} -> "
+                    f"{step.summary_chars:,} characters)",
+                )
+            )
+    close()
+    return found
+
+
+def thrash_problems(replay: Replay) -> list[Problem]:
+    """`check`'s warnings, one per finding, at its first compaction's line."""
+    return [Problem(f.lines[0], f.message, "warning") for f in findings(steps_of(replay))]
