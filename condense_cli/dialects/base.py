@@ -60,6 +60,44 @@ class CondensationStep:
     after: View
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """A compaction against the threshold its client was configured with: where it
+    fired (`measured`, as the log records it), where it should have, and in what."""
+
+    unit: str  # "tokens" or "events"
+    measured: int
+    threshold: int
+    source: str  # where the threshold comes from
+    tolerance: int = 0  # how far from it still counts as "at"
+    manual: bool = False  # asked for (a /compact, a request): no threshold applies
+
+    @property
+    def fired(self) -> str:
+        """`manual`, `at`, `early` or `late`."""
+        if self.manual:
+            return "manual"
+        off = self.measured - self.threshold
+        return "at" if abs(off) <= self.tolerance else "early" if off < 0 else "late"
+
+    def describe(self) -> str:
+        """`early by 12,000 tokens (155,000 against 167,000)`."""
+        against = f"{self.measured:,} against {self.threshold:,} {self.unit}"
+        if self.fired in ("manual", "at"):
+            return f"{self.fired} ({against})"
+        return f"{self.fired} by {abs(self.measured - self.threshold):,} {self.unit} ({against})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "measured": self.measured,
+            "threshold": self.threshold,
+            "fired": self.fired,
+            "by": self.measured - self.threshold,
+            "source": self.source,
+        }
+
+
 @dataclass
 class CondensationRow:
     """One condensation as `condense stats` reports it.
@@ -69,6 +107,7 @@ class CondensationRow:
     `tokens_before`/`tokens_after` (with a tokenizer) for Claude Code; `log_says`
     (what the rollout's token counts said) for Codex. Codex compactions record the
     history they keep, not the ids they forget, so their `forgotten_ranges` is empty.
+    `threshold`: where it fired against the client's configured threshold.
     """
 
     id: object
@@ -82,6 +121,7 @@ class CondensationRow:
     tokens_before: int | None = None
     tokens_after: int | None = None
     log_says: dict[str, Any] | None = None
+    threshold: Threshold | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The row as `stats --format json` prints it (the keys in this order)."""
@@ -99,6 +139,8 @@ class CondensationRow:
             value = getattr(self, extra)
             if value is not None:
                 row[extra] = value
+        if self.threshold is not None:
+            row["threshold"] = self.threshold.to_json()
         return row
 
 

@@ -286,8 +286,12 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     if rows:
         table = new_table(title="condensations", title_justify="left")
         says = any(c.log_says for c in rows)
+        fired = any(c.threshold for c in rows)
         columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
-        for column in columns + (("the log says",) if says else ()):
+        extras = (("the log says",) if says else ()) + (
+            ("fired against the threshold",) if fired else ()
+        )
+        for column in columns + extras:
             table.add_column(
                 column, justify="right" if column in columns[:3] + columns[4:] else "left"
             )
@@ -303,6 +307,8 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
             if says:
                 said = ", ".join(f"{k} {v}" for k, v in (c.log_says or {}).items())
                 row.append(sanitize(said, one_line=True))
+            if fired:
+                row.append(c.threshold.describe() if c.threshold else "-")
             table.add_row(*row)
         if len(rows) > 20:
             table.caption = f"the last 20 of {len(rows):,}"

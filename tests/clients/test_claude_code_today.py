@@ -102,6 +102,8 @@ def test_a_fresh_session_with_a_compaction_is_what_the_client_sends(
     assert view[0].is_summary and "API kept stable" in view[0].text
     assert [e.text for e in view[1:]][-2:] == ["Run it again.", "Ran it again."]
     assert proc("check", "--strict", session).returncode == 0
+    stats = json.loads(proc("stats", session, "-f", "json", "--no-tokens").stdout)
+    assert [c["threshold"]["fired"] for c in stats["condensations"]] == ["manual"]  # /compact
     assert_client_sends_the_view(proc, clients, session, tmp_path / "client")
 
 

@@ -342,3 +342,15 @@ def test_after_condense_runs_codex_does_not_compact_again(
     condense("run", stale, "-t", "amortized", "-s", "max_size=4")
     rewrite(stale, lambda data: data.pop())
     assert compacts_first(clients, stale, tmp_path / "stale-client")
+
+
+def test_stats_puts_each_compaction_against_the_limit_of_its_codex_home(compacted: Path) -> None:
+    [in_home] = codex_rollouts(compacted.parent)  # where Codex wrote it, its config beside
+    data = json.loads(condense("stats", in_home, "-f", "json", "--no-tokens").stdout)
+    thresholds = [c["threshold"] for c in data["condensations"]]
+    assert thresholds and all(t["threshold"] == 50_000 for t in thresholds)
+    assert all(t["source"].startswith("model_auto_compact_token_limit in ") for t in thresholds)
+    assert all(t["measured"] >= 50_000 and t["fired"] in ("at", "late") for t in thresholds)
+    # a copy outside its home has only the model's own limit to go by
+    copied = json.loads(condense("stats", compacted, "-f", "json", "--no-tokens").stdout)
+    assert {c["threshold"]["threshold"] for c in copied["condensations"]} == {244_800}

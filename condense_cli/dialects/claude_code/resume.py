@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.text import plural
+from condense_cli.dialects.base import Threshold
 
 if TYPE_CHECKING:
     from condense_cli.dialects.claude_code.events import ClaudeEvent
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 
 CLIENT = "Claude Code 2.1.330"
 RESUME_MARGIN = 23_000  # window less this is where the client compacts on resume
+# Before 2.1.330 (2.1.112 and 2.1.121 in the corpus) the margin was the published
+# 13,000-token buffer plus 20,000 reserved for the answer: 167,000 for 200k.
+OLD_MARGIN = 33_000
+MARGIN_SINCE = (2, 1, 330)
 RESUME_ADDS = 10_000  # what the client adds to the last response's context on resume, at most
 WINDOW = 200_000
 LONG_WINDOW = 1_000_000
@@ -123,6 +128,41 @@ class ResumeCompaction:
             )
         used = f"{where} used {self.context_tokens:,} tokens of context"
         return f"{used}, {away} where {CLIENT} compacts ({rule})"
+
+
+def margin_for(version: Any) -> int:
+    """The window less this is where a client of `version` compacts."""
+    try:
+        parts = tuple(int(p) for p in str(version).split(".")[:3])
+    except ValueError:
+        return RESUME_MARGIN
+    return RESUME_MARGIN if parts >= MARGIN_SINCE else OLD_MARGIN
+
+
+def compaction_threshold(
+    meta: dict[str, Any], version: Any, before: list[ClaudeEvent]
+) -> Threshold | None:
+    """A compaction against the client's threshold: its `preTokens` against the
+    window of the model that answered last before it, less the margin of the client
+    version that wrote it; a `/compact` (`trigger: manual`) has none."""
+    pre = meta.get("preTokens")
+    if not isinstance(pre, int) or isinstance(pre, bool):
+        return None
+    model = next(
+        (
+            str(m.get("model"))
+            for e in reversed(before)
+            if e.data.get("type") == "assistant"
+            and (m := as_dict(e.data.get("message"))).get("model") not in (None, SYNTHETIC_MODEL)
+        ),
+        None,
+    )
+    if model is None:
+        return None
+    window, margin = model_window(model), margin_for(version)
+    source = f"the {window:,}-token window of {model} less {margin:,} (Claude Code {version})"
+    manual = meta.get("trigger") == "manual"
+    return Threshold("tokens", pre, window - margin, source, RESUME_ADDS, manual)
 
 
 def resume_compaction(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from condense_cli.core.jsonlines import as_dict
+from condense_cli.dialects.base import Threshold
 
 CLIENT = "Codex 0.169.0"
 USAGE_KEYS = (
@@ -32,6 +33,7 @@ USAGE_KEYS = (
     "reasoning_output_tokens",
 )
 LIMIT_KEY = "model_auto_compact_token_limit"
+TOLERANCE = 10_000  # a compaction this close to the limit fired at it (a turn's growth)
 MAX_OVERHEAD = 32_000  # tokens of instructions and tools (Codex's own: about 16,000)
 
 
@@ -97,6 +99,30 @@ class ResumeCompaction:
         return f"{used}, {below} at which {CLIENT} compacts ({self.source})"
 
 
+def limit_of(path: str, info: dict[str, Any] | None) -> tuple[int, str] | None:
+    """Codex's auto-compact limit for the rollout at `path` whose last token count
+    says `info`, and where it comes from (None: nothing to go by)."""
+    limits: list[tuple[int, str]] = []
+    window = info.get("model_context_window") if info is not None else None
+    if isinstance(window, int) and window > 0:
+        full = f"90% of the model's window of {window * 20 // 19:,}"
+        limits.append((default_limit(window), full))
+    configured = configured_limit(path)
+    if configured is not None:
+        limits.append((configured[0], f"{LIMIT_KEY} in {configured[1]}"))
+    return min(limits) if limits else None
+
+
+def compaction_threshold(
+    path: str, info: dict[str, Any] | None, tokens_before: int | None
+) -> Threshold | None:
+    """A compaction against Codex's limit: the context its last token count gave."""
+    limit = limit_of(path, info)
+    if limit is None or tokens_before is None:
+        return None
+    return Threshold("tokens", tokens_before, limit[0], limit[1], TOLERANCE)
+
+
 def resume_compaction(
     path: str, info: dict[str, Any] | None, line: int | None
 ) -> ResumeCompaction | None:
@@ -104,20 +130,12 @@ def resume_compaction(
     if info is None:
         return None
     tokens = as_dict(info.get("last_token_usage")).get("total_tokens")
-    window = info.get("model_context_window")
     if not isinstance(tokens, int):
         return None
-    limits: list[tuple[int, str]] = []
-    if isinstance(window, int) and window > 0:
-        limits.append(
-            (default_limit(window), f"90% of the model's window of {window * 20 // 19:,}")
-        )
-    configured = configured_limit(path)
-    if configured is not None:
-        limits.append((configured[0], f"{LIMIT_KEY} in {configured[1]}"))
-    if not limits:
+    found = limit_of(path, info)
+    if found is None:
         return None
-    limit, source = min(limits)
+    limit, source = found
     return ResumeCompaction(line, tokens, limit, source)
 
 

@@ -14,6 +14,7 @@ from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
+from condense_cli.dialects.codex.resume import compaction_threshold
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -98,6 +99,9 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
             c.summary_chars,
             c.after,
             log_says=c.says,
+            threshold=compaction_threshold(
+                replay.path, replay.state.token_info, c.says.get("tokens_before")
+            ),
         )
         for c in compactions
     ]

@@ -35,15 +35,18 @@ from condense_cli.core.events import (
     apply_condensation,
 )
 from condense_cli.core.intervals import runs
+from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LockedLog, LogSource
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
+    CondensationRow,
     CondensationStep,
     Dialect,
     Reading,
     Record,
     Replay,
     StatsReport,
+    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v1.detect import (
@@ -272,6 +275,8 @@ class V1Replay(Replay):
             sum(len(r.raw) for r in sent),
         )
         seen = counts.tally(view_texts)
+        rows = condensation_rows(self.condensations)
+        self._add_thresholds(rows)
         return StatsReport(
             self.dialect,
             self.path,
@@ -279,7 +284,7 @@ class V1Replay(Replay):
             len(records),
             len(sent),
             largest_first(by_type),
-            condensation_rows(self.condensations),
+            rows,
             sum(1 for r in records if r.kind == CONDENSATION_REQUEST),
             self.replayed.pending_request,
             len(view),
@@ -287,6 +292,24 @@ class V1Replay(Replay):
             *sizes(full, seen, tokenizer),
             generation=(self.generation, self.generation_reason),
         )
+
+    def _add_thresholds(self, rows: list[CondensationRow]) -> None:
+        """Each condensation against the condenser's `max_size` that the folder's
+        `base_state.json` records: the SDK condenses a view of more events than that;
+        one a `CondensationRequest` asked for is manual."""
+        agent = as_dict(as_dict(self.conversation.base_state).get("agent"))
+        condenser = as_dict(agent.get("condenser"))
+        max_size = condenser.get("max_size")
+        if not isinstance(max_size, int) or isinstance(max_size, bool):
+            return
+        source = f"max_size {max_size} of the {condenser.get('kind')} in base_state.json"
+        by_id = {row.id: row for row in rows}
+        for step in self._steps():
+            row = by_id.get(step.condensation.id)
+            if row is not None:
+                size = len(self._view_of(step.before, step.pending_before))
+                manual = step.pending_before
+                row.threshold = Threshold("events", size, max_size + 1, source, 1, manual)
 
     # --- appending --------------------------------------------------------------------
 
