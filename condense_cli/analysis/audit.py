@@ -1,8 +1,9 @@
 """`condense audit`: what each condensation of a log lost, fact by fact.
 
-For each condensation, the facts of the events it forgot (see `facts.py`) are
-looked up in the summary it wrote, then in the events the view still holds right
-after it; a fact found in neither is lost. The current view is audited the same
+For each condensation, the facts of the events it forgot (see `facts.py`), and
+the log's pins the view held before it (`core.pins`), are looked up in the summary
+it wrote, then in the events the view still holds right after it; a fact found in
+neither is lost, pins first. The current view is audited the same
 way against every fact any condensation forgot.
 """
 
@@ -12,9 +13,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.analysis.facts import KINDS, Fact, Memory, event_texts, extract, unique_names
+from condense_cli.analysis.facts import (
+    KINDS,
+    Fact,
+    Memory,
+    event_texts,
+    extract,
+    squash,
+    unique_names,
+)
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
+from condense_cli.core.pins import carried
 from condense_cli.dialects.base import Replay
 
 OVERALL = "overall"
@@ -171,13 +181,23 @@ def without_summary(view: View, summary: str | None) -> list[Event]:
     return events
 
 
+def pins_of(replay: Replay) -> list[str]:
+    """The pins kept beside the log (none for a stream)."""
+    from condense_cli.core.logfile import is_stream
+    from condense_cli.core.pins import read_pins
+
+    return [] if is_stream(replay.path) else read_pins(replay.path)
+
+
 def audit_log(replay: Replay) -> LogAudit:
     """Audit every condensation of `replay`'s log and its current view."""
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
+    pins = [Fact("pins", (squash(p),), p) for p in pins_of(replay)]
     for number, step in enumerate(replay.condensation_steps(), start=1):
-        facts = extract(step.forgotten)
+        facts = [p for p in pins if p.text in carried([p.text], step.before)]
+        facts += extract(step.forgotten)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
         summaries = [step.summary] if step.summary is not None else []

@@ -16,3 +16,19 @@ def lost_context(replay: Replay) -> list[Problem]:
         Problem(change.line, f"the model never sees this: {change.reason}", "warning", change.path)
         for change in replay.messages(replay.view()).lost
     ]
+
+
+def lost_pins(replay: Replay) -> list[Problem]:
+    """Warnings for the pins (`core.pins`) each compaction in the log dropped."""
+    from condense_cli.analysis.audit import pins_of
+    from condense_cli.core.pins import dropped
+    from condense_cli.core.text import quote
+
+    pins = pins_of(replay) if replay.audits else []
+    if not pins:
+        return []
+    return [
+        Problem(step.line, f"this compaction dropped the pin {quote(pin)}", "warning")
+        for step in replay.condensation_steps()
+        for pin in dropped(pins, step.before, step.after)
+    ]

@@ -2,6 +2,7 @@
 still carries them (what `condense audit` measures and LLM condensers verify).
 
 Kinds, in the order reports list them:
+- `pins`: the texts pinned for the log (`core.pins`), carried as written;
 - `constraints`: the clauses of the user's messages that state a constraint
   (`clauses.py`: don't, never, must, only, keep, ...), from the message they are in;
 - `instructions`: the other clauses of the user's messages;
@@ -31,7 +32,7 @@ from typing import Any
 from condense_cli.analysis.clauses import carried, clauses, content, is_constraint, sentences_of
 from condense_cli.core.events import Event
 
-KINDS = ("constraints", "instructions", "paths", "commands", "errors", "urls", "tasks")
+KINDS = ("pins", "constraints", "instructions", "paths", "commands", "errors", "urls", "tasks")
 SAID = ("constraints", "instructions")  # the kinds a user's message gives
 SHOWN_CHARS = 160  # a fact as reports show it
 ERROR_CHARS = 150  # an error line is compared on its first characters

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from condense_cli import __version__
-from condense_cli.cli import audit, check, config, diff, request, run, simulate, stats, view
+from condense_cli.cli import audit, check, config, diff, pin, request, run, simulate, stats, view
 from condense_cli.cli.common import Command, fail, state
 from condense_cli.core.errors import OutputError
 from condense_cli.core.interrupts import INTERRUPTED, quit_now
@@ -38,6 +38,7 @@ for name, command in (
     ("check", check.check),
     ("run", run.run),
     ("request", request.request),
+    ("pin", pin.pin),
     ("config", config.show_config),
     ("stats", stats.stats),
     ("audit", audit.audit),

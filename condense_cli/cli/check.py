@@ -27,7 +27,7 @@ def check(
 
     One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
     """
-    from condense_cli.analysis.checks import lost_context
+    from condense_cli.analysis.checks import lost_context, lost_pins
     from condense_cli.analysis.thrash import thrash_problems
     from condense_cli.dialects import read_log
 
@@ -43,7 +43,8 @@ def check(
                 dialects.add(replay.dialect)
                 found = replay.problems
                 if not replay.errors:
-                    found = found + lost_context(replay) + thrash_problems(replay)
+                    found = lost_pins(replay) + found + lost_context(replay)
+                    found += thrash_problems(replay)
         except CondenseError as exc:
             emit(sanitize(mask(exc.message), one_line=True))
             failed += 1

@@ -45,6 +45,14 @@ def run(
     ] = ViewFormat.text,
     lock_timeout: LockOpt = 10.0,
     dialect: DialectOpt = None,
+    pin_event: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pin-event",
+            metavar="ID",
+            help="Never forget this event (and its pair); repeatable.",
+        ),
+    ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -68,8 +76,12 @@ def run(
     )
     from condense_cli.core.events import Condensation
     from condense_cli.core.logfile import STDIN, is_stream
+    from condense_cli.core.pins import Pins, read_pins
 
     condenser = load_condenser(config, type, set)
+    texts = [*condenser.pins, *([] if is_stream(log) else read_pins(log))]
+    condenser.set_pins(dict.fromkeys(texts))  # the config's, then the log's, each once
+    pins = Pins(condenser.pins, tuple(pin_event or ()))
     err = stderr()
     if is_stream(log) and not dry_run:
         what = "standard input" if log == STDIN else f"{log} is not a regular file: it"
@@ -90,6 +102,7 @@ def run(
         lock_timeout=lock_timeout,
         feedback=feedback,
         messages=format is ViewFormat.messages,
+        pins=pins,
     )
     result = outcome.result
     if not isinstance(result, Condensation):

@@ -9,16 +9,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from condense_cli.condensers.base import Condenser
+from condense_cli.core.errors import CondenserError, ConfigError
 from condense_cli.core.events import Condensation, View, apply_condensation
 from condense_cli.core.interrupts import time_limit
 from condense_cli.core.intervals import describe_ids
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.messages import Conversion
-from condense_cli.core.text import plural
+from condense_cli.core.pins import Pins
+from condense_cli.core.text import plural, quote
 from condense_cli.dialects import append_to_log, read_log
 from condense_cli.dialects.base import Reading, Record, Replay, quiet_reading
 
@@ -118,35 +120,84 @@ def run_condenser(
     lock_timeout: float = 10.0,
     feedback: Feedback | None = None,
     messages: bool = False,
+    pins: Pins | None = None,
 ) -> RunOutcome:
     """Build the view, run the condenser, and append its condensation unless `dry_run`.
 
     With `messages`, a view result is also converted to chat messages (while the
-    log is still open: a dialect may read it to convert)."""
+    log is still open: a dialect may read it to convert). A condensation keeps
+    `pins` (`keep_pins`), or is refused."""
+    pins = pins or Pins()
     feedback = feedback or Feedback()
     if dry_run or is_stream(path):
         with read_log(path, dialect=dialect, reading=feedback.reading) as replay:
-            return _decide(replay, condenser, force, feedback, messages)
+            return _decide(replay, condenser, force, feedback, messages, pins)
     with append_to_log(
         path, dialect=dialect, lock_timeout=lock_timeout, reading=feedback.reading
     ) as replay:
-        outcome = _decide(replay, condenser, force, feedback, messages)
+        outcome = _decide(replay, condenser, force, feedback, messages, pins)
         if outcome.record is not None:
             replay.append(outcome.record)
             outcome.appended = True
         return outcome
 
 
+def pinned_keys(view: View, pins: Pins) -> set[int]:
+    """The keys of the events `pins` names by id (or key); ConfigError for an id
+    that no event of the view has."""
+    wanted = set(pins.events)
+    pinned = {e.key for e in view if e.key is not None and {str(e.id), str(e.key)} & wanted}
+    found = {str(e.id) for e in view if e.key in pinned} | {str(k) for k in pinned}
+    missing = sorted(wanted - found)
+    if missing:
+        raise ConfigError(
+            f"--pin-event {missing[0]}: no event of the view has this id",
+            hint="give the id `condense view` shows for the event (it must still be in view)",
+        )
+    return pinned
+
+
+def keep_pins(view: View, condensation: Condensation, pins: Pins) -> View | Condensation:
+    """The condensation with every pinned event (and its pair) kept; refused
+    (CondenserError, nothing appended) when it would still drop a pinned text."""
+    from condense_cli.condensers.base import close_over_pairs
+    from condense_cli.core.pins import dropped
+
+    pinned = pinned_keys(view, pins)
+    forgotten = set(condensation.forgotten)
+    if forgotten & pinned:
+        forgotten = close_over_pairs(view, forgotten - pinned, protect=pinned)
+        if not forgotten:
+            return view.with_note("every event it would forget is pinned")
+        condensation = replace(condensation, forgotten=tuple(sorted(forgotten)))
+    lost = dropped(pins.texts, view, apply_condensation(view, condensation).events)
+    if lost:
+        more = f" (and {plural(len(lost) - 1, 'more pin')})" if len(lost) > 1 else ""
+        raise CondenserError(
+            f"the condensation would drop the pin {quote(lost[0])}{more}: nothing appended",
+            hint="a summarising condenser carries pins verbatim; or pin the events that hold it",
+        )
+    return condensation
+
+
 def _decide(
-    replay: Replay, condenser: Condenser, force: bool, feedback: Feedback, messages: bool
+    replay: Replay,
+    condenser: Condenser,
+    force: bool,
+    feedback: Feedback,
+    messages: bool,
+    pins: Pins,
 ) -> RunOutcome:
     if messages:
         replay.require("converts_messages")
     view = replay.view()
+    pinned_keys(view, pins)  # an unknown id is refused before the condenser runs
     if force:
         view = view.with_request()
     with feedback.condensing(), time_limit(feedback.time_limit, "the condenser"):
         result = condenser.condense(view)
+    if isinstance(result, Condensation) and pins:
+        result = keep_pins(view, result, pins)
     if not isinstance(result, Condensation):
         converted = replay.messages(result) if messages else None
         return RunOutcome(replay, view, result, messages=converted)

@@ -115,7 +115,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         if previous is not None and previous.key is not None:
             previous = None  # a summary that can be forgotten is summarised as an event
         forgotten = [e for e in events if e.key in forget]
-        if self.config.verify:
+        if self.config.verify or self.pins:
             kept = [e for e in events if e.key not in forget and e is not previous]
             summary, usage = self.summarize_verified(previous, forgotten, kept)
         else:
@@ -192,18 +192,21 @@ class LLMSummarizingCondenser(ModelCondenser):
     def summarize_verified(
         self, previous: Event | None, forgotten: list[Event], kept: list[Event]
     ) -> tuple[str, dict[str, Any]]:
-        """Ask with the facts the summary must carry named; audit the answer against
-        them (in the summary or the kept events), and when it lost more than
+        """Ask with the facts the summary must carry named (the pins, and with
+        `verify` the forgotten events' facts); audit the answer against them (in the
+        summary or the kept events), and when it lost a pin or more than
         `max_fact_loss` of them, ask once more naming the ones it lost."""
         from condense_cli.analysis.audit import check_facts, total
-        from condense_cli.analysis.facts import extract
+        from condense_cli.analysis.facts import Fact, extract, squash
 
-        facts = extract(forgotten)
+        pins = [Fact("pins", (squash(pin),), pin) for pin in self.pins]
+        facts = pins + (extract(forgotten) if self.config.verify else [])
         extra = facts_section(facts, "The summary must carry these facts of the events")
         summary, usage = self.summarize(previous, forgotten, extra)
         lost = total(check_facts(facts, [summary], kept)).lost
         asked_again = 0
-        if facts and len(lost) > self.config.max_fact_loss * len(facts):
+        pin_lost = any(f.kind == "pins" for f in lost)  # a pin may not be lost at all
+        if facts and (pin_lost or len(lost) > self.config.max_fact_loss * len(facts)):
             missing = [f for f in facts if f in lost]
             named = facts_section(missing, "A first summary lost these facts; carry each one")
             retry, more = self.summarize(previous, forgotten, extra + named)

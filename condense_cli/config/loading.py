@@ -46,6 +46,7 @@ class Settings:
     condenser: dict[str, Any]
     llm: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    pins: list[str] = field(default_factory=list)  # [condenser] pins, for every type
 
 
 class LLMTables:
@@ -108,10 +109,12 @@ def load_settings(
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: [{key}] must be a table, not {type(value).__name__}")
     settings = Settings(path, dict(condenser), dict(llm))
+    settings.pins = _pins(settings.condenser.pop("pins", []), path)
     if type_override is not None:
         _apply_type(settings, type_override)
     for item in sets or []:
         _apply_set(settings, item)
+    settings.pins += _pins(settings.condenser.pop("pins", []), path)
     try:
         check_limits({"condenser": settings.condenser, "llm": settings.llm})
     except ConfigError as exc:
@@ -121,6 +124,19 @@ def load_settings(
         settings.notes.append(note)
     mask_table({"condenser": settings.condenser, "llm": settings.llm})  # remember its secrets
     return settings
+
+
+def _pins(value: Any, path: Path | None) -> list[str]:
+    """`pins = [...]` of [condenser]: texts every condensation must carry."""
+    from condense_cli.core.pins import check_pin
+
+    where = f"{path}: " if path else ""
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise ConfigError(f'{where}[condenser] pins must be a list of texts, like pins = ["..."]')
+    try:
+        return [check_pin(p) for p in value]
+    except ConfigError as exc:
+        raise ConfigError(f"{where}[condenser] pins: {exc.message}") from None
 
 
 def check_limits(data: dict[str, Any]) -> None:
@@ -172,7 +188,8 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     """The configuration in force, defaults filled in and secrets masked."""
     llms = LLMTables(settings.llm)
     condenser = build_condenser(settings.condenser, llms)
-    return mask_table({"condenser": condenser.describe(), "llm": llms.describe()})
+    described = condenser.describe() | ({"pins": settings.pins} if settings.pins else {})
+    return mask_table({"condenser": described, "llm": llms.describe()})
 
 
 def find_config_file(explicit: str | None) -> Path | None:
@@ -266,7 +283,9 @@ def configured_condenser(
 ) -> tuple[Condenser, list[str]]:
     """The condenser `--config`, `--type` and `--set` describe, and the notes to show."""
     settings = load_settings(config, type, sets)
-    return naming_source(settings.path, lambda: load_condenser(settings)), settings.notes
+    condenser = naming_source(settings.path, lambda: load_condenser(settings))
+    condenser.set_pins(settings.pins)
+    return condenser, settings.notes
 
 
 def configured_tokenizer(config: str | None) -> Tokenizer:

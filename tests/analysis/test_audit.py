@@ -18,6 +18,7 @@ from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
 
 TABLE = """\
   kind          facts  kept  in summary  in view  lost  kept %
+  pins              0     0           0        0     0       -
   constraints       1     1           1        0     0   100.0
   instructions      1     0           0        0     1     0.0
   paths             2     1           1        0     1    50.0
@@ -29,6 +30,7 @@ TABLE = """\
 """
 CURRENT_TABLE = """\
   kind          facts  kept  in summary  in view  lost  kept %
+  pins              0     0           0        0     0       -
   constraints       1     1           1        0     0   100.0
   instructions      1     0           0        0     1     0.0
   paths             2     2           1        1     0   100.0
@@ -138,8 +140,8 @@ def test_fail_under_exits_1_and_says_what_fell_short(tmp_path: Path, proc) -> No
         (
             "files=80",
             "Error: --fail-under 'files=80': 'files' is not a kind of fact\n"
-            "Hint: give a percentage, or KIND=PERCENT with KIND one of: constraints, instructions, "
-            "paths, commands, errors, urls, tasks\n",
+            "Hint: give a percentage, or KIND=PERCENT with KIND one of: pins, constraints, "
+            "instructions, paths, commands, errors, urls, tasks\n",
         ),
         (
             "paths=120",
@@ -345,6 +347,7 @@ def _user(text: str) -> Event:
 
 # The README's table (`condense audit ../shared/corpus/openhands-v1/*/`).
 CORPUS_OVERALL = {
+    "pins": (0, 0, 0),
     "constraints": (0, 0, 0),
     "instructions": (0, 0, 0),
     "paths": (470, 221, 77),

@@ -1,0 +1,135 @@
+"""Pins: facts every condensation must carry, and events it must never forget.
+
+A pin's text comes from `pins = [...]` in `[condenser]`, or from `condense pin LOG
+"text"`, which keeps the log's pins in a side file beside it (`LOG.pins.json`; for
+a conversation folder, beside the folder), so no client ever reads a record it does
+not know. Pinned events are named for one run (`--pin-event ID`).
+
+A view carries a pin when its text, case-folded with white space squeezed, is in one
+of the view's events or its summary. A condensation drops a pin when the view before
+it carried the pin and the view after it does not; `condense run` refuses such a
+condensation (nothing is appended, exit 3), and `audit` lists the pins each
+compaction in the log dropped, before anything else.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.events import Event
+
+
+@dataclass(frozen=True)
+class Pins:
+    """What one run must keep: texts to carry, and events (by id) never to forget."""
+
+    texts: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.texts or self.events)
+
+
+SUFFIX = ".pins.json"
+MAX_PIN_CHARS = 2_000
+
+
+def pins_path(log: str) -> Path:
+    """The side file of the log (or conversation folder) at `log`."""
+    path = Path(log)
+    return path.with_name(path.name.rstrip("/") + SUFFIX)
+
+
+def read_pins(log: str) -> list[str]:
+    """The log's pins, in the order they were added (none without a side file)."""
+    path = pins_path(log)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise LogError(str(path), f"cannot read the pins: {exc.strerror}") from None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or not all(isinstance(p, str) for p in data.get("pins", ())):
+        raise LogError(
+            str(path),
+            'is not a pins file: expected {"pins": ["text", ...]}',
+            hint="fix or remove it; `condense pin` writes it",
+        )
+    return list(data.get("pins", []))
+
+
+def check_pin(text: str) -> str:
+    """A pin's text as given, or ConfigError when it cannot be one."""
+    if not text.strip():
+        raise ConfigError("a pin needs some text")
+    if len(text) > MAX_PIN_CHARS:
+        raise ConfigError(f"a pin is at most {MAX_PIN_CHARS:,} characters (got {len(text):,})")
+    return text
+
+
+def add_pin(log: str, text: str) -> bool:
+    """Add a pin to the log's side file (once); False when it was there already.
+    The file is replaced whole (written beside it, fsynced, renamed) under a lock."""
+    check_pin(text)
+    path = pins_path(log)
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pins = read_pins(log)
+        if text in pins:
+            return False
+        body = orjson.dumps({"pins": [*pins, text]}, option=orjson.OPT_INDENT_2) + b"\n"
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(body)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    return True
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def carried(pins: Iterable[str], events: Iterable[Event]) -> set[str]:
+    """The pins whose text one of `events` (a view, with its summary) holds."""
+    texts = [_squash(text) for event in events for text in _texts(event)]
+    return {pin for pin in pins if any(_squash(pin) in text for text in texts)}
+
+
+def dropped(pins: Iterable[str], before: Iterable[Event], after: Iterable[Event]) -> list[str]:
+    """The pins the view `before` carried and the view `after` does not, in order."""
+    pins = list(pins)
+    was, now = carried(pins, before), carried(pins, after)
+    return [pin for pin in pins if pin in was and pin not in now]
+
+
+def _texts(event: Event) -> Iterable[str]:
+    yield event.text
+    if event.thought:
+        yield event.thought
+    call = event.tool_call
+    if call is not None:
+        yield orjson.dumps(call[1]).decode()

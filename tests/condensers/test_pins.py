@@ -1,0 +1,163 @@
+"""Pins: facts every condensation must carry, events it must never forget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.core.pins import add_pin, pins_path, read_pins
+from tests.conftest import lines_of, msg
+from tests.fake_llm import FakeLLM
+
+PIN = "keep the API stable"
+
+
+def session(path: Path) -> Path:
+    """Two user messages (the second holds the pin), then eighteen agent steps."""
+    events = [msg(0, "Fix the parser"), msg(1, f"Also {PIN}")]
+    events += [msg(i, f"step {i}", source="agent") for i in range(2, 20)]
+    path.write_bytes(lines_of(events))
+    return path
+
+
+def test_pins_are_kept_beside_the_log_once_each(tmp_path: Path, cli) -> None:
+    log = session(tmp_path / "s.jsonl")
+    before = log.read_bytes()
+    assert cli("pin", log, PIN).exit_code == 0
+    assert add_pin(str(log), PIN) is False  # once
+    assert read_pins(str(log)) == [PIN]
+    assert cli("pin", log, "--list").stdout == f"{PIN}\n"
+    assert orjson.loads(pins_path(str(log)).read_bytes()) == {"pins": [PIN]}
+    assert log.read_bytes() == before  # never in the log
+    assert cli("pin", log, " ").exit_code == 2
+
+
+def test_a_condensation_that_drops_a_pin_is_refused(tmp_path: Path, cli) -> None:
+    log = session(tmp_path / "s.jsonl")
+    cli("pin", log, PIN)
+    before = log.read_bytes()
+    refused = cli("run", log, "-t", "amortized", "-s", "max_size=8")
+    assert refused.exit_code == 3
+    assert f"the condensation would drop the pin '{PIN}': nothing appended" in refused.stderr
+    assert log.read_bytes() == before
+    # pinning the event that holds it keeps it (and the run goes on)
+    done = cli("run", log, "-t", "amortized", "-s", "max_size=8", "--pin-event", "1")
+    assert done.exit_code == 0, done.stderr
+    view = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    assert 1 in [e["id"] for e in view["events"]]
+    assert cli("check", "--strict", log).exit_code == 0
+    assert cli("run", log, "--pin-event", "404", "-t", "amortized").exit_code == 2
+
+
+def test_a_pin_from_the_config_is_carried_verbatim_by_the_summary(
+    tmp_path: Path, cli, config: Path, fake: FakeLLM
+) -> None:
+    log = session(tmp_path / "s.jsonl")
+    config.write_text(config.read_text() + f'\n[condenser]\ntype = "llm"\npins = ["{PIN}"]\n')
+    fake.text("The user wants the parser fixed.").text(f"The user wants the parser fixed; {PIN}.")
+    done = cli("run", log, "-c", config, "-s", "max_size=8")
+    assert done.exit_code == 0, done.stderr
+    assert f"- pins: {PIN}" in fake.prompt(0)
+    assert PIN in fake.prompt(1) and "lost these facts" in fake.prompt(1)
+    view = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    assert PIN in view["summary"]
+
+
+def test_a_summary_that_never_carries_the_pin_is_refused(
+    tmp_path: Path, cli, config: Path, fake: FakeLLM
+) -> None:
+    log = session(tmp_path / "s.jsonl")
+    config.write_text(config.read_text() + f'\n[condenser]\ntype = "llm"\npins = ["{PIN}"]\n')
+    fake.text("The parser.").text("The parser, again.")
+    before = log.read_bytes()
+    refused = cli("run", log, "-c", config, "-s", "max_size=8")
+    assert refused.exit_code == 3 and "would drop the pin" in refused.stderr
+    assert log.read_bytes() == before
+
+
+def test_audit_and_check_report_the_pins_a_compaction_dropped(tmp_path: Path, cli) -> None:
+    log = session(tmp_path / "s.jsonl")
+    assert cli("run", log, "-t", "amortized", "-s", "max_size=8").exit_code == 0  # no pin yet
+    cli("pin", log, PIN)
+    checked = cli("check", log)
+    assert f"{log}:21: warning: this compaction dropped the pin '{PIN}'" in checked.stdout
+    data = orjson.loads(cli("audit", log, "-f", "json").stdout_bytes)
+    [condensation] = data["condensations"]
+    assert condensation["lost"][0] == {"kind": "pins", "fact": PIN}
+
+
+@pytest.mark.parametrize("bad", ['"one"', "[1, 2]"])
+def test_config_pins_must_be_a_list_of_texts(bad: str, tmp_path: Path, cli) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f"[condenser]\npins = {bad}\n")
+    result = cli("config", "-c", config)
+    assert result.exit_code == 2
+    assert "[condenser] pins must be a list of texts" in result.stderr
+
+
+# --- on every dialect's real logs ----------------------------------------------------
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS_LOGS = {
+    "openhands-v0": "openhands/ponylang-ponyc-4588.jsonl",
+    "openhands-v1": "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
+    "claude-code": "claude-code/FundWise.claude-session.jsonl",
+    "codex": "codex/FundWise.codex-session.jsonl",
+}
+RULE_CONDENSERS = ["amortized_forgetting", "conversation_window", "recent_events"]
+
+
+def corpus_copy(dialect: str, tmp_path: Path) -> Path:
+    from tests.conftest import require_corpus
+
+    source = SHARED / CORPUS_LOGS[dialect]
+    require_corpus(source.parent)
+    target = tmp_path / source.name
+    if source.is_dir():
+        import shutil
+
+        shutil.copytree(source, target)
+    else:
+        target.write_bytes(source.read_bytes())
+    return target
+
+
+def first_words(cli, log: Path) -> str:
+    """A pin the view holds: the first words of its first user message."""
+    view = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    from condense_cli.dialects import read_log
+
+    with read_log(str(log)) as replay:
+        said = next(e.text for e in replay.view() if e.is_instruction and len(e.text) > 20)
+    assert view["events"]
+    return " ".join(said.split()[:6])
+
+
+@pytest.mark.parametrize("condenser", RULE_CONDENSERS)
+@pytest.mark.parametrize("dialect", list(CORPUS_LOGS))
+def test_a_pin_survives_every_run_or_the_run_is_refused(
+    dialect: str, condenser: str, tmp_path: Path, cli
+) -> None:
+    log = corpus_copy(dialect, tmp_path)
+    pin = first_words(cli, log)
+    assert cli("pin", log, pin).exit_code == 0
+    size = {"conversation_window": [], "recent_events": ["-s", "max_events=12"]}.get(
+        condenser, ["-s", "max_size=12"]
+    )
+    before = sorted(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.read_bytes()
+    done = cli("run", log, "-t", condenser, *size, "--force")
+    if done.exit_code == 3:
+        assert "would drop the pin" in done.stderr
+        after = (
+            sorted(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.read_bytes()
+        )
+        assert after == before
+        return
+    assert done.exit_code == 0, done.stderr
+    from condense_cli.core.pins import carried
+    from condense_cli.dialects import read_log
+
+    with read_log(str(log)) as replay:
+        assert carried([pin], list(replay.view())) == {pin}
