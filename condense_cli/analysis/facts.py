@@ -7,15 +7,22 @@ Kinds, in the order reports list them:
   (`clauses.py`: don't, never, must, only, keep, ...), from the message they are in;
 - `instructions`: the other clauses of the user's messages;
 - `paths`: files touched (a tool's `path`/`file_path` argument, patch headers, and
-  paths in commands);
-- `commands`: shell commands run, by their first line;
-- `errors`: exception lines, failing test ids, and non-zero exits;
-- `urls`: addresses visited (a tool's `url`, browsing results, URLs in commands);
-- `tasks`: the tasks of a task tracker or to-do list (their id, else their title).
+  paths in commands, resolved against the `cd` before them); a file written two
+  ways (`/repo/src/app.py`, `src/app.py`) is one fact, under its longest spelling;
+- `commands`: shell commands run, by their core: the first line without the `cd` or
+  `source` before it and the pager (`| tail`, `| head`) after it;
+- `errors`: exception lines, failing test ids, and non-zero exits (not exit 1 from a
+  program that searches or compares: `grep` finding nothing is an answer), keyed by
+  the output's last line that is not pip's `note:`/`hint:` advice;
+- `urls`: addresses visited (a tool's `url`, browsing results, URLs in commands), and
+  those an output announces (a server running, a deploy), not a README's links;
+- `tasks`: the tasks of a task tracker or to-do list, and Claude Code's `TaskCreate`
+  and `TaskUpdate` calls (their id, else their title).
 
 A fact is compared in its normalised form: paths as paths (the same path, or one
 the tail of the other with at least two components; a bare file name matches when
-no other path of the set has that name), URLs without fragment and final slash,
+no other file of the set has that name; a folder is carried by a file under it),
+URLs without fragment and final slash,
 everything else case-folded with runs of white space made one space. A summary
 also carries a clause in other words, by the rules of `clauses.py` (a constraint
 with its object, and a negative one with its negation).
@@ -59,12 +66,32 @@ EXTENSIONS = (
     "ipynb|env|mk|gradle|vue|svelte"
 )
 
-_SLASHED = r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*[\w@+-]"
-_BARE = rf"[\w-]+(?:\.[\w-]+)*\.(?:{EXTENSIONS})"
-PATH_IN_TEXT = re.compile(rf"(?<![\w/.:~@-])(?:{_SLASHED}|{_BARE})(?![\w/@-])")
+# Path characters are ASCII: a name never runs into the text around it in another
+# script ("請閱讀/Users/me/doc.md, 這是" holds the path /Users/me/doc.md).
+_C = r"A-Za-z0-9_"
+_SLASHED = rf"(?:~|\.{{1,2}})?/?(?:[{_C}@+-][{_C}.@+-]*/)+[{_C}.@+-]*[{_C}@+-]"
+_BARE = rf"[{_C}-]+(?:\.[{_C}-]+)*\.(?:{EXTENSIONS})"
+PATH_IN_TEXT = re.compile(rf"(?<![{_C}/.:~@-])(?:{_SLASHED}|{_BARE})(?![{_C}/@-])")
 PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
 URL = re.compile(r"https?://[^\s'\"<>`)\]}]+")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+# What a command is wrapped in: a `cd`/`source` before it, a pager or a redirection
+# after it. The core is what a summary names ("ran pytest tests/"), and the `cd`
+# resolves the relative paths the command names.
+CD_PREFIX = re.compile(r"^\s*cd\s+(\S+)\s*(?:&&|;)\s*")
+SOURCE_PREFIX = re.compile(r"^\s*(?:source|\.)\s+\S+\s*(?:&&|;)\s*")
+PAGER_SUFFIX = re.compile(
+    r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|less|more|cat)\b[^|]*)+$|\s*2>&1\s*$"
+)
+# Exit 1 from these means "nothing found" or "they differ", not a failure.
+FINDERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
+FOOTER = re.compile(r"^\s*(?:(?:note|hint):|\[notice\])", re.I)  # pip's closing advice
+TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
+ANNOUNCED = re.compile(
+    r"(?i)\b(?:running|listening|serving|served|deployed|available|live|preview|visit|"
+    r"local|network|started|ready|dashboard)\b"
+)
+MARKUP = re.compile(r"\]\(|<a |<img|\[!\[|image::|target::|\.\. _|href=")
 SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
 EXCEPTION = re.compile(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Failure))(?::\s*(.*?))?\s*$",
@@ -144,7 +171,23 @@ def extract(events: Iterable[Event]) -> list[Fact]:
             continue
         for fact in _facts_of(event, commands):
             found.setdefault((fact.kind, fact.key), fact)
-    return list(found.values())
+    return _one_spelling(list(found.values()))
+
+
+def _one_spelling(facts: list[Fact]) -> list[Fact]:
+    """Path facts that are a tail (two names or more) of a longer one are the same
+    file written another way: only the longest spelling is kept."""
+    paths = [components(f.key) for f in facts if f.kind == "paths"]
+    longer: set[str] = set()
+    for fact in facts:
+        if fact.kind != "paths":
+            continue
+        parts = components(fact.key)
+        if len(parts) >= 2 and any(
+            len(other) > len(parts) and other[len(other) - len(parts) :] == parts for other in paths
+        ):
+            longer.add(fact.key)
+    return [f for f in facts if not (f.kind == "paths" and f.key in longer)]
 
 
 def _commands_by_call(events: list[Event]) -> dict[object, str]:
@@ -193,9 +236,10 @@ def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[
         yield from _path_facts(a or b for a, b in PATCH_FILE.findall(patch))
     command = _command(event)
     if command is not None:
-        first = command.strip().splitlines()[0]
-        yield Fact("commands", (squash(first),), shown(first))
-        yield from _path_facts(t for t in SHELL_SPLIT.split(command) if PATH_TOKEN.match(t))
+        folder, core = core_command(command)
+        yield Fact("commands", (squash(core),), shown(core))
+        tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t)]
+        yield from _path_facts(posixpath.join(folder, t) if folder else t for t in tokens)
         yield from _url_facts(URL.findall(command))
     url = arguments.get("url")
     if isinstance(url, str) and URL.match(url):
@@ -208,6 +252,42 @@ def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[
         tasks = arguments.get(listed)
         if isinstance(tasks, list):
             yield from _task_facts(tasks)
+    if name in TASK_TOOLS:  # Claude Code's task tools: one task per call
+        yield from _task_facts([arguments])
+
+
+def core_command(command: str) -> tuple[str | None, str]:
+    """The folder a command `cd`s into first (None without one), and its core: its
+    first line without `cd`/`source` before it or a pager after it."""
+    first = command.strip().splitlines()[0]
+    folder = None
+    while True:
+        moved = CD_PREFIX.match(first)
+        sourced = SOURCE_PREFIX.match(first)
+        if moved:
+            target = moved.group(1).strip("'\"")
+            folder = posixpath.join(folder, target) if folder else target
+            first = first[moved.end() :]
+        elif sourced:
+            first = first[sourced.end() :]
+        else:
+            break
+    core = PAGER_SUFFIX.sub("", first).strip() or first.strip()
+    return folder, core
+
+
+def announced_urls(output: str) -> Iterator[str]:
+    """The URLs an output announces (a server running, a deploy, a preview): on a
+    line that says so, not in markup (the badges and links of a README read)."""
+    for line in output.splitlines():
+        if "http" in line and ANNOUNCED.search(line) and not MARKUP.search(line):
+            yield from URL.findall(line)
+
+
+def _program(command: str) -> str:
+    """The program a command's core runs (`grep` in `cd x && grep -n y | head`)."""
+    words = core_command(command)[1].split()
+    return posixpath.basename(words[0]) if words else ""
 
 
 def _path_facts(raws: Iterable[str]) -> Iterator[Fact]:
@@ -244,16 +324,20 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
     if event.type in ("error", "AgentErrorEvent") and not errors and text.strip():
         line = text.strip().splitlines()[0]
         yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
+    yield from _url_facts(announced_urls(text))
     code = event.exit_code
+    command = commands.get(event.tool_call_id) or commands.get(event.cause)
+    if code == 1 and command is not None and _program(command) in FINDERS:
+        return  # nothing found, or a difference: the answer, not a failure
     if code not in (None, 0) and not errors:
-        command = commands.get(event.tool_call_id) or commands.get(event.cause)
-        lines = [line for line in text.splitlines() if line.strip()]
+        lines = [line for line in text.splitlines() if line.strip() and not FOOTER.match(line)]
         keys = [squash(lines[-1][:ERROR_CHARS])] if lines else []
-        if command is not None:
-            keys.append(squash(command.strip().splitlines()[0]))
+        core = core_command(command)[1] if command is not None else None
+        if core is not None:
+            keys.append(squash(core))
         if keys:
             said = f": {lines[-1].strip()}" if lines else ""
-            ran = f" from {command.strip().splitlines()[0]}" if command is not None else ""
+            ran = f" from {core}" if core is not None else ""
             yield Fact("errors", tuple(keys), shown(f"exit {code}{ran}{said}"))
 
 
@@ -328,18 +412,36 @@ class Memory:
                 continue
             if len(short) >= 2 or len(parts) == 1 or parts[-1] in unique_names:
                 return True
-        return False
+        return "." not in parts[-1] and self._names_under(parts)
+
+    def _names_under(self, folder: tuple[str, ...]) -> bool:
+        """Whether a path under `folder` is named (by the folder's last two names, or
+        its one name when it has only one): a directory is carried by its files."""
+        tail = folder[-2:]
+        return any(
+            other[i : i + len(tail)] == tail
+            for others in self.paths.values()
+            for other in others
+            for i in range(len(other) - len(tail))
+        )
 
 
 def unique_names(facts: Iterable[Fact]) -> set[str]:
-    """File names that exactly one path fact has."""
-    counts: dict[str, int] = {}
+    """File names that one file of the path facts has (a file written two ways,
+    `/repo/src/app.py` and `src/app.py`, is one file)."""
+    by_name: dict[str, list[tuple[str, ...]]] = {}
     for fact in facts:
         if fact.kind == "paths":
             parts = components(fact.key)
             if parts:
-                counts[parts[-1]] = counts.get(parts[-1], 0) + 1
-    return {name for name, count in counts.items() if count == 1}
+                by_name.setdefault(parts[-1], []).append(parts)
+    return {name for name, paths in by_name.items() if _one_file(paths)}
+
+
+def _one_file(paths: list[tuple[str, ...]]) -> bool:
+    """Whether every path is a tail of the longest one."""
+    longest = max(paths, key=len)
+    return all(longest[len(longest) - len(p) :] == p for p in paths)
 
 
 def event_texts(event: Event) -> Iterator[str]:

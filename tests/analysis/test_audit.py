@@ -42,8 +42,8 @@ CURRENT_TABLE = """\
 """
 LOST = [
     {"kind": "instructions", "fact": "Fix the bug in src/app.py"},
-    {"kind": "paths", "fact": "tests/test_app.py"},
-    {"kind": "commands", "fact": "cd /repo && pytest tests/test_app.py"},
+    {"kind": "paths", "fact": "/repo/tests/test_app.py"},  # the command's, after its cd
+    {"kind": "commands", "fact": "pytest tests/test_app.py"},
     {"kind": "errors", "fact": "failing test tests/test_app.py::test_add"},
     {"kind": "errors", "fact": "AssertionError: 1 != 2"},
     {"kind": "urls", "fact": "https://docs.python.org/3"},
@@ -295,7 +295,7 @@ def test_errors_failing_tests_of_several_runners_and_non_zero_exits() -> None:
             Call(1, "bash", {"command": "make check\nmore"}),
             Call(2, None, {}, output, exit_code=2, cause=1),
             Call(3, "bash", {"command": "grep x y.txt"}),
-            Call(4, None, {}, "\nno such file\n\n", exit_code=1, cause=3),
+            Call(4, None, {}, "\nno such file\n\n", exit_code=2, cause=3),
         ]
     )
     assert shown(facts) == [
@@ -305,7 +305,7 @@ def test_errors_failing_tests_of_several_runners_and_non_zero_exits() -> None:
         ("errors", "failing test parser::tests::empty"),
         ("commands", "grep x y.txt"),
         ("paths", "y.txt"),
-        ("errors", "exit 1 from grep x y.txt: no such file"),
+        ("errors", "exit 2 from grep x y.txt: no such file"),
     ]
     assert facts[1].keys == ("test_sum (tests.test_math.mathtest)", "test_sum")
     assert facts[-1].keys == ("no such file", "grep x y.txt")
@@ -350,10 +350,10 @@ CORPUS_OVERALL = {
     "pins": (0, 0, 0),
     "constraints": (0, 0, 0),
     "instructions": (0, 0, 0),
-    "paths": (470, 221, 77),
-    "commands": (474, 0, 14),
-    "errors": (164, 2, 25),
-    "urls": (0, 0, 0),
+    "paths": (328, 184, 46),
+    "commands": (472, 2, 33),
+    "errors": (140, 3, 33),
+    "urls": (2, 0, 0),
     "tasks": (62, 0, 62),
 }
 
