@@ -9,6 +9,7 @@ way against every fact any condensation forgot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,10 @@ from condense_cli.analysis.facts import (
     KINDS,
     Fact,
     Memory,
+    core_command,
+    edits,
     event_texts,
+    exploring,
     extract,
     squash,
     unique_names,
@@ -25,6 +29,7 @@ from condense_cli.analysis.facts import (
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
 from condense_cli.core.pins import carried
+from condense_cli.core.text import plural
 from condense_cli.dialects.base import Replay
 
 OVERALL = "overall"
@@ -189,19 +194,98 @@ def pins_of(replay: Replay) -> list[str]:
     return [] if is_stream(replay.path) else read_pins(replay.path)
 
 
-def audit_log(replay: Replay) -> LogAudit:
-    """Audit every condensation of `replay`'s log and its current view."""
+NO_CHANGES = re.compile(
+    r"(?i)\bno (?:code |file )?(?:changes|modifications|edits)(?: (?:made|applied))?(?: yet)?\b"
+    r"|\bchanges:\s*(?:none|n/a)\b"
+)
+NO_TESTS = re.compile(
+    r"(?i)\bno tests? (?:execution|run|runs|were run|have been run)\b"
+    r"|\btests:\s*(?:none|not run)\b"
+)
+# A run that reported results (a collection error is no test execution).
+TEST_RESULTS = re.compile(r"\b\d+ (?:passed|failed)\b|\bRan \d+ tests?\b|--- (?:PASS|FAIL)")
+SCRATCH = re.compile(r"(?i)reproduc|repro|debug|scratch|/tmp_|(?:^|/)test_[^/]*$|_test\.py$")
+TEST_RUNNERS = re.compile(
+    r"\b(?:pytest|unittest|tox|nox|jest|vitest|mocha|cargo test|go test|npm test|make test)\b"
+)
+
+
+def contradictions(summary: str | None, forgotten: Iterable[Event]) -> list[Fact]:
+    """What the summary says against the events it replaced: no changes made after
+    a file of the code was changed (not a repro or scratch script), no tests run
+    after a test run that reported results."""
+    if not summary:
+        return []
+    events = list(forgotten)
+    found = []
+    changed = [e for e in events if edits(e) and not SCRATCH.search(_edited_path(e))]
+    said = NO_CHANGES.search(summary)
+    if changed and said:
+        found.append(
+            Fact(
+                "contradictions",
+                ("no changes",),
+                f"the summary says {said.group(0)!r}, but {plural(len(changed), 'call')} it "
+                f"replaced changed {_edited_path(changed[0]) or 'a file'}",
+                changed[0].id,
+            )
+        )
+    said = NO_TESTS.search(summary)
+    ran = _test_runs(events) if said else []
+    if said and ran:
+        found.append(
+            Fact(
+                "contradictions",
+                ("no tests",),
+                f"the summary says {said.group(0)!r}, but the events it replaced ran tests "
+                "that reported results",
+                ran[0].id,
+            )
+        )
+    return found
+
+
+def _edited_path(event: Event) -> str:
+    call = event.tool_call
+    value = call[1].get("path") or call[1].get("file_path") if call is not None else None
+    return value if isinstance(value, str) else ""
+
+
+def _test_runs(events: list[Event]) -> list[Event]:
+    """Test runs among `events` whose output (in `events` too) reported results."""
+    outputs: dict[object, str] = {e.cause: e.text for e in events if e.cause is not None}
+    outputs |= {e.tool_call_id: e.text for e in events if e.tool_call_id and not e.is_action}
+    runs = []
+    for event in events:
+        call = event.tool_call
+        command = call[1].get("command") if call is not None else None
+        if not isinstance(command, str) or exploring(command):
+            continue
+        if not TEST_RUNNERS.search(core_command(command)[1]):
+            continue
+        output = outputs.get(event.key) or outputs.get(event.tool_call_id) or ""
+        if TEST_RESULTS.search(output):
+            runs.append(event)
+    return runs
+
+
+def audit_log(replay: Replay, everything: bool = False) -> LogAudit:
+    """Audit every condensation of `replay`'s log and its current view (exploration
+    commands only with `everything`)."""
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = [Fact("pins", (squash(p),), p) for p in pins_of(replay)]
     for number, step in enumerate(replay.condensation_steps(), start=1):
         facts = [p for p in pins if p.text in carried([p.text], step.before)]
-        facts += extract(step.forgotten)
+        facts += extract(step.forgotten, everything)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
         summaries = [step.summary] if step.summary is not None else []
         kinds = check_facts(facts, summaries, without_summary(step.after, step.summary))
+        wrong = contradictions(step.summary, step.forgotten)
+        kinds["contradictions"].facts += len(wrong)
+        kinds["contradictions"].lost += wrong
         chars = len(step.summary) if step.summary is not None else None
         audits.append(
             Audit(f"condensation {number}", step.id, step.line, len(step.forgotten), chars, kinds)

@@ -2,6 +2,8 @@
 still carries them (what `condense audit` measures and LLM condensers verify).
 
 Kinds, in the order reports list them:
+- `contradictions`: what a summary says against its events ("no changes made yet"
+  after an edit, "no tests run" after a test run; `audit.contradictions`);
 - `pins`: the texts pinned for the log (`core.pins`), carried as written;
 - `constraints`: the clauses of the user's messages that state a constraint
   (`clauses.py`: don't, never, must, only, keep, ...), from the message they are in;
@@ -10,7 +12,8 @@ Kinds, in the order reports list them:
   paths in commands, resolved against the `cd` before them); a file written two
   ways (`/repo/src/app.py`, `src/app.py`) is one fact, under its longest spelling;
 - `commands`: shell commands run, by their core: the first line without the `cd` or
-  `source` before it and the pager (`| tail`, `| head`) after it;
+  `source` before it and the pager (`| tail`, `| head`) after it; exploration (`ls`,
+  `grep`, `cat`, `find`, read-only `git`, version probes) only when asked for;
 - `errors`: exception lines, failing test ids, and non-zero exits (not exit 1 from a
   program that searches or compares: `grep` finding nothing is an answer), keyed by
   the output's last line that is not pip's `note:`/`hint:` advice;
@@ -39,7 +42,20 @@ from typing import Any
 from condense_cli.analysis.clauses import carried, clauses, content, is_constraint, sentences_of
 from condense_cli.core.events import Event
 
-KINDS = ("pins", "constraints", "instructions", "paths", "commands", "errors", "urls", "tasks")
+# In the order that matters to an agent resuming from a summary (reports list the
+# lost facts so): what the summary gets wrong, what the user requires, what is left to
+# do and what is failing, how to run things, what was touched.
+KINDS = (
+    "contradictions",
+    "pins",
+    "constraints",
+    "tasks",
+    "instructions",
+    "errors",
+    "commands",
+    "paths",
+    "urls",
+)
 SAID = ("constraints", "instructions")  # the kinds a user's message gives
 SHOWN_CHARS = 160  # a fact as reports show it
 ERROR_CHARS = 150  # an error line is compared on its first characters
@@ -87,6 +103,52 @@ PAGER_SUFFIX = re.compile(
 FINDERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
 FOOTER = re.compile(r"^\s*(?:(?:note|hint):|\[notice\])", re.I)  # pip's closing advice
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
+# Commands that only look around: a summary need not carry them.
+EXPLORING = frozenset(
+    [
+        "ls",
+        "ll",
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "find",
+        "fd",
+        "pwd",
+        "which",
+        "whereis",
+        "type",
+        "echo",
+        "wc",
+        "tree",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "env",
+        "printenv",
+        "whoami",
+        "id",
+        "date",
+        "history",
+        "nl",
+    ]
+)
+READ_ONLY_GIT = frozenset(
+    ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
+)
+PROBE = re.compile(r"(?:^|\s)(?:--version|-V)\b|__version__|\bpip3? (?:show|list|freeze)\b")
+# Calls that change a file that was there (a new file, such as a repro script, is
+# not a change to the code).
+EDIT_TOOLS = frozenset({"edit", "multiedit", "notebookedit", "str_replace_based_edit_tool"})
+EDIT_COMMANDS = frozenset({"str_replace", "insert", "undo_edit"})
 ANNOUNCED = re.compile(
     r"(?i)\b(?:running|listening|serving|served|deployed|available|live|preview|visit|"
     r"local|network|started|ready|dashboard)\b"
@@ -161,8 +223,9 @@ def normal_url(raw: str) -> str:
 # --- extraction --------------------------------------------------------------------
 
 
-def extract(events: Iterable[Event]) -> list[Fact]:
-    """The facts of `events`, each once (first seen first); summaries carry none."""
+def extract(events: Iterable[Event], everything: bool = False) -> list[Fact]:
+    """The facts of `events`, each once (first seen first); summaries carry none.
+    Exploration commands only with `everything`."""
     events = list(events)
     commands = _commands_by_call(events)
     found: dict[tuple[str, str], Fact] = {}
@@ -170,6 +233,8 @@ def extract(events: Iterable[Event]) -> list[Fact]:
         if event.is_summary:
             continue
         for fact in _facts_of(event, commands):
+            if fact.kind == "commands" and not everything and exploring(fact.text):
+                continue
             found.setdefault((fact.kind, fact.key), fact)
     return _one_spelling(list(found.values()))
 
@@ -259,7 +324,8 @@ def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[
 def core_command(command: str) -> tuple[str | None, str]:
     """The folder a command `cd`s into first (None without one), and its core: its
     first line without `cd`/`source` before it or a pager after it."""
-    first = command.strip().splitlines()[0]
+    lines = command.strip().splitlines()
+    first = lines[0] if lines else ""
     folder = None
     while True:
         moved = CD_PREFIX.match(first)
@@ -282,6 +348,33 @@ def announced_urls(output: str) -> Iterator[str]:
     for line in output.splitlines():
         if "http" in line and ANNOUNCED.search(line) and not MARKUP.search(line):
             yield from URL.findall(line)
+
+
+def exploring(command: str) -> bool:
+    """Whether a command (its core) only looks around: `ls`, `grep`, `cat`, `find`,
+    a read-only `git`, a version probe."""
+    words = core_command(command)[1].split()
+    if not words:
+        return False
+    program = posixpath.basename(words[0])
+    if program == "git":
+        return len(words) > 1 and words[1] in READ_ONLY_GIT
+    return program in EXPLORING or bool(PROBE.search(command))
+
+
+def edits(event: Event) -> bool:
+    """Whether an event is a call that changes a file that was there."""
+    call = event.tool_call
+    if call is None:
+        return False
+    name, arguments = call
+    command = arguments.get("command")
+    if command in EDIT_COMMANDS:
+        return True
+    patch = arguments.get("input") if name == "apply_patch" else None
+    if isinstance(patch, str):
+        return "*** Update File:" in patch
+    return name.lower() in EDIT_TOOLS and command is None
 
 
 def _program(command: str) -> str:

@@ -25,19 +25,27 @@ def audit(
         typer.Option(
             "--fail-under",
             metavar="[KIND=]PERCENT",
-            help="Exit 1 when less than PERCENT of the facts (or of one KIND: instructions, "
-            "paths, commands, errors, urls, tasks) were kept over every condensation. "
-            "Repeatable.",
+            help="Exit 1 when less than PERCENT of the facts (or of one KIND: "
+            "contradictions, pins, constraints, tasks, instructions, errors, commands, paths, "
+            "urls) were kept over every condensation. Repeatable.",
         ),
     ] = None,
     upto: UptoOpt = None,
     dialect: DialectOpt = None,
+    everything: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Count exploration commands too (ls, grep, cat, find, read-only git)."
+        ),
+    ] = False,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
-    User instructions, file paths, commands, errors, URLs and task ids of the
-    forgotten events are looked up in the summary, then in the events the view
-    still holds; the rest is lost. With several logs, a last table adds them up.
+    What the summary says against its events comes first, then the pins, the user's
+    constraints and instructions (clause by clause), tasks, errors, commands, file
+    paths and URLs of the forgotten events, each looked up in the summary, then in
+    the events the view still holds; the rest is lost. With several logs, a last
+    table adds them up.
     Exit 1 when --fail-under is not met (over every condensation of every log).
     """
     from condense_cli.analysis.audit import (
@@ -54,7 +62,7 @@ def audit(
     results = []
     for log in logs:
         with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
-            results.append(audit_log(replay))
+            results.append(audit_log(replay, everything))
     overall = combined(results)
     if format is StatsFormat.json:
         data: Any = results[0].to_dict()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,35 +18,37 @@ from tests.dialects.openhands_v1.test_replay import conversations
 from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
 
 TABLE = """\
-  kind          facts  kept  in summary  in view  lost  kept %
-  pins              0     0           0        0     0       -
-  constraints       1     1           1        0     0   100.0
-  instructions      1     0           0        0     1     0.0
-  paths             2     1           1        0     1    50.0
-  commands          1     0           0        0     1     0.0
-  errors            2     0           0        0     2     0.0
-  urls              1     0           0        0     1     0.0
-  tasks             0     0           0        0     0       -
-  all               8     2           2        0     6    25.0
+  kind            facts  kept  in summary  in view  lost  kept %
+  contradictions      0     0           0        0     0       -
+  pins                0     0           0        0     0       -
+  constraints         1     1           1        0     0   100.0
+  tasks               0     0           0        0     0       -
+  instructions        1     0           0        0     1     0.0
+  errors              2     0           0        0     2     0.0
+  commands            1     0           0        0     1     0.0
+  paths               2     1           1        0     1    50.0
+  urls                1     0           0        0     1     0.0
+  all                 8     2           2        0     6    25.0
 """
 CURRENT_TABLE = """\
-  kind          facts  kept  in summary  in view  lost  kept %
-  pins              0     0           0        0     0       -
-  constraints       1     1           1        0     0   100.0
-  instructions      1     0           0        0     1     0.0
-  paths             2     2           1        1     0   100.0
-  commands          1     0           0        0     1     0.0
-  errors            2     0           0        0     2     0.0
-  urls              1     0           0        0     1     0.0
-  tasks             0     0           0        0     0       -
-  all               8     3           2        1     5    37.5
+  kind            facts  kept  in summary  in view  lost  kept %
+  contradictions      0     0           0        0     0       -
+  pins                0     0           0        0     0       -
+  constraints         1     1           1        0     0   100.0
+  tasks               0     0           0        0     0       -
+  instructions        1     0           0        0     1     0.0
+  errors              2     0           0        0     2     0.0
+  commands            1     0           0        0     1     0.0
+  paths               2     2           1        1     0   100.0
+  urls                1     0           0        0     1     0.0
+  all                 8     3           2        1     5    37.5
 """
-LOST = [
+LOST = [  # ranked: what the user said, what failed, how it ran, what it touched
     {"kind": "instructions", "fact": "Fix the bug in src/app.py"},
-    {"kind": "paths", "fact": "/repo/tests/test_app.py"},  # the command's, after its cd
-    {"kind": "commands", "fact": "pytest tests/test_app.py"},
     {"kind": "errors", "fact": "failing test tests/test_app.py::test_add"},
     {"kind": "errors", "fact": "AssertionError: 1 != 2"},
+    {"kind": "commands", "fact": "pytest tests/test_app.py"},
+    {"kind": "paths", "fact": "/repo/tests/test_app.py"},  # the command's, after its cd
     {"kind": "urls", "fact": "https://docs.python.org/3"},
 ]
 
@@ -140,8 +143,8 @@ def test_fail_under_exits_1_and_says_what_fell_short(tmp_path: Path, proc) -> No
         (
             "files=80",
             "Error: --fail-under 'files=80': 'files' is not a kind of fact\n"
-            "Hint: give a percentage, or KIND=PERCENT with KIND one of: pins, constraints, "
-            "instructions, paths, commands, errors, urls, tasks\n",
+            "Hint: give a percentage, or KIND=PERCENT with KIND one of: contradictions, pins, "
+            "constraints, tasks, instructions, errors, commands, paths, urls\n",
         ),
         (
             "paths=120",
@@ -162,7 +165,7 @@ def test_a_log_without_condensations_has_nothing_to_lose(tmp_path: Path, cli) ->
     result = cli("audit", log, "--fail-under", "100")
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0] == f"audit of {log} (codex): 0 condensations"
-    assert "  all               0     0           0        0     0       -" in result.stdout
+    assert "  all                 0     0           0        0     0       -" in result.stdout
 
 
 def test_several_logs_add_up(tmp_path: Path, cli) -> None:
@@ -176,37 +179,16 @@ def test_several_logs_add_up(tmp_path: Path, cli) -> None:
 
 
 def _doubled(table: str) -> str:
-    """TABLE with every count doubled (two logs of the same story)."""
-    return (
-        table.replace(
-            "  constraints       1     1           1        0     0   100.0",
-            "  constraints       2     2           2        0     0   100.0",
-        )
-        .replace(
-            "  instructions      1     0           0        0     1     0.0",
-            "  instructions      2     0           0        0     2     0.0",
-        )
-        .replace(
-            "  paths             2     1           1        0     1    50.0",
-            "  paths             4     2           2        0     2    50.0",
-        )
-        .replace(
-            "  commands          1     0           0        0     1     0.0",
-            "  commands          2     0           0        0     2     0.0",
-        )
-        .replace(
-            "  errors            2     0           0        0     2     0.0",
-            "  errors            4     0           0        0     4     0.0",
-        )
-        .replace(
-            "  urls              1     0           0        0     1     0.0",
-            "  urls              2     0           0        0     2     0.0",
-        )
-        .replace(
-            "  all               8     2           2        0     6    25.0",
-            "  all              16     4           4        0    12    25.0",
-        )
-    )
+    """TABLE with every count doubled (two logs of the same story), the shares kept."""
+    head, *rows = table.splitlines()
+    out = [head]
+    for row in rows:
+        kind, *numbers, share = row.split()
+        counts = [f"{2 * int(n.replace(',', '')):,}" for n in numbers]
+        widths = [len(part) for part in re.findall(r"\s+\S+", row[len(f"  {kind}") :])]
+        cells = [f"{c:>{w}}" for c, w in zip([*counts, share], widths, strict=True)]
+        out.append(f"  {kind}" + "".join(cells))
+    return "\n".join(out) + "\n"
 
 
 # --- facts --------------------------------------------------------------------------------
@@ -296,7 +278,8 @@ def test_errors_failing_tests_of_several_runners_and_non_zero_exits() -> None:
             Call(2, None, {}, output, exit_code=2, cause=1),
             Call(3, "bash", {"command": "grep x y.txt"}),
             Call(4, None, {}, "\nno such file\n\n", exit_code=2, cause=3),
-        ]
+        ],
+        everything=True,  # grep is exploration, counted only when asked for
     )
     assert shown(facts) == [
         ("commands", "make check"),
@@ -347,11 +330,12 @@ def _user(text: str) -> Event:
 
 # The README's table (`condense audit ../shared/corpus/openhands-v1/*/`).
 CORPUS_OVERALL = {
+    "contradictions": (1, 0, 0),
     "pins": (0, 0, 0),
     "constraints": (0, 0, 0),
     "instructions": (0, 0, 0),
     "paths": (328, 184, 46),
-    "commands": (472, 2, 33),
+    "commands": (176, 2, 31),
     "errors": (140, 3, 33),
     "urls": (2, 0, 0),
     "tasks": (62, 0, 62),

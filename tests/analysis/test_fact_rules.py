@@ -88,3 +88,38 @@ def test_urls_an_output_announces_and_not_a_readme_badge() -> None:
 def test_a_path_is_split_from_the_text_around_it_in_another_script() -> None:
     [read] = extract([Call(1, "Read", {"file_path": "/Users/me/weave/doc.md"})])
     assert Memory.of(["請閱讀/Users/me/weave/doc.md, 這是我的 project"]).carries(read)
+
+
+def test_exploration_commands_count_only_when_asked_for() -> None:
+    events = [
+        Call(1, "bash", {"command": "cd /repo && ls -la src"}),
+        Call(2, "bash", {"command": "git status"}),
+        Call(3, "bash", {"command": "python -c 'import numpy; print(numpy.__version__)'"}),
+        Call(4, "bash", {"command": "python -m pytest tests/test_lexer.py"}),
+    ]
+    assert kinds(events, "commands") == ["python -m pytest tests/test_lexer.py"]
+    assert len([f for f in extract(events, everything=True) if f.kind == "commands"]) == 4
+
+
+def test_a_summary_that_contradicts_its_events_is_found() -> None:
+    from condense_cli.analysis.audit import contradictions
+
+    events = [
+        Call(1, "edit", {"command": "str_replace", "path": "/repo/src/lexer.py"}),
+        Call(2, "edit", {"command": "str_replace", "path": "/repo/reproduce_issue.py"}),
+        Call(3, "bash", {"command": "cd /repo && python -m pytest tests"}),
+        Call(4, None, {}, "===== 3 passed in 0.2s =====", exit_code=0, cause=3),
+    ]
+    found = contradictions("TESTS: No test execution yet\nCHANGES: None yet", events)
+    assert [f.text for f in found] == [
+        "the summary says 'CHANGES: None', but 1 call it replaced changed /repo/src/lexer.py",
+        "the summary says 'No test execution', but the events it replaced ran tests that "
+        "reported results",
+    ]
+    assert [f.source for f in found] == [1, 3]
+    assert contradictions("CHANGES: fixed the lexer", events) == []
+    # a repro script is not a change to the code; a run that reported nothing is no run
+    assert contradictions("CHANGES: None", events[1:2]) == []
+    assert (
+        contradictions("No tests run", [events[2], Call(4, None, {}, "ImportError", cause=3)]) == []
+    )
