@@ -30,7 +30,7 @@ from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
-from condense_cli.dialects.base import Replay
+from condense_cli.dialects.base import Replay, Threshold
 
 OVERALL = "overall"
 
@@ -93,6 +93,7 @@ class Audit:
     forgotten_events: int
     summary_chars: int | None
     kinds: dict[str, Tally]
+    threshold: Threshold | None = None  # where it fired against its client's threshold
 
     def lost(self) -> list[Fact]:
         """Every lost fact, the user's constraints and instructions first."""
@@ -108,7 +109,7 @@ class Audit:
             "kinds": {kind: tally.to_dict() for kind, tally in self.kinds.items()},
             "all": total(self.kinds).to_dict(),
             "lost": [lost_json(fact) for fact in self.lost()],
-        }
+        } | ({"threshold": self.threshold.to_json()} if self.threshold else {})
 
 
 @dataclass
@@ -276,6 +277,7 @@ def audit_log(replay: Replay, everything: bool = False) -> LogAudit:
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = [Fact("pins", (squash(p),), p) for p in pins_of(replay)]
+    thresholds = replay.thresholds()
     for number, step in enumerate(replay.condensation_steps(), start=1):
         facts = [p for p in pins if p.text in carried([p.text], step.before)]
         facts += extract(step.forgotten, everything)
@@ -287,9 +289,9 @@ def audit_log(replay: Replay, everything: bool = False) -> LogAudit:
         kinds["contradictions"].facts += len(wrong)
         kinds["contradictions"].lost += wrong
         chars = len(step.summary) if step.summary is not None else None
-        audits.append(
-            Audit(f"condensation {number}", step.id, step.line, len(step.forgotten), chars, kinds)
-        )
+        label = f"condensation {number}"
+        fired = thresholds.get(step.line)
+        audits.append(Audit(label, step.id, step.line, len(step.forgotten), chars, kinds, fired))
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
     kinds = check_facts(list(forgotten.values()), summaries, [e for e in view if not e.is_summary])

@@ -315,6 +315,11 @@ class Replay(ABC):
         """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
+    def thresholds(self) -> dict[int, Threshold]:
+        """Each compaction, by its line, against the threshold its client was
+        configured with (none where the log does not say enough)."""
+        return {}
+
     @abstractmethod
     def view_lines(self) -> Iterator[bytes]:
         """The view as JSON lines (newline included): kept records byte-for-byte."""

@@ -80,6 +80,8 @@ def audit_text(audit: LogAudit) -> str:
             else "no summary"
         )
         title = f"{item.label} ({where}): forgot {plural(item.forgotten_events, 'event')}, {said}"
+        if item.threshold is not None:
+            title += f"; fired {item.threshold.describe()}"
         lines += ["", *_audit_block(item, sanitize(title, one_line=True))]
     current = audit.current
     said = (

@@ -161,3 +161,24 @@ def test_a_pin_survives_every_run_or_the_run_is_refused(
 
     with read_log(str(log)) as replay:
         assert carried([pin], list(replay.view())) == {pin}
+
+
+def test_pin_and_a_refused_run_through_real_processes(tmp_path: Path, proc) -> None:
+    log = session(tmp_path / "s.jsonl")
+    pinned = proc("pin", log, PIN)
+    assert pinned.returncode == 0 and pinned.stderr.decode().startswith("pinned in ")
+    before = log.read_bytes()
+    refused = proc("run", log, "-t", "amortized", "-s", "max_size=8")
+    assert refused.returncode == 3
+    assert b"would drop the pin" in refused.stderr and b"Traceback" not in refused.stderr
+    assert log.read_bytes() == before
+    assert proc("pin", log, "--list").stdout == f"{PIN}\n".encode()
+
+
+def test_audit_says_where_each_compaction_fired(cli) -> None:
+    from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
+
+    folder = v1_corpus("0535c419f44a4e248c72e40c77a06a32")
+    data = orjson.loads(cli("audit", folder, "-f", "json").stdout_bytes)
+    assert [c["threshold"]["fired"] for c in data["condensations"]] == ["at"] * 3
+    assert "; fired at (82 against 81 events)" in cli("audit", folder).stdout

@@ -37,7 +37,7 @@ import orjson
 
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.intervals import runs
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.core.logfile import LockedLog, LogSource
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
@@ -47,6 +47,7 @@ from condense_cli.dialects.base import (
     Record,
     Replay,
     StatsReport,
+    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.claude_code.chain import (
@@ -67,7 +68,11 @@ from condense_cli.dialects.claude_code.events import (
 )
 from condense_cli.dialects.claude_code.lines import Line, Session
 from condense_cli.dialects.claude_code.requests import request_problems
-from condense_cli.dialects.claude_code.resume import resume_compaction, resume_notes
+from condense_cli.dialects.claude_code.resume import (
+    compaction_threshold,
+    resume_compaction,
+    resume_notes,
+)
 
 if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
@@ -227,6 +232,16 @@ class ClaudeReplay(Replay):
 
     def view(self) -> View:
         return _view_of(self.events, self._pending_request())
+
+    def thresholds(self) -> dict[int, Threshold]:
+        found = {}
+        for boundary in self.boundaries():
+            meta = as_dict(boundary.data.get("compactMetadata"))
+            version = boundary.data.get("version")
+            threshold = compaction_threshold(meta, version, self.before(boundary))
+            if threshold is not None:
+                found[boundary.number] = threshold
+        return found
 
     def on_resume(self) -> list[str]:
         compaction = resume_compaction(self.events)

@@ -23,7 +23,7 @@ import orjson
 
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
-from condense_cli.dialects.claude_code.resume import client_figures, compaction_threshold
+from condense_cli.dialects.claude_code.resume import client_figures
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -129,6 +129,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
     view = lines.tally(replay.events)
     condensations: list[CondensationRow] = []
+    thresholds = replay.thresholds()
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -144,7 +145,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
             log={name: meta.get(key) for key, name in LOG_FIELDS.items()}
             | {"duration_ms": meta.get("durationMs")},
         )
-        row.threshold = compaction_threshold(meta, boundary.data.get("version"), before)
+        row.threshold = thresholds.get(boundary.number)
         if tokenizer is not None:
             row.tokens_before = lines.tally(before).tokens
             row.tokens_after = lines.tally(replay.after(boundary)).tokens

@@ -40,6 +40,7 @@ from condense_cli.dialects.base import (
     Record,
     Replay,
     StatsReport,
+    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.codex.detect import NAME, REQUEST
@@ -51,7 +52,12 @@ from condense_cli.dialects.codex.reading import (
     read_lines,
     read_rollout,
 )
-from condense_cli.dialects.codex.resume import ResumeCompaction, after_compaction, resume_compaction
+from condense_cli.dialects.codex.resume import (
+    ResumeCompaction,
+    after_compaction,
+    compaction_threshold,
+    resume_compaction,
+)
 
 if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
@@ -99,6 +105,16 @@ class CodexReplay(Replay):
     def resume_compaction(self) -> ResumeCompaction | None:
         """Where the rollout stands against the client's auto-compact limit."""
         return resume_compaction(self.path, self.state.token_info, self.state.token_line)
+
+    def thresholds(self) -> dict[int, Threshold]:
+        state = self.state
+        found = {}
+        for c in state.compactions:
+            tokens = c.says.get("tokens_before")
+            threshold = compaction_threshold(self.path, state.token_info, tokens)
+            if threshold is not None:
+                found[c.line] = threshold
+        return found
 
     def on_resume(self) -> list[str]:
         compaction = self.resume_compaction()

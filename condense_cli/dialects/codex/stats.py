@@ -14,7 +14,6 @@ from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
-from condense_cli.dialects.codex.resume import compaction_threshold
 from condense_cli.dialects.counting import (
     Tally,
     TextCounts,
@@ -90,6 +89,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     else:
         by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
     compactions = replay.state.compactions
+    thresholds = replay.thresholds()
     rows = [
         CondensationRow(
             c.line,
@@ -99,9 +99,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
             c.summary_chars,
             c.after,
             log_says=c.says,
-            threshold=compaction_threshold(
-                replay.path, replay.state.token_info, c.says.get("tokens_before")
-            ),
+            threshold=thresholds.get(c.line),
         )
         for c in compactions
     ]

@@ -39,7 +39,6 @@ from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LockedLog, LogSource
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
-    CondensationRow,
     CondensationStep,
     Dialect,
     Reading,
@@ -276,7 +275,9 @@ class V1Replay(Replay):
         )
         seen = counts.tally(view_texts)
         rows = condensation_rows(self.condensations)
-        self._add_thresholds(rows)
+        thresholds = self.thresholds()
+        for row in rows:
+            row.threshold = thresholds.get(row.line)
         return StatsReport(
             self.dialect,
             self.path,
@@ -293,7 +294,7 @@ class V1Replay(Replay):
             generation=(self.generation, self.generation_reason),
         )
 
-    def _add_thresholds(self, rows: list[CondensationRow]) -> None:
+    def thresholds(self) -> dict[int, Threshold]:
         """Each condensation against the condenser's `max_size` that the folder's
         `base_state.json` records: the SDK condenses a view of more events than that;
         one a `CondensationRequest` asked for is manual."""
@@ -301,15 +302,15 @@ class V1Replay(Replay):
         condenser = as_dict(agent.get("condenser"))
         max_size = condenser.get("max_size")
         if not isinstance(max_size, int) or isinstance(max_size, bool):
-            return
+            return {}
         source = f"max_size {max_size} of the {condenser.get('kind')} in base_state.json"
-        by_id = {row.id: row for row in rows}
+        found = {}
         for step in self._steps():
-            row = by_id.get(step.condensation.id)
-            if row is not None:
-                size = len(self._view_of(step.before, step.pending_before))
-                manual = step.pending_before
-                row.threshold = Threshold("events", size, max_size + 1, source, 1, manual)
+            c = step.condensation
+            size = len(self._view_of(step.before, step.pending_before))
+            line = c.line if c.line is not None else c.position
+            found[line] = Threshold("events", size, max_size + 1, source, 1, step.pending_before)
+        return found
 
     # --- appending --------------------------------------------------------------------
 
