@@ -182,3 +182,24 @@ def test_audit_says_where_each_compaction_fired(cli) -> None:
     data = orjson.loads(cli("audit", folder, "-f", "json").stdout_bytes)
     assert [c["threshold"]["fired"] for c in data["condensations"]] == ["at"] * 7
     assert "; fired at (82 against 81 events)" in cli("audit", folder).stdout
+
+
+def test_audit_lists_the_pins_the_corpus_compaction_lost(tmp_path: Path, cli) -> None:
+    """The posthog compaction (Claude Code's own) quoted the user's points but cut
+    one sentence short: a pin on the part it cut is reported lost, one on a part it
+    quoted is kept."""
+    from tests.conftest import require_corpus
+
+    posthog = (
+        require_corpus(SHARED / "claude-code") / "posthog-impact-dashboard.claude-session.jsonl"
+    )
+    log = tmp_path / posthog.name
+    log.write_bytes(posthog.read_bytes())
+    kept, lost = "Bot 排除不要只靠「已知名單」", "survival rate 可能普遍接近 100%"
+    cli("pin", log, kept)
+    cli("pin", log, lost)
+    data = orjson.loads(cli("audit", log, "-f", "json").stdout_bytes)
+    [condensation] = data["condensations"]
+    assert condensation["kinds"]["pins"]["facts"] == 2
+    assert condensation["lost"][0] == {"kind": "pins", "fact": lost}
+    assert f"this compaction dropped the pin '{lost}'" in cli("check", log).stdout
