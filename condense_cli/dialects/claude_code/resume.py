@@ -172,12 +172,16 @@ def resume_compaction(
     when no response in the view says what context it took)."""
     environ = os.environ if environ is None else environ
     last: ClaudeEvent | None = None
-    for event in events:
-        if event.data.get("type") != "assistant" or event.is_summary or event.copy_of:
+    for event in reversed(list(events)):  # the newest first: only the last ones are parsed
+        line = event.read_from
+        if (line.type if line is not None else event.data.get("type")) != "assistant":
+            continue
+        if event.is_summary or event.copy_of:
             continue  # (a copy `condense run` wrote carries a usage from before it)
         message = as_dict(event.data.get("message"))
         if message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), dict):
             last = event
+            break
     if last is None:
         return None
     message = as_dict(last.data.get("message"))
