@@ -46,13 +46,8 @@ class Finding:
 
 
 def steps_of(replay: Replay) -> list[Step]:
-    """The log's compactions, from their steps (or their records when the dialect
-    has no steps)."""
-    if replay.audits:
-        return [
-            Step(s.line, len(s.before), len(s.after), len(s.summary) if s.summary else None)
-            for s in replay.condensation_steps()
-        ]
+    """The log's compactions, from their records (no second walk over the log): the
+    view before one is the view after it plus what it forgot."""
     return [
         Step(c.line, c.view_size + c.forgotten_events, c.view_size, c.summary_chars)
         for c in replay.condensations
