@@ -26,6 +26,7 @@ from condense_cli.analysis.facts import (
     squash,
     unique_names,
 )
+from condense_cli.core.clientconfig import ClientConfig
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
 from condense_cli.core.pins import carried
@@ -270,14 +271,17 @@ def _test_runs(events: list[Event]) -> list[Event]:
     return runs
 
 
-def audit_log(replay: Replay, everything: bool = False) -> LogAudit:
+def audit_log(
+    replay: Replay, everything: bool = False, client: ClientConfig | None = None
+) -> LogAudit:
     """Audit every condensation of `replay`'s log and its current view (exploration
-    commands only with `everything`)."""
+    commands only with `everything`; thresholds as `client`, the agent's settings,
+    sets them, or its defaults)."""
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = [Fact("pins", (squash(p),), p) for p in pins_of(replay)]
-    thresholds = replay.thresholds()
+    thresholds = replay.thresholds(client)
     for number, step in enumerate(replay.condensation_steps(), start=1):
         facts = [p for p in pins if p.text in carried([p.text], step.before)]
         facts += extract(step.forgotten, everything)

@@ -8,7 +8,15 @@ from typing import Annotated, Any
 import orjson
 import typer
 
-from condense_cli.cli.common import DialectOpt, StatsFormat, UptoOpt, guarded, reading, say
+from condense_cli.cli.common import (
+    ClientConfigOpt,
+    DialectOpt,
+    StatsFormat,
+    UptoOpt,
+    guarded,
+    reading,
+    say,
+)
 
 
 @guarded
@@ -38,6 +46,7 @@ def audit(
             "--all", help="Count exploration commands too (ls, grep, cat, find, read-only git)."
         ),
     ] = False,
+    client_config: ClientConfigOpt = None,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -55,14 +64,16 @@ def audit(
         kinds_json,
         parse_threshold,
     )
+    from condense_cli.core.clientconfig import read_client_config
     from condense_cli.dialects import read_log
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
+    client = read_client_config(client_config) if client_config is not None else None
     results = []
     for log in logs:
         with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
-            results.append(audit_log(replay, everything))
+            results.append(audit_log(replay, everything, client))
     overall = combined(results)
     if format is StatsFormat.json:
         data: Any = results[0].to_dict()

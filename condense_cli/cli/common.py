@@ -136,6 +136,15 @@ UptoOpt = Annotated[
     ),
 ]
 
+ClientConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--client-config",
+        metavar="FILE",
+        help="The agent's own settings, to judge each compaction against its threshold: "
+        "Claude Code's settings.json, Codex's config.toml, OpenHands' config.toml.",
+    ),
+]
 DialectOpt = Annotated[
     str | None,
     typer.Option(

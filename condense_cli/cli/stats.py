@@ -8,7 +8,15 @@ from typing import Annotated
 import orjson
 import typer
 
-from condense_cli.cli.common import ConfigOpt, DialectOpt, LogArg, StatsFormat, guarded, reading
+from condense_cli.cli.common import (
+    ClientConfigOpt,
+    ConfigOpt,
+    DialectOpt,
+    LogArg,
+    StatsFormat,
+    guarded,
+    reading,
+)
 
 
 @guarded
@@ -23,15 +31,18 @@ def stats(
     ] = True,
     config: ConfigOpt = None,
     dialect: DialectOpt = None,
+    client_config: ClientConfigOpt = None,
 ) -> None:
     """Events, characters and tokens of a log against its view.
 
     Also events and bytes by type, and what each condensation forgot.
     """
     from condense_cli.config.loading import configured_tokenizer
+    from condense_cli.core.clientconfig import read_client_config
     from condense_cli.dialects import read_log
 
     tokenizer = configured_tokenizer(config) if tokens else None
+    client = read_client_config(client_config) if client_config is not None else None
     from condense_cli.analysis.thrash import findings, steps_of
     from condense_cli.core.messages import message_numbers
 
@@ -40,6 +51,9 @@ def stats(
         if replay.converts_messages:
             report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
         report.thrash = [f.to_json() for f in findings(steps_of(replay))]
+        thresholds = replay.thresholds(client)
+        for row in report.condensations:
+            row.threshold = thresholds.get(row.line)
     if format is StatsFormat.json:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

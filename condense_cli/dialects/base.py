@@ -21,6 +21,7 @@ from condense_cli.core.logfile import LockedLog, LogSource, locked_log
 from condense_cli.core.messages import Conversion
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -315,9 +316,10 @@ class Replay(ABC):
         """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
-    def thresholds(self) -> dict[int, Threshold]:
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         """Each compaction, by its line, against the threshold its client was
-        configured with (none where the log does not say enough)."""
+        configured with: its defaults and what the log records, or the settings file
+        `client` (none where neither says enough)."""
         return {}
 
     @abstractmethod

@@ -315,6 +315,15 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
         parts.append(table)
         if any(c.log is not None for c in rows):
             parts.append(_own_figures(rows[-20:], new_table))
+        sources = dict.fromkeys(c.threshold.source for c in rows if c.threshold is not None)
+        for source in sources:
+            parts.append(Text(sanitize(f"threshold: {source}", one_line=True)))
+        if not sources:
+            parts.append(
+                Text(
+                    "threshold: not known from the log (give the agent's settings with --client-config)"
+                )
+            )
     if report.client is not None:
         parts += _client_parts(report.client, new_table)
     for finding in report.thrash or ():

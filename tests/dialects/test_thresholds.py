@@ -51,3 +51,107 @@ def test_the_posthog_compaction_fired_at_its_clients_threshold(cli) -> None:
         "source": "the 200,000-token window of claude-opus-4-7 less 33,000 (Claude Code 2.1.112)",
     }
     assert "fired against" in cli("stats", POSTHOG, "--no-tokens").stdout
+
+
+# --- the agent's own settings (`--client-config`) -----------------------------------
+
+
+def test_claude_code_settings_lower_the_threshold(tmp_path, cli) -> None:
+    require_corpus(POSTHOG.parent)
+    settings = tmp_path / "settings.json"
+    settings.write_text(
+        '{"autoCompactWindow": 150000, "env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"}}'
+    )
+    args = ("stats", POSTHOG, "-f", "json", "--no-tokens", "--client-config", settings)
+    [row] = orjson.loads(cli(*args).stdout_bytes)["condensations"]
+    # (150,000 less the answer's 20,000) at 60%, lower than 150,000 less 33,000
+    assert (row["threshold"]["threshold"], row["threshold"]["fired"]) == (78_000, "late")
+    assert row["threshold"]["by"] == 167_766 - 78_000
+    assert row["threshold"]["source"] == (
+        f"{settings} (autoCompactWindow 150,000, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=60): "
+        "150,000-token window of claude-opus-4-7"
+    )
+    text = cli("stats", POSTHOG, "--no-tokens", "--client-config", settings).stdout
+    assert "late by" in text and "89,766" in text
+    assert f"threshold: {settings} (autoCompactWindow 150,000" in text
+    # a model's own setting replaces the top-level one; "auto" and a bad percent are ignored
+    settings.write_text(
+        '{"autoCompactWindow": 150000, "modelSettings": {"claude-opus-4-7": '
+        '{"autoCompactWindow": 120000}}, "env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "x"}}'
+    )
+    [row] = orjson.loads(cli(*args).stdout_bytes)["condensations"]
+    assert row["threshold"]["threshold"] == 120_000 - 33_000
+    settings.write_text('{"autoCompactWindow": "auto"}')
+    [row] = orjson.loads(cli(*args).stdout_bytes)["condensations"]
+    assert (row["threshold"]["threshold"], row["threshold"]["fired"]) == (167_000, "at")
+
+
+def test_codex_config_sets_the_limit(tmp_path, cli) -> None:
+    from condense_cli.core.jsonlines import encode
+    from tests.dialects.codex.test_replay import META, item, line, said, user
+    from tests.dialects.codex.test_resume import token_count
+
+    lines = [META, item(user("fix it")), item(said("on it")), token_count(200_000)]
+    lines.append(line("compacted", {"message": "", "replacement_history": [user("fix it")]}))
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"".join(encode(x) + b"\n" for x in lines))
+    stats = ("stats", log, "-f", "json", "--no-tokens")
+    [row] = orjson.loads(cli(*stats).stdout_bytes)["condensations"]
+    assert (row["threshold"]["threshold"], row["threshold"]["fired"]) == (244_800, "early")
+    config = tmp_path / "config.toml"
+    config.write_text("model_context_window = 400000\nmodel_auto_compact_token_limit = 190000\n")
+    [row] = orjson.loads(cli(*stats, "--client-config", config).stdout_bytes)["condensations"]
+    assert row["threshold"] == {
+        "unit": "tokens",
+        "measured": 200_000,
+        "threshold": 190_000,
+        "fired": "at",
+        "by": 10_000,
+        "source": f"model_auto_compact_token_limit in {config}",
+    }
+    config.write_text("model_context_window = 200000\n")
+    [row] = orjson.loads(cli(*stats, "--client-config", config).stdout_bytes)["condensations"]
+    assert row["threshold"]["threshold"] == 180_000
+    assert row["threshold"]["source"] == f"90% of model_context_window 200,000 in {config}"
+
+
+def test_an_openhands_config_sets_max_size_for_v0_and_v1(tmp_path, cli) -> None:
+    from tests.conftest import lines_of, msg
+
+    config = tmp_path / "config.toml"
+    config.write_text('[condenser]\ntype = "llm"\nmax_size = 10\n')
+    log = tmp_path / "v0.jsonl"
+    log.write_bytes(lines_of([msg(i, f"step {i}", source="agent") for i in range(30)]))
+    assert cli("run", log, "-t", "amortized", "-s", "max_size=20").exit_code == 0
+    stats = ("stats", log, "-f", "json", "--no-tokens")
+    [row] = orjson.loads(cli(*stats).stdout_bytes)["condensations"]
+    assert "threshold" not in row  # a V0 log does not record its condenser
+    assert "--client-config" in cli("stats", log, "--no-tokens").stdout
+    [row] = orjson.loads(cli(*stats, "--client-config", config).stdout_bytes)["condensations"]
+    assert (row["threshold"]["measured"], row["threshold"]["threshold"]) == (30, 11)
+    assert row["threshold"]["fired"] == "late"
+    audit = cli("audit", log, "--client-config", config).stdout
+    assert "fired late by 19 events (30 against 11 events)" in audit
+    # V1: the file replaces what base_state.json records
+    v1_corpus("")
+    folder = conversations()[0]
+    v1 = ("stats", folder, "-f", "json", "--no-tokens", "--client-config", config)
+    rows = orjson.loads(cli(*v1).stdout_bytes)["condensations"]
+    assert rows and {r["threshold"]["threshold"] for r in rows} == {11}
+    assert {r["threshold"]["fired"] for r in rows} == {"late"}
+    assert rows[0]["threshold"]["source"] == f"max_size 10 of the llm condenser in {config}"
+
+
+def test_a_bad_client_config_is_one_clear_error(tmp_path, cli, proc) -> None:
+    require_corpus(POSTHOG.parent)
+    bad = tmp_path / "settings.json"
+    bad.write_text("{not json")
+    result = cli("stats", POSTHOG, "--no-tokens", "--client-config", bad)
+    assert result.exit_code == 2
+    assert f"{bad}: is not valid JSON" in result.stderr
+    bad.write_text('{"autoCompactWindow": 5}')
+    done = proc("audit", POSTHOG, "--client-config", bad)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert b"autoCompactWindow must be a whole number of at least 100,000 (got 5)" in done.stderr
+    missing = cli("stats", POSTHOG, "--client-config", tmp_path / "nope.toml")
+    assert missing.exit_code == 2 and "cannot read the client's settings" in missing.stderr

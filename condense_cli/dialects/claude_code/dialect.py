@@ -75,6 +75,7 @@ from condense_cli.dialects.claude_code.resume import (
 )
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.llm.tokens import Tokenizer
 
 # --- the replay ----------------------------------------------------------------------
@@ -233,12 +234,12 @@ class ClaudeReplay(Replay):
     def view(self) -> View:
         return _view_of(self.events, self._pending_request())
 
-    def thresholds(self) -> dict[int, Threshold]:
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}
         for boundary in self.boundaries():
             meta = as_dict(boundary.data.get("compactMetadata"))
             version = boundary.data.get("version")
-            threshold = compaction_threshold(meta, version, self.before(boundary))
+            threshold = compaction_threshold(meta, version, self.before(boundary), client)
             if threshold is not None:
                 found[boundary.number] = threshold
         return found

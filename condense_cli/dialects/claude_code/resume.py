@@ -34,6 +34,7 @@ from condense_cli.core.text import plural
 from condense_cli.dialects.base import Threshold
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.dialects.claude_code.events import ClaudeEvent
     from condense_cli.dialects.claude_code.lines import Line
 
@@ -52,6 +53,12 @@ OFF_SWITCHES = ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")
 SYNTHETIC_MODEL = "<synthetic>"  # the model of the replies the client writes itself
 MICROCOMPACT = "microcompact_boundary"
 REPLACEMENT = "content-replacement"
+# The settings a `settings.json` may lower the threshold with (read off 2.1.330).
+AUTO_WINDOW = "autoCompactWindow"
+MIN_AUTO_WINDOW = 100_000
+WINDOW_VARIABLE = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
+PCT_VARIABLE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
+ANSWER_ROOM = 20_000  # the window less this is what the percent applies to
 
 
 def model_window(model: str) -> int:
@@ -140,11 +147,15 @@ def margin_for(version: Any) -> int:
 
 
 def compaction_threshold(
-    meta: dict[str, Any], version: Any, before: list[ClaudeEvent]
+    meta: dict[str, Any],
+    version: Any,
+    before: list[ClaudeEvent],
+    client: ClientConfig | None = None,
 ) -> Threshold | None:
     """A compaction against the client's threshold: its `preTokens` against the
     window of the model that answered last before it, less the margin of the client
-    version that wrote it; a `/compact` (`trigger: manual`) has none."""
+    version that wrote it, or as the settings file `client` sets it; a `/compact`
+    (`trigger: manual`) has none."""
     pre = meta.get("preTokens")
     if not isinstance(pre, int) or isinstance(pre, bool):
         return None
@@ -160,9 +171,49 @@ def compaction_threshold(
     if model is None:
         return None
     window, margin = model_window(model), margin_for(version)
+    threshold = window - margin
     source = f"the {window:,}-token window of {model} less {margin:,} (Claude Code {version})"
+    if client is not None:
+        threshold, source = configured(client, model, window, margin)
     manual = meta.get("trigger") == "manual"
-    return Threshold("tokens", pre, window - margin, source, RESUME_ADDS, manual)
+    return Threshold("tokens", pre, threshold, source, RESUME_ADDS, manual)
+
+
+def configured(client: ClientConfig, model: str, window: int, margin: int) -> tuple[int, str]:
+    """The threshold a settings file gives `model` (default `window` less `margin`):
+    its `autoCompactWindow` (per model in `modelSettings`, else the top-level one, or
+    `CLAUDE_CODE_AUTO_COMPACT_WINDOW` in its `env`) lowers the window, and
+    `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` compacts at that percent of the window less the
+    answer's room, when that is lower."""
+    env = client.table("env")
+    per_model = next(
+        (
+            as_dict(v).get(AUTO_WINDOW)
+            for k, v in client.table("modelSettings").items()
+            if model.startswith(k) and as_dict(v).get(AUTO_WINDOW) != "auto"
+        ),
+        None,
+    )
+    asked = per_model if per_model is not None else client.data.get(AUTO_WINDOW)
+    if asked == "auto":
+        asked = None
+    asked = client.number(asked, AUTO_WINDOW, least=MIN_AUTO_WINDOW)
+    if asked is None:
+        asked = client.number(env.get(WINDOW_VARIABLE), WINDOW_VARIABLE)
+    said = []
+    if asked is not None and asked < window:
+        window = asked
+        said.append(f"{AUTO_WINDOW} {asked:,}")
+    threshold = window - margin
+    try:  # the client goes by a number in (0, 100] and ignores anything else
+        percent = float(str(env.get(PCT_VARIABLE, "")))
+    except ValueError:
+        percent = 0.0
+    if 0 < percent <= 100:
+        threshold = min(threshold, int((window - ANSWER_ROOM) * percent / 100))
+        said.append(f"{PCT_VARIABLE}={env[PCT_VARIABLE]}")
+    how = ", ".join(said) if said else "no compaction setting"
+    return threshold, f"{client.path} ({how}): {window:,}-token window of {model}"
 
 
 def resume_compaction(

@@ -129,7 +129,6 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
     view = lines.tally(replay.events)
     condensations: list[CondensationRow] = []
-    thresholds = replay.thresholds()
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -145,7 +144,6 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
             log={name: meta.get(key) for key, name in LOG_FIELDS.items()}
             | {"duration_ms": meta.get("durationMs")},
         )
-        row.threshold = thresholds.get(boundary.number)
         if tokenizer is not None:
             row.tokens_before = lines.tally(before).tokens
             row.tokens_after = lines.tally(replay.after(boundary)).tokens

@@ -60,6 +60,7 @@ from condense_cli.dialects.codex.resume import (
 )
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -106,12 +107,12 @@ class CodexReplay(Replay):
         """Where the rollout stands against the client's auto-compact limit."""
         return resume_compaction(self.path, self.state.token_info, self.state.token_line)
 
-    def thresholds(self) -> dict[int, Threshold]:
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         state = self.state
         found = {}
         for c in state.compactions:
             tokens = c.says.get("tokens_before")
-            threshold = compaction_threshold(self.path, state.token_info, tokens)
+            threshold = compaction_threshold(self.path, state.token_info, tokens, client)
             if threshold is not None:
                 found[c.line] = threshold
         return found

@@ -19,10 +19,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.dialects.base import Threshold
+
+if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
 
 CLIENT = "Codex 0.169.0"
 USAGE_KEYS = (
@@ -33,6 +36,7 @@ USAGE_KEYS = (
     "reasoning_output_tokens",
 )
 LIMIT_KEY = "model_auto_compact_token_limit"
+WINDOW_KEY = "model_context_window"
 TOLERANCE = 10_000  # a compaction this close to the limit fired at it (a turn's growth)
 MAX_OVERHEAD = 32_000  # tokens of instructions and tools (Codex's own: about 16,000)
 
@@ -99,25 +103,39 @@ class ResumeCompaction:
         return f"{used}, {below} at which {CLIENT} compacts ({self.source})"
 
 
-def limit_of(path: str, info: dict[str, Any] | None) -> tuple[int, str] | None:
+def limit_of(
+    path: str, info: dict[str, Any] | None, client: ClientConfig | None = None
+) -> tuple[int, str] | None:
     """Codex's auto-compact limit for the rollout at `path` whose last token count
-    says `info`, and where it comes from (None: nothing to go by)."""
+    says `info`, and where it comes from (None: nothing to go by). A settings file
+    `client` (a Codex `config.toml`) replaces the Codex home's: its
+    `model_context_window` is the model's full window, its limit applies when lower."""
     limits: list[tuple[int, str]] = []
     window = info.get("model_context_window") if info is not None else None
-    if isinstance(window, int) and window > 0:
-        full = f"90% of the model's window of {window * 20 // 19:,}"
-        limits.append((default_limit(window), full))
-    configured = configured_limit(path)
+    full = client.number(client.data.get(WINDOW_KEY), WINDOW_KEY) if client else None
+    if client is not None and full is not None:
+        limits.append((full * 9 // 10, f"90% of {WINDOW_KEY} {full:,} in {client.path}"))
+    elif isinstance(window, int) and window > 0:
+        said = f"90% of the model's window of {window * 20 // 19:,}"
+        limits.append((default_limit(window), said))
+    if client is not None:
+        limit = client.number(client.data.get(LIMIT_KEY), LIMIT_KEY)
+        configured = (limit, client.path) if limit is not None else None
+    else:
+        configured = configured_limit(path)
     if configured is not None:
         limits.append((configured[0], f"{LIMIT_KEY} in {configured[1]}"))
     return min(limits) if limits else None
 
 
 def compaction_threshold(
-    path: str, info: dict[str, Any] | None, tokens_before: int | None
+    path: str,
+    info: dict[str, Any] | None,
+    tokens_before: int | None,
+    client: ClientConfig | None = None,
 ) -> Threshold | None:
     """A compaction against Codex's limit: the context its last token count gave."""
-    limit = limit_of(path, info)
+    limit = limit_of(path, info, client)
     if limit is None or tokens_before is None:
         return None
     return Threshold("tokens", tokens_before, limit[0], limit[1], TOLERANCE)

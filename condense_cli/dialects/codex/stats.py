@@ -89,7 +89,6 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     else:
         by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
     compactions = replay.state.compactions
-    thresholds = replay.thresholds()
     rows = [
         CondensationRow(
             c.line,
@@ -99,7 +98,6 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
             c.summary_chars,
             c.after,
             log_says=c.says,
-            threshold=thresholds.get(c.line),
         )
         for c in compactions
     ]

@@ -22,6 +22,7 @@ from condense_cli.dialects.base import (
     Record,
     Replay,
     StatsReport,
+    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v0.detect import NAME
@@ -37,6 +38,7 @@ from condense_cli.dialects.openhands_v0.replay import build_view, folded_view, s
 from condense_cli.dialects.openhands_v0.scan import LogIndex, forgotten_gaps
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.llm.tokens import Tokenizer
 
 # --- the dialect ---------------------------------------------------------------------
@@ -105,11 +107,15 @@ class V0Replay(Replay):
         forgotten = IntervalSet()
         summary: str | None = None
         offset: int | None = None
+        requested = False
         for number, data, body in self._lines():
             action = data.get("action")
-            if action == "condensation":
+            if action == "condensation_request":
+                requested = True
+            elif action == "condensation":
                 args = parse_condensation(data)
-                before = folded_view(kept, summary, offset)
+                before = folded_view(kept, summary, offset, requested)
+                requested = False
                 for start, end in args.ranges():
                     forgotten.add(start, end)
                 gone = [e for e in kept if e.key is not None and e.key in forgotten]
@@ -119,10 +125,26 @@ class V0Replay(Replay):
                 new = args.summary if args.has_summary else None
                 after = folded_view(kept, summary, offset)
                 yield CondensationStep(data["id"], number, before, gone, new, after)
-            elif action != "condensation_request":
+            else:
                 event = V0Event(data, data.get("id"), body)
                 if event.key is None or event.key not in forgotten:
                     kept.append(event)
+
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
+        """Each condensation against the `max_size` of the `[condenser]` of `client`,
+        an OpenHands `config.toml` (a V0 log does not record its condenser)."""
+        from condense_cli.dialects.sizes import configured_max_size, size_threshold
+
+        found = configured_max_size(client) if client is not None else None
+        if found is None:
+            return {}
+        max_size, source = found
+        return {
+            step.line: size_threshold(
+                len(step.before), max_size, source, step.before.unhandled_request
+            )
+            for step in self.condensation_steps()
+        }
 
     def history(self) -> Iterator[Event | None]:
         for _number, data, body in self._lines():

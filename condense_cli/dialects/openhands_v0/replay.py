@@ -367,14 +367,17 @@ def build_view(source: LogSource, index: LogIndex) -> View:
     return View(events, index.unhandled_request, summary, index.summary_offset, None, summary_event)
 
 
-def folded_view(kept: list[Event], summary: str | None, offset: int | None) -> View:
-    """A view from the kept events and the summary in force (the history walk's)."""
+def folded_view(
+    kept: list[Event], summary: str | None, offset: int | None, requested: bool = False
+) -> View:
+    """A view from the kept events and the summary in force (the history walk's);
+    `requested`: a condensation request is pending."""
     events = list(kept)
     shown = None
     if summary is not None:
         shown = summary_event(summary)
         events.insert(summary_position(offset, len(events)), shown)
-    return View(events, False, shown, offset, None, summary_event)
+    return View(events, requested, shown, offset, None, summary_event)
 
 
 def load_view(path: str, upto: int | None = None) -> tuple[View, LogIndex]:

@@ -58,6 +58,7 @@ from condense_cli.dialects.openhands_v1.detect import (
 )
 
 if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.dialects.openhands_v1.steps import Step
     from condense_cli.llm.tokens import Tokenizer
 
@@ -275,9 +276,6 @@ class V1Replay(Replay):
         )
         seen = counts.tally(view_texts)
         rows = condensation_rows(self.condensations)
-        thresholds = self.thresholds()
-        for row in rows:
-            row.threshold = thresholds.get(row.line)
         return StatsReport(
             self.dialect,
             self.path,
@@ -294,23 +292,29 @@ class V1Replay(Replay):
             generation=(self.generation, self.generation_reason),
         )
 
-    def thresholds(self) -> dict[int, Threshold]:
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         """Each condensation against the condenser's `max_size` that the folder's
-        `base_state.json` records: the SDK condenses a view of more events than that;
-        one a `CondensationRequest` asked for is manual."""
-        agent = as_dict(as_dict(self.conversation.base_state).get("agent"))
-        condenser = as_dict(agent.get("condenser"))
-        max_size = condenser.get("max_size")
-        if not isinstance(max_size, int) or isinstance(max_size, bool):
-            return {}
-        source = f"max_size {max_size} of the {condenser.get('kind')} in base_state.json"
-        found = {}
+        `base_state.json` records (or the `[condenser]` of `client`, an OpenHands
+        `config.toml`): the SDK condenses a view of more events than that; one a
+        `CondensationRequest` asked for is manual."""
+        from condense_cli.dialects.sizes import configured_max_size, max_size_of, size_threshold
+
+        found = configured_max_size(client) if client is not None else None
+        if found is None:
+            agent = as_dict(as_dict(self.conversation.base_state).get("agent"))
+            condenser = as_dict(agent.get("condenser"))
+            size = max_size_of(condenser)
+            if size is None:
+                return {}
+            found = size, f"max_size {size} of the {condenser.get('kind')} in base_state.json"
+        max_size, source = found
+        thresholds = {}
         for step in self._steps():
             c = step.condensation
             size = len(self._view_of(step.before, step.pending_before))
             line = c.line if c.line is not None else c.position
-            found[line] = Threshold("events", size, max_size + 1, source, 1, step.pending_before)
-        return found
+            thresholds[line] = size_threshold(size, max_size, source, step.pending_before)
+        return thresholds
 
     # --- appending --------------------------------------------------------------------
 
