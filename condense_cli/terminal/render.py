@@ -319,11 +319,8 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
         for source in sources:
             parts.append(Text(sanitize(f"threshold: {source}", one_line=True)))
         if not sources:
-            parts.append(
-                Text(
-                    "threshold: not known from the log (give the agent's settings with --client-config)"
-                )
-            )
+            unknown = "threshold: not known from the log"
+            parts.append(Text(f"{unknown} (give the agent's settings with --client-config)"))
     if report.client is not None:
         parts += _client_parts(report.client, new_table)
     for finding in report.thrash or ():
