@@ -56,6 +56,7 @@ class FakeLLM:
 
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
+        self.always: Reply | None = None  # the reply once the script runs out (`forever`)
         self.requests: list[dict[str, Any]] = []
         # What `GET /v1/models` reports as the model's window (as vLLM does), or None
         # for a server that says nothing of it (a 404, as many proxies answer).
@@ -87,7 +88,7 @@ class FakeLLM:
                 reply = (
                     fake.replies.popleft()
                     if fake.replies
-                    else Reply(500, b'{"error": {"message": "no reply scripted"}}')
+                    else fake.always or Reply(500, b'{"error": {"message": "no reply scripted"}}')
                 )
                 if reply.delay:
                     time.sleep(reply.delay)
@@ -153,6 +154,11 @@ class FakeLLM:
 
     def malformed(self, body: bytes = b"this is not json") -> FakeLLM:
         self.replies.append(Reply(200, body))
+        return self
+
+    def forever(self) -> FakeLLM:
+        """The reply scripted last answers every request from now on."""
+        self.always = self.replies.pop()
         return self
 
     # --- reading what was sent ----------------------------------------------------

@@ -163,6 +163,71 @@ def test_a_pin_survives_every_run_or_the_run_is_refused(
         assert carried([pin], list(replay.view())) == {pin}
 
 
+LLM_CONDENSERS = ["llm", "structured_summary", "llm_attention", "pipeline"]
+
+
+def script(fake: FakeLLM, condenser: str, pin: str) -> None:
+    """What the scripted model answers every request with: a summary that carries
+    the pin (in a section for structured summaries), or no ids to keep."""
+    from condense_cli.condensers.summarizing import STATE_FIELDS
+
+    if condenser == "structured_summary":
+        said = dict.fromkeys(STATE_FIELDS, "") | {"user_context": f"The user said: {pin}."}
+        fake.tool_call("create_state_summary", said).forever()
+    elif condenser == "llm_attention":
+        fake.json({"ids": []}).forever()
+    else:
+        fake.text(f"Work so far on the task. The user said: {pin}.").forever()
+
+
+@pytest.mark.parametrize("condenser", LLM_CONDENSERS)
+@pytest.mark.parametrize("dialect", list(CORPUS_LOGS))
+def test_a_pin_survives_every_llm_run_or_the_run_is_refused(
+    dialect: str, condenser: str, tmp_path: Path, cli, config: Path, fake: FakeLLM
+) -> None:
+    """The summarising condensers carry the pin verbatim; attention keeps events,
+    and when it would forget the one holding the pin the run is refused, until that
+    event is pinned."""
+    log = corpus_copy(dialect, tmp_path)
+    pin = first_words(cli, log)
+    assert cli("pin", log, pin).exit_code == 0
+    table = f'type = "{condenser}"\nmax_size = 12\nkeep_first = 1\n'
+    if condenser == "pipeline":
+        table = (
+            'type = "pipeline"\n[[condenser.condensers]]\ntype = "observation_masking"\n'
+            'attention_window = 4\n[[condenser.condensers]]\ntype = "llm"\nmax_size = 12\n'
+        )
+    config.write_text(config.read_text() + "\n[condenser]\n" + table)
+    script(fake, condenser, pin)
+    before = sorted(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.read_bytes()
+    done = cli("run", log, "-c", config, "--force")
+    from condense_cli.core.pins import carried
+    from condense_cli.dialects import read_log
+
+    if done.exit_code == 3:  # attention forgot the message that holds the pin
+        assert condenser == "llm_attention" and "would drop the pin" in done.stderr
+        after = (
+            sorted(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.read_bytes()
+        )
+        assert after == before
+        # the event that holds it, pinned, is kept: the run goes on and the pin survives
+        with read_log(str(log)) as replay:
+            holder = next(e for e in replay.view() if carried([pin], [e]))
+        fake.json({"ids": []}).forever()
+        done = cli("run", log, "-c", config, "--force", "--pin-event", str(holder.id))
+    assert done.exit_code == 0, done.output
+    assert fake.requests, "the model was asked"
+    assert any(f"- pins: {pin}" in fake.prompt(i) for i in range(len(fake.requests))) or (
+        condenser == "llm_attention"
+    )
+    with read_log(str(log)) as replay:
+        view = list(replay.view())
+        assert carried([pin], view) == {pin}
+        if condenser != "llm_attention":  # the new summary carries it verbatim
+            assert pin in next(e.text for e in view if e.is_summary)
+    assert cli("check", log).exit_code == 0
+
+
 def test_pin_and_a_refused_run_through_real_processes(tmp_path: Path, proc) -> None:
     log = session(tmp_path / "s.jsonl")
     pinned = proc("pin", log, PIN)
