@@ -156,6 +156,8 @@ action:condensation_request           1     68
 condensations
 id  line  forgot  ids   summary chars  view after
  5     6       2  1..2             13           3
+
+threshold: not known from the log (give the agent's settings with --client-config)
 """
     result = cli("stats", log, "--no-tokens")
     assert result.stdout == expected
