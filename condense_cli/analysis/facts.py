@@ -12,11 +12,13 @@ Kinds, in the order reports list them:
   paths in commands, resolved against the `cd` before them); a file written two
   ways (`/repo/src/app.py`, `src/app.py`) is one fact, under its longest spelling;
 - `commands`: shell commands run, by their core: the first line without the `cd` or
-  `source` before it and the pager (`| tail`, `| head`) after it; exploration (`ls`,
-  `grep`, `cat`, `find`, read-only `git`, version probes) only when asked for;
+  `source` before it, the pager (`| tail`, `| head`) after it and an inline script it
+  opens (`python -c "`, a heredoc); no key press (`C-c`); exploration (`ls`, `grep`,
+  `cat`, `find`, read-only `git`, version probes) only when asked for;
 - `errors`: exception lines, failing test ids, and non-zero exits (not exit 1 from a
-  program that searches or compares: `grep` finding nothing is an answer), keyed by
-  the output's last line that is not pip's `note:`/`hint:` advice;
+  program that searches or compares, first or last in its pipeline: `grep` finding
+  nothing is an answer; not 130, a command stopped with Ctrl-C), keyed by the
+  output's last line that is not pip's `note:`/`hint:` advice;
 - `urls`: addresses visited (a tool's `url`, browsing results, URLs in commands), and
   those an output announces (a server running, a deploy), not a README's links;
 - `tasks`: the tasks of a task tracker or to-do list, and Claude Code's `TaskCreate`
@@ -27,8 +29,17 @@ the tail of the other with at least two components; a bare file name matches whe
 no other file of the set has that name; a folder is carried by a file under it),
 URLs without fragment and final slash,
 everything else case-folded with runs of white space made one space. A summary
-also carries a clause in other words, by the rules of `clauses.py` (a constraint
-with its object, and a negative one with its negation).
+also carries a fact in other words (these rules were set on a labelled set of real
+compactions, `tests/labels/lost_facts.json`):
+- a clause by the rules of `clauses.py` (a constraint with its object, and a negative
+  one with its negation); a task by the words of its title but its verb;
+- an install by "install…" and the packages (a pinned one as written); a Python script
+  run plainly by the script's path; a command by itself without the options it ends
+  with, when three words or more are left;
+- an error by the names it quotes (a dotted one whole or by its last part); a failure
+  to install, build or import by a sentence that reports trouble ("issues", "failed",
+  "missing", ...) setting up and names the package; a failed test run or script by
+  a sentence that reports trouble with the tests.
 """
 
 from __future__ import annotations
@@ -39,7 +50,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.analysis.clauses import carried, clauses, content, is_constraint, sentences_of
+from condense_cli.analysis.clauses import (
+    OBJECT_SHARE,
+    SENTENCE,
+    carried,
+    clauses,
+    content,
+    is_constraint,
+    sentences_of,
+)
 from condense_cli.core.events import Event
 
 # In the order that matters to an agent resuming from a summary (reports list the
@@ -99,6 +118,41 @@ SOURCE_PREFIX = re.compile(r"^\s*(?:source|\.)\s+\S+\s*(?:&&|;)\s*")
 PAGER_SUFFIX = re.compile(
     r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|less|more|cat)\b[^|]*)+$|\s*2>&1\s*$"
 )
+KEY_PRESS = re.compile(r"^C-[a-z]$")  # what OpenHands sends a terminal for Ctrl-C
+QUOTES = re.compile(r""""[^"]*"|'[^']*'""")
+CHAIN = re.compile(r"\s*(&&|\|\||;)\s*")  # commands run one after another
+HEREDOC = re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*$")
+PACKAGE = re.compile(r"^[A-Za-z][\w.-]*(?:\[[\w,-]+\])?(?:[<>=!~]=?[\w.*]+)?$")
+QUOTED = re.compile(r"""['"`]([A-Za-z_][\w.-]{1,60})['"`]""")
+SETUP_ERROR = re.compile(r"^(?:ModuleNotFoundError|ImportError)\b")
+SETUP_COMMANDS = re.compile(r"^(?:pip3?|python3?\s+-m\s+pip)\s+install\b|\bsetup\.py\b|^make\b")
+SETUP_WORDS = (
+    "install",
+    "build",
+    "compil",
+    "extension",
+    "import",
+    "depend",
+    "environment",
+    "setup",
+)
+TROUBLE_WORDS = (
+    "fail",
+    "issues",  # not "the issue", which is the bug being fixed
+    "errors",
+    "unable",
+    "cannot",
+    "can't",
+    "missing",
+    "conflict",
+    "broken",
+    "block",
+    "prevent",
+    "problems",
+)
+TEST_WORDS = ("test", "reproduc")
+RUNS_TESTS = re.compile(r"^(?:python3?\s+(?:-m\s+(?:pytest|unittest)\b|\S+\.py\b)|pytest\b)")
+INTERRUPTED = 130  # the exit of a command stopped with Ctrl-C: not its failure
 # Exit 1 from these means "nothing found" or "they differ", not a failure.
 FINDERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
 FOOTER = re.compile(r"^\s*(?:(?:note|hint):|\[notice\])", re.I)  # pip's closing advice
@@ -178,6 +232,14 @@ class Fact:
     keys: tuple[str, ...]  # the first is the fact itself; the others also count
     text: str
     source: object = field(default=None, compare=False)  # the id of the event it is from
+    # What a summary may carry it by instead: every one of these names (a name is a
+    # path, a word, `word*` for a word that starts so, `a|b` for either) ...
+    names: tuple[str, ...] = field(default=(), compare=False)
+    # ... or, for a failure, a sentence that reports trouble with one of these topics
+    # (setting up: installing, building, importing; running the tests), naming the
+    # package it is about, if any.
+    topics: tuple[str, ...] = field(default=(), compare=False)
+    package: str = field(default="", compare=False)
 
     @property
     def key(self) -> str:
@@ -302,8 +364,10 @@ def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[
     command = _command(event)
     if command is not None:
         folder, core = core_command(command)
-        yield Fact("commands", (squash(core),), shown(core))
-        tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t)]
+        runs = without_script(core)
+        if runs and not KEY_PRESS.match(runs):
+            yield Fact("commands", (squash(runs),), shown(runs), names=_command_names(runs))
+        tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t) and not _module(t)]
         yield from _path_facts(posixpath.join(folder, t) if folder else t for t in tokens)
         yield from _url_facts(URL.findall(command))
     url = arguments.get("url")
@@ -340,6 +404,44 @@ def core_command(command: str) -> tuple[str | None, str]:
             break
     core = PAGER_SUFFIX.sub("", first).strip() or first.strip()
     return folder, core
+
+
+def without_script(core: str) -> str:
+    """A command's first line without the inline script it opens last (`python -c "`,
+    a heredoc), which is no command one could run again: a summary says what the
+    script did instead ("" when the line is only that)."""
+    while core.count('"') % 2 == 1 or core.count("'") % 2 == 1 or HEREDOC.search(core):
+        parts = CHAIN.split(core)
+        if len(parts) < 3:
+            return ""
+        core = " ".join(parts[:-2]).strip()
+    return core
+
+
+def _module(token: str) -> bool:
+    """Whether a bare token is a dotted module name (`astropy.io.ascii.rst`), not a
+    file: three dots or more and no slash."""
+    return "/" not in token and token.count(".") >= 3
+
+
+def _command_names(core: str) -> tuple[str, ...]:
+    """What else carries a command in a summary: an install by the word and its
+    packages (a pinned one as written), a Python script run plainly by the script's
+    name, else the command without the options it ends with (`python -m pylint
+    --help` by "python -m pylint")."""
+    words = CHAIN.split(core, maxsplit=1)[0].split()
+    if len(words) >= 3 and words[0] in ("pip", "pip3") and words[1] == "install":
+        wanted = [w for w in words[2:] if not w.startswith("-")]
+        if wanted and all(PACKAGE.match(w.strip("'\"")) for w in wanted):
+            return ("install*", *(w.strip("'\"") for w in wanted))
+    if len(words) >= 2 and words[0] in ("python", "python3"):
+        script = next((w for w in words[1:] if not w.startswith("-")), "")
+        if words[1] != "-m" and script.endswith(".py"):
+            return (script,)
+    shorter = words[:]
+    while len(shorter) > 2 and shorter[-1].startswith("-"):
+        shorter.pop()
+    return (" ".join(shorter),) if 3 <= len(shorter) < len(words) else ()
 
 
 def announced_urls(output: str) -> Iterator[str]:
@@ -420,8 +522,10 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
     yield from _url_facts(announced_urls(text))
     code = event.exit_code
     command = commands.get(event.tool_call_id) or commands.get(event.cause)
-    if code == 1 and command is not None and _program(command) in FINDERS:
+    if code == 1 and command is not None and (_program(command) in FINDERS or _finds(command)):
         return  # nothing found, or a difference: the answer, not a failure
+    if code == INTERRUPTED or (command is not None and KEY_PRESS.match(command.strip())):
+        return
     if code not in (None, 0) and not errors:
         lines = [line for line in text.splitlines() if line.strip() and not FOOTER.match(line)]
         keys = [squash(lines[-1][:ERROR_CHARS])] if lines else []
@@ -431,7 +535,19 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
         if keys:
             said = f": {lines[-1].strip()}" if lines else ""
             ran = f" from {core}" if core is not None else ""
-            yield Fact("errors", tuple(keys), shown(f"exit {code}{ran}{said}"))
+            yield _failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core)
+
+
+def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:
+    """A command's non-zero exit: an install or a build is about setting up (and the
+    package it installs), a test run or a script about running the tests."""
+    if core is not None and SETUP_COMMANDS.search(core):
+        names = _command_names(core)[1:]
+        package = re.split(r"[<>=!~\[]", names[0])[0] if names else ""
+        return Fact("errors", keys, text, names=names, topics=SETUP_WORDS, package=package)
+    if core is not None and RUNS_TESTS.search(core):
+        return Fact("errors", keys, text, topics=TEST_WORDS)
+    return Fact("errors", keys, text)
 
 
 def _error_lines(text: str) -> Iterator[Fact]:
@@ -440,7 +556,30 @@ def _error_lines(text: str) -> Iterator[Fact]:
             yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
     for name, message in EXCEPTION.findall(text):
         line = f"{name}: {message}" if message else name
-        yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
+        quoted = list(dict.fromkeys(QUOTED.findall(message or "")))
+        subjects = tuple(_subject(q) for q in quoted)
+        key = (squash(line[:ERROR_CHARS]),)
+        if SETUP_ERROR.match(line):  # the package: the last name quoted, its top level
+            package = quoted[-1].split(".", 1)[0] if quoted else ""
+            yield Fact(
+                "errors", key, shown(line), names=subjects, topics=SETUP_WORDS, package=package
+            )
+        else:
+            yield Fact("errors", key, shown(line), names=subjects)
+
+
+def _subject(quoted: str) -> str:
+    """A name an error quotes, as a summary may name it: a dotted name whole or by
+    its last part (`setuptools.dep_util|dep_util`)."""
+    last = quoted.rsplit(".", 1)[-1]
+    return f"{quoted}|{last}" if last != quoted and len(last) >= 4 else quoted
+
+
+def _finds(command: str) -> bool:
+    """Whether the command's pipeline ends in a program whose exit 1 is an answer."""
+    core = QUOTES.sub('""', core_command(command)[1])  # a `\|` in a pattern is no pipe
+    last = core.rsplit("|", 1)[-1].split()
+    return bool(last) and posixpath.basename(last[0]) in FINDERS
 
 
 def _test_keys(test: str) -> tuple[str, ...]:
@@ -463,6 +602,7 @@ class Memory:
     loose: bool = False  # a summary: a clause may be carried in other words
     stems: set[str] = field(default_factory=set)  # (a summary's) content words
     sentences: list[set[str]] = field(default_factory=list)  # and those of each sentence
+    said: list[str] = field(default_factory=list)  # (a summary's) sentences, squashed
 
     @classmethod
     def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
@@ -480,6 +620,7 @@ class Memory:
         if loose:
             memory.stems = content(memory.flat)
             memory.sentences = [s for text in texts for s in sentences_of(text)]
+            memory.said = [squash(x) for t in texts for x in SENTENCE.split(t) if x.strip()]
         return memory
 
     def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -491,9 +632,38 @@ class Memory:
             return fact.key in self.urls or fact.key in self.flat
         if any(key in self.flat for key in fact.keys):
             return True
-        if fact.kind in SAID and self.loose:
+        if not self.loose:
+            return False
+        if fact.kind in SAID:
             return carried(fact.key, self.stems, self.sentences)
+        if fact.kind == "tasks":  # in other words: its title's words but the verb
+            wanted = content(fact.key.split(" ", 1)[-1])
+            return bool(wanted) and len(wanted & self.stems) >= OBJECT_SHARE * len(wanted)
+        if fact.names and all(self._names(n, unique_names) for n in fact.names):
+            return True
+        return bool(fact.topics) and self._reports(fact.topics, fact.package)
+
+    def _names(self, name: str, unique_names: set[str] | frozenset[str]) -> bool:
+        """Whether a summary names `name` (see `Fact.names`)."""
+        for one in name.split("|"):
+            if " " not in one and ("/" in one or one.endswith(".py")):
+                path = normal_path(one)
+                if path is not None and self._has_path(path, unique_names):
+                    return True
+            elif _word(one).search(self.flat):
+                return True
         return False
+
+    def _reports(self, topics: tuple[str, ...], package: str) -> bool:
+        """Whether a sentence reports trouble with one of `topics`, naming `package`
+        when there is one."""
+        named = _word(package) if package else None
+        return any(
+            any(w in sentence for w in topics)
+            and any(w in sentence for w in TROUBLE_WORDS)
+            and (named is None or named.search(sentence) is not None)
+            for sentence in self.said
+        )
 
     def _has_path(self, path: str, unique_names: set[str] | frozenset[str]) -> bool:
         parts = components(path)
@@ -517,6 +687,13 @@ class Memory:
             for other in others
             for i in range(len(other) - len(tail))
         )
+
+
+def _word(name: str) -> re.Pattern[str]:
+    """`name` as a word of a squashed text (`install*`: any word that starts so)."""
+    stem = name.endswith("*")
+    body = re.escape(squash(name.rstrip("*")))
+    return re.compile(rf"(?<![\w-]){body}" + ("" if stem else r"(?![\w-])"))
 
 
 def unique_names(facts: Iterable[Fact]) -> set[str]:

@@ -4,7 +4,7 @@ exit 1 or pip's footer, Claude Code's tasks, announced URLs."""
 
 from __future__ import annotations
 
-from condense_cli.analysis.facts import Memory, core_command, extract, unique_names
+from condense_cli.analysis.facts import Fact, Memory, core_command, extract, unique_names
 from tests.analysis.test_audit import Call
 
 
@@ -123,3 +123,83 @@ def test_a_summary_that_contradicts_its_events_is_found() -> None:
     assert (
         contradictions("No tests run", [events[2], Call(4, None, {}, "ImportError", cause=3)]) == []
     )
+
+
+# --- what the labelled corpus set taught (tests/labels/lost_facts.json) ---------------
+
+
+def fact(events: list[Call], kind: str) -> Fact:
+    [found] = [f for f in extract(events) if f.kind == kind]
+    return found
+
+
+def summary(text: str) -> Memory:
+    return Memory.of([text], loose=True)
+
+
+def test_no_command_from_an_inline_script_or_a_key_press() -> None:
+    events = [
+        Call(1, "bash", {"command": 'python -c "\nimport sys\nprint(sys.path)\n"'}),
+        Call(2, "bash", {"command": 'cp a.json b.json && python3 -c "\nprint(1)\n"'}),
+        Call(3, "bash", {"command": "cat > t.py << 'EOF'\nprint(1)\nEOF"}),
+        Call(4, "bash", {"command": "C-c"}),
+        Call(5, None, {}, "^C", exit_code=130, cause=4),
+    ]
+    assert kinds(events, "commands") == ["cp a.json b.json"]
+    assert kinds(events, "errors") == []
+
+
+def test_exit_1_from_a_search_at_the_end_of_a_pipeline_is_no_error() -> None:
+    command = 'git log --oneline -- src/app.py | grep -i "discover\\|ignore"'
+    events = [Call(1, "bash", {"command": command}), Call(2, None, {}, "", exit_code=1, cause=1)]
+    assert kinds(events, "errors") == []
+    checked = "sort f | python check.py"
+    failed = [Call(1, "bash", {"command": checked}), Call(2, None, {}, "", 1, cause=1)]
+    assert kinds(failed, "errors") == [f"exit 1 from {checked}"]
+
+
+def test_an_install_a_script_and_a_command_carried_in_a_summarys_words() -> None:
+    installs = [Call(1, "bash", {"command": "pip install --quiet scipy && echo ok"})]
+    install = fact(installs, "commands")
+    assert summary("scipy was missing: installed it with pip.").carries(install)
+    assert not summary("scipy is used for pagerank.").carries(install)
+    pinned = fact([Call(1, "bash", {"command": 'pip install "numpy<2"'})], "commands")
+    assert not summary("Installation failed: NumPy version conflicts.").carries(pinned)
+    script = fact([Call(1, "bash", {"command": "python -u src/fetch.py"})], "commands")
+    assert summary("The fetcher (weave/src/fetch.py) is running.").carries(script)
+    other = fact([Call(1, "bash", {"command": "/opt/micromamba/bin/python t.py"})], "commands")
+    assert not summary("Test script: t.py").carries(other)  # the interpreter matters
+    helped = fact([Call(1, "bash", {"command": "python -m pylint --help"})], "commands")
+    assert summary("Pylint can be run via: python -m pylint").carries(helped)
+    assert not summary("git add data/x.json").carries(
+        fact([Call(1, "bash", {"command": "git add -A"})], "commands")
+    )
+
+
+def test_an_error_carried_by_what_it_quotes_or_by_a_sentence_on_setting_up() -> None:
+    def error(output: str, command: str = "python app.py", code: int | None = None) -> Fact:
+        events = [Call(1, "bash", {"command": command}), Call(2, None, {}, output, code, cause=1)]
+        return fact(events, "errors")
+
+    mapping = error("ImportError: cannot import name 'Mapping' from 'collections' (/x.py)")
+    assert summary("Fixed collections.Mapping import in sessions.py").carries(mapping)
+    assert not summary("Fixed the sessions module").carries(mapping)
+    setup = error("ModuleNotFoundError: No module named 'setuptools.dep_util'")
+    assert summary("DEPS: setuptools compatibility issues blocking the build").carries(setup)
+    assert summary("dep_util was removed from newer setuptools").carries(setup)
+    assert not summary("Build issues encountered with astropy").carries(setup)  # no package
+    assert not summary("Create a test case to reproduce the issue").carries(setup)
+    built = error("error: see above", command="pip install -e .", code=1)
+    assert summary("Installation attempted but failed").carries(built)
+    tests = error("2 failed", command="python -m pytest tests/ -v", code=1)
+    assert summary("TESTS: build issues preventing test execution").carries(tests)
+    assert not summary("Create a test case to reproduce the issue").carries(tests)
+
+
+def test_a_task_carried_in_other_words_and_a_module_is_no_file() -> None:
+    events = [Call(1, "TaskCreate", {"subject": "Compute Steer pillar (with weak-signal flag)"})]
+    task = fact(events, "tasks")
+    assert summary("Steer pillar marked 'weak signal'; flag shown in the panel").carries(task)
+    assert not summary("Ship and Lift are done").carries(task)
+    modules = [Call(1, "bash", {"command": "cd /repo && python -c 'import astropy.io.ascii.rst'"})]
+    assert kinds(modules, "paths") == []
