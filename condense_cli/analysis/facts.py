@@ -285,16 +285,22 @@ def normal_url(raw: str) -> str:
 # --- extraction --------------------------------------------------------------------
 
 
-def extract(events: Iterable[Event], everything: bool = False) -> list[Fact]:
+def extract(events: Iterable[Event], everything: bool = False, calls: bool = False) -> list[Fact]:
     """The facts of `events`, each once (first seen first); summaries carry none.
-    Exploration commands only with `everything`."""
+    Exploration commands only with `everything`; with `calls`, only what the agent's
+    tool calls give (files, commands, URLs, tasks: no output is read)."""
     events = list(events)
-    commands = _commands_by_call(events)
+    commands = {} if calls else _commands_by_call(events)
     found: dict[tuple[str, str], Fact] = {}
     for event in events:
         if event.is_summary:
             continue
-        for fact in _facts_of(event, commands):
+        if calls:
+            call = event.tool_call
+            facts: Iterable[Fact] = _call_facts(event, *call) if call is not None else ()
+        else:
+            facts = _facts_of(event, commands)
+        for fact in facts:
             if fact.kind == "commands" and not everything and exploring(fact.text):
                 continue
             found.setdefault((fact.kind, fact.key), fact)

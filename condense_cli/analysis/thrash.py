@@ -7,20 +7,29 @@ into the view between them (the view right after the first, against the view rig
 before the second): the agent compacted again before it did anything. A run of
 `MIN_RUN` or more is one finding. A compaction that does not shrink the view (as
 many events after it as before) and writes a longer summary than the one before it
-is a finding of its own: it only made the context longer.
+is a finding of its own: it only made the context longer. And a compaction that
+loses again `REREAD_MIN` or more files or commands the one before it lost, which the
+agent read or ran anew in between, is one too: the agent goes round in circles
+(judged from the compactions' views, a second walk over the log: `--deep` on
+`check` and `stats`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from condense_cli.analysis.facts import Fact, Memory, event_texts, extract, shown
 from condense_cli.core.events import Problem
 from condense_cli.core.text import plural
-from condense_cli.dialects.base import Replay
+from condense_cli.dialects.base import CondensationStep, Replay
 
 BACK_TO_BACK_EVENTS = 3
 MIN_RUN = 3  # "several": two compactions close together can be a user's /compact
+REREAD_MIN = 2  # facts lost, read anew and lost again that make a finding
+REREAD_KINDS = ("paths", "commands")
+SHOWN_FACTS = 3
 
 
 @dataclass(frozen=True)
@@ -37,7 +46,7 @@ class Step:
 class Finding:
     """One run of compactions back to back, or one that did not shrink the view."""
 
-    kind: str  # "back_to_back" or "no_shrink"
+    kind: str  # "back_to_back", "no_shrink" or "reread"
     lines: tuple[int, ...]
     message: str
 
@@ -101,6 +110,46 @@ def findings(steps: list[Step]) -> list[Finding]:
     return found
 
 
-def thrash_problems(replay: Replay) -> list[Problem]:
+def reread_findings(steps: Iterable[CondensationStep]) -> list[Finding]:
+    """Compactions that lost again what the agent read anew after the compaction
+    before them lost it (files read, commands run)."""
+    found: list[Finding] = []
+    lost_before: dict[tuple[str, str], Fact] = {}
+    previous: CondensationStep | None = None
+    for step in steps:
+        summary = Memory.of([step.summary] if step.summary else [], loose=True)
+        facts = [f for f in extract(step.forgotten, calls=True) if f.kind in REREAD_KINDS]
+        lost = {(f.kind, f.key): f for f in facts if not summary.carries(f)}
+        again = [f for k, f in lost.items() if k in lost_before]
+        if previous is not None and len(again) >= REREAD_MIN:
+            # what the view still held after the compaction before was not lost
+            held = Memory.of(t for e in previous.after for t in event_texts(e))
+            again = [f for f in again if not held.carries(f)]
+        if previous is not None and len(again) >= REREAD_MIN:
+            named = ", ".join(shown(f.text, 60) for f in again[:SHOWN_FACTS])
+            more = f" and {len(again) - SHOWN_FACTS} more" if len(again) > SHOWN_FACTS else ""
+            count = plural(len(again), "file or command", "files and commands")
+            found.append(
+                Finding(
+                    "reread",
+                    (step.line,),
+                    f"this compaction lost again {count} that the compaction at line "
+                    f"{previous.line} lost and the agent read or ran anew since: {named}{more}",
+                )
+            )
+        lost_before, previous = lost, step
+    return found
+
+
+def all_findings(replay: Replay, deep: bool = False) -> list[Finding]:
+    """The thrash findings of a log, in the order of the compactions they are at;
+    `deep` adds those judged from the compactions' views (a second, slower walk)."""
+    found = findings(steps_of(replay))
+    if deep and replay.audits and len(replay.condensations) >= 2:
+        found += reread_findings(replay.condensation_steps())
+    return sorted(found, key=lambda f: f.lines[0])
+
+
+def thrash_problems(replay: Replay, deep: bool = False) -> list[Problem]:
     """`check`'s warnings, one per finding, at its first compaction's line."""
-    return [Problem(f.lines[0], f.message, "warning") for f in findings(steps_of(replay))]
+    return [Problem(f.lines[0], f.message, "warning") for f in all_findings(replay, deep)]

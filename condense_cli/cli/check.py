@@ -22,6 +22,14 @@ def check(
         bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
     ] = False,
     dialect: DialectOpt = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also warn of compactions that lost again the files and commands the agent "
+            "read anew after the one before lost them (walks every compaction; slower).",
+        ),
+    ] = False,
 ) -> None:
     """Validate logs and their condensations.
 
@@ -44,7 +52,7 @@ def check(
                 found = replay.problems
                 if not replay.errors:
                     found = lost_pins(replay) + found + lost_context(replay)
-                    found += thrash_problems(replay)
+                    found += thrash_problems(replay, deep)
         except CondenseError as exc:
             emit(sanitize(mask(exc.message), one_line=True))
             failed += 1

@@ -32,6 +32,14 @@ def stats(
     config: ConfigOpt = None,
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also count compactions that lost again the files and commands the agent "
+            "read anew after the one before lost them (walks every compaction; slower).",
+        ),
+    ] = False,
 ) -> None:
     """Events, characters and tokens of a log against its view.
 
@@ -43,14 +51,14 @@ def stats(
 
     tokenizer = configured_tokenizer(config) if tokens else None
     client = read_client_config(client_config) if client_config is not None else None
-    from condense_cli.analysis.thrash import findings, steps_of
+    from condense_cli.analysis.thrash import all_findings
     from condense_cli.core.messages import message_numbers
 
     with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
         report = replay.stats(tokenizer, reading("counting"))
         if replay.converts_messages:
             report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
-        report.thrash = [f.to_json() for f in findings(steps_of(replay))]
+        report.thrash = [f.to_json() for f in all_findings(replay, deep)]
         thresholds = replay.thresholds(client)
         for row in report.condensations:
             row.threshold = thresholds.get(row.line)

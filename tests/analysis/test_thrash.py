@@ -44,3 +44,63 @@ def test_check_warns_of_thrash_and_strict_fails(make_log, cli) -> None:
     stats = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout_bytes)
     assert [f["kind"] for f in stats["thrash"]] == ["back_to_back"]
     assert "compactions back to back" in cli("stats", log, "--no-tokens").stdout
+
+
+def reading(i: int, path: str) -> list[dict[str, object]]:
+    """A file read and what it gave (an OpenHands V0 pair)."""
+    action = {"id": i, "source": "agent", "action": "read", "args": {"path": path}}
+    seen = {
+        "id": i + 1,
+        "source": "environment",
+        "observation": "read",
+        "content": "x = 1",
+        "cause": i,
+        "extras": {"path": path},
+    }
+    return [action, seen]
+
+
+def running(i: int, command: str) -> list[dict[str, object]]:
+    action = {"id": i, "source": "agent", "action": "run", "args": {"command": command}}
+    seen = {
+        "id": i + 1,
+        "source": "environment",
+        "observation": "run",
+        "content": "1 failed",
+        "cause": i,
+        "extras": {"command": command, "exit_code": 0},
+    }
+    return [action, seen]
+
+
+def circles(summary: str) -> list[dict[str, object]]:
+    """The agent reads a file and runs the tests, a compaction forgets both, the agent
+    reads and runs them again, and the next compaction forgets them again."""
+    events: list[dict[str, object]] = [msg(1, "fix the parser")]
+    events += reading(2, "/repo/src/parser.py") + running(4, "pytest tests/test_parser.py")
+    events.append(condensation(6, start=2, end=5, summary="Looked around.", offset=1))
+    events += reading(7, "/repo/src/parser.py") + running(9, "pytest tests/test_parser.py")
+    events.append(condensation(11, start=7, end=10, summary=summary, offset=1))
+    return events
+
+
+def test_facts_lost_read_anew_and_lost_again_are_a_finding(make_log, cli, proc) -> None:
+    log = make_log(circles("Looked around again."))
+    assert cli("check", "--strict", log).exit_code == 0  # judged only when asked: --deep
+    checked = cli("check", "--deep", log)
+    assert checked.exit_code == 0
+    said = (
+        f"{log}:11: warning: this compaction lost again 3 files and commands that the "
+        "compaction at line 6 lost and the agent read or ran anew since: "
+    )
+    assert said in checked.stdout
+    assert (
+        "/repo/src/parser.py" in checked.stdout and "pytest tests/test_parser.py" in checked.stdout
+    )
+    strict = proc("check", "--strict", "--deep", log)
+    assert strict.returncode == 1 and said.encode() in strict.stdout
+    stats = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens", "--deep").stdout_bytes)
+    assert [(f["kind"], f["lines"]) for f in stats["thrash"]] == [("reread", [11])]
+    # a summary that carries them this time ends the circle
+    kept = make_log(circles("Read src/parser.py; ran pytest tests/test_parser.py (1 failed)."))
+    assert cli("check", "--strict", "--deep", kept).exit_code == 0
