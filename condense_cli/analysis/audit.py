@@ -188,14 +188,6 @@ def without_summary(view: View, summary: str | None) -> list[Event]:
     return events
 
 
-def pins_of(replay: Replay) -> list[str]:
-    """The pins kept beside the log (none for a stream)."""
-    from condense_cli.core.logfile import is_stream
-    from condense_cli.core.pins import read_pins
-
-    return [] if is_stream(replay.path) else read_pins(replay.path)
-
-
 NO_CHANGES = re.compile(
     r"(?i)\bno (?:code |file )?(?:changes|modifications|edits)(?: (?:made|applied))?(?: yet)?\b"
     r"|\bchanges:\s*(?:none|n/a)\b"
@@ -280,7 +272,7 @@ def audit_log(
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
-    pins = [Fact("pins", (squash(p),), p) for p in pins_of(replay)]
+    pins = [Fact("pins", (squash(p),), p) for p in replay.pins()]
     thresholds = replay.thresholds(client)
     for number, step in enumerate(replay.condensation_steps(), start=1):
         facts = [p for p in pins if p.text in carried([p.text], step.before)]

@@ -20,11 +20,10 @@ def lost_context(replay: Replay) -> list[Problem]:
 
 def lost_pins(replay: Replay) -> list[Problem]:
     """Warnings for the pins (`core.pins`) each compaction in the log dropped."""
-    from condense_cli.analysis.audit import pins_of
     from condense_cli.core.pins import dropped
     from condense_cli.core.text import quote
 
-    pins = pins_of(replay) if replay.audits else []
+    pins = replay.pins() if replay.audits else []
     if not pins:
         return []
     return [

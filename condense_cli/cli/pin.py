@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import LogArg, emit, guarded, say, usage_error
+from condense_cli.cli.common import DialectOpt, LogArg, emit, guarded, reading, say, usage_error
 from condense_cli.core.text import sanitize
 
 
@@ -18,21 +18,36 @@ def pin(
         str | None, typer.Argument(help="The fact to pin, as the summary must carry it.")
     ] = None,
     list_pins: Annotated[bool, typer.Option("--list", help="Print the log's pins.")] = False,
+    dialect: DialectOpt = None,
 ) -> None:
     """Pin a fact: every condensation `run` makes must carry it (or is refused), and
-    `audit` reports the compactions that dropped it. Kept beside the log
-    (LOG.pins.json), never in it."""
+    `audit` and `check` report the compactions that dropped it.
+
+    Kept in the log where its client skips a record it does not know (Claude Code),
+    else beside it (LOG.pins.json), so no client reads a record it would refuse.
+    """
     from condense_cli.core.logfile import is_stream
-    from condense_cli.core.pins import add_pin, pins_path, read_pins
+    from condense_cli.core.pins import add_pin, check_pin, pins_path
+    from condense_cli.dialects import append_to_log, read_log
 
     if is_stream(log):
-        raise usage_error(f"{log}: pins are kept beside a log file; give its path")
+        raise usage_error(f"{log}: pins are kept in or beside a log file; give its path")
+    with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
+        pins, in_log = replay.pins(), replay.pins_in_log
     if list_pins:
-        for pinned in read_pins(log):
+        for pinned in pins:
             emit(sanitize(pinned, one_line=True))
         return
     if text is None:
         raise usage_error("give the text to pin, or --list")
-    added = add_pin(log, text)
-    where = pins_path(log)
-    say(f"pinned in {where}" if added else f"already pinned in {where}")
+    check_pin(text)
+    if not in_log:
+        where = pins_path(log)
+        say(f"pinned in {where}" if add_pin(log, text) else f"already pinned in {where}")
+        return
+    with append_to_log(log, dialect=dialect) as locked:
+        if text in locked.pins():
+            say(f"already pinned in {log}")
+            return
+        locked.append(locked.pin_record(text))
+    say(f"pinned in {log}")

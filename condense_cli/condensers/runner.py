@@ -190,6 +190,10 @@ def _decide(
 ) -> RunOutcome:
     if messages:
         replay.require("converts_messages")
+    logged = [p for p in replay.pins() if p not in pins.texts]
+    if logged:  # the pins the log records itself
+        condenser.set_pins(dict.fromkeys([*condenser.pins, *logged]))
+        pins = replace(pins, texts=(*pins.texts, *logged))
     view = replay.view()
     pinned_keys(view, pins)  # an unknown id is refused before the condenser runs
     if force:

@@ -1,9 +1,10 @@
 """Pins: facts every condensation must carry, and events it must never forget.
 
 A pin's text comes from `pins = [...]` in `[condenser]`, or from `condense pin LOG
-"text"`, which keeps the log's pins in a side file beside it (`LOG.pins.json`; for
-a conversation folder, beside the folder), so no client ever reads a record it does
-not know. Pinned events are named for one run (`--pin-event ID`).
+"text"`, which keeps it in the log where the client skips a record it does not know
+(`Replay.pins_in_log`: Claude Code), else in a side file beside it (`LOG.pins.json`;
+for a conversation folder, beside the folder), kept here. Pinned events are named
+for one run (`--pin-event ID`).
 
 A view carries a pin when its text, case-folded with white space squeezed, is in one
 of the view's events or its summary. A condensation drops a pin when the view before

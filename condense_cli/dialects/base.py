@@ -229,12 +229,13 @@ def quiet_reading(source: LogSource) -> AbstractContextManager[None]:
 
 # What a replay may do beyond showing its view, what the commands call it, and the
 # methods a replay that declares it must define.
-Capability = Literal["converts_messages", "audits", "simulates", "appends"]
+Capability = Literal["converts_messages", "audits", "simulates", "appends", "pins_in_log"]
 CAPABILITIES: dict[Capability, tuple[str, tuple[str, ...]]] = {
     "converts_messages": ("showing the view as chat messages", ("messages",)),
     "audits": ("auditing condensations", ("condensation_steps",)),
     "simulates": ("simulating a condenser over the history", ("history",)),
     "appends": ("appending", ("condensation_record", "request_record", "append")),
+    "pins_in_log": ("keeping pins in the log", ("log_pins", "pin_record")),
 }
 
 
@@ -259,6 +260,7 @@ class Replay(ABC):
     audits: ClassVar[bool] = False
     simulates: ClassVar[bool] = False
     appends: ClassVar[bool] = False
+    pins_in_log: ClassVar[bool] = False  # the client skips a record it does not know
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -360,6 +362,26 @@ class Replay(ABC):
     def append(self, record: Record) -> None:
         """Append `record`: locked, whole and fsynced, or not at all."""
         raise self.unsupported("appends")
+
+    # --- pins kept in the log (where the client skips what it does not know) ----------
+
+    def pins(self) -> list[str]:
+        """The log's pins: those it records itself, then those kept beside it (none
+        for a stream), each once."""
+        from condense_cli.core.logfile import is_stream
+        from condense_cli.core.pins import read_pins
+
+        logged = self.log_pins() if self.pins_in_log else []
+        beside = [] if is_stream(self.path) else read_pins(self.path)
+        return list(dict.fromkeys([*logged, *beside]))
+
+    def log_pins(self) -> list[str]:
+        """The pins the log records, in the order they were added."""
+        raise self.unsupported("pins_in_log")
+
+    def pin_record(self, text: str) -> Record:
+        """The record that pins `text` in this log."""
+        raise self.unsupported("pins_in_log")
 
 
 class Dialect(ABC):

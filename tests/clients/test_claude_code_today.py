@@ -327,3 +327,25 @@ def test_a_condensed_session_is_not_compacted_again_on_resume(
     # the copies keep the old usage; the client does not go by it, nor does condense
     assert b"compact the session" not in proc("check", session).stdout
     assert not client_compacts(clients, session, tmp_path / "client")
+
+
+def test_a_pin_kept_in_the_session_is_skipped_by_the_client_and_kept(
+    compacted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`condense pin` writes its record into a Claude Code session: the client
+    resumes it sending exactly condense's view, keeps the record, and condense
+    reads the pin back from what the client left."""
+    session = copy(compacted, tmp_path)
+    pinned = proc("pin", session, "keep the API stable")
+    assert pinned.returncode == 0 and pinned.stderr == f"pinned in {session}\n".encode()
+    assert not (tmp_path / f"{session.name}.pins.json").exists()
+    [record] = [json.loads(x) for x in session.read_text().splitlines() if "condense-pin" in x]
+    assert record["pin"] == "keep the API stable" and record["sessionId"]
+    assert proc("pin", session, "keep the API stable").stderr.startswith(b"already pinned")
+    # the client's own /compact wrote "the API kept stable": not the pin as written
+    dropped = "warning: this compaction dropped the pin 'keep the API stable'"
+    assert dropped.encode() in proc("check", session).stdout
+    resumed = assert_client_sends_the_view(proc, clients, session, tmp_path / "client")
+    assert proc("pin", resumed, "--list").stdout == b"keep the API stable\n"
+    audit = json.loads(proc("audit", resumed, "-f", "json").stdout)
+    assert audit["condensations"][0]["lost"][0] == {"kind": "pins", "fact": "keep the API stable"}

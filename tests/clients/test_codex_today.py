@@ -354,3 +354,29 @@ def test_stats_puts_each_compaction_against_the_limit_of_its_codex_home(compacte
     # a copy outside its home has only the model's own limit to go by
     copied = json.loads(condense("stats", compacted, "-f", "json", "--no-tokens").stdout)
     assert {c["threshold"]["threshold"] for c in copied["condensations"]} == {244_800}
+
+
+def test_a_pin_stays_beside_a_rollout_because_codex_numbers_only_its_own_lines(
+    paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    """Codex skips a line it does not know but does not count it: the next line it
+    writes takes the same ordinal, and its paging by ordinal would break. So a pin
+    of a Codex rollout is kept beside it."""
+    (tmp_path / "probe").mkdir()
+    probe = copy(paginated, tmp_path / "probe")
+    last = lines(probe)[-1]
+    unknown = {"timestamp": last["timestamp"], "ordinal": last["ordinal"] + 1, "type": "x-pin"}
+    with probe.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(unknown | {"payload": {"pin": "keep the API stable"}}) + "\n")
+    run = assert_sends_the_view(clients, openai, probe, tmp_path / "run")  # skipped ...
+    after = [d["ordinal"] for d in lines(run.session)]
+    assert len(after) != len(set(after))  # ... and its ordinal taken again
+    assert "ordinal repeats" in condense("check", run.session, check=False).stdout
+    # condense keeps the pin beside the rollout, which stays as it was
+    rollout = copy(paginated, tmp_path)
+    before = rollout.read_bytes()
+    condense("pin", rollout, "keep the API stable")
+    assert rollout.read_bytes() == before
+    side = tmp_path / f"{rollout.name}.pins.json"
+    assert json.loads(side.read_text()) == {"pins": ["keep the API stable"]}
+    assert condense("pin", rollout, "--list").stdout == "keep the API stable\n"

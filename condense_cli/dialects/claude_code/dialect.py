@@ -37,7 +37,7 @@ import orjson
 
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.intervals import runs
-from condense_cli.core.jsonlines import as_dict, encode
+from condense_cli.core.jsonlines import as_dict, as_str, encode
 from condense_cli.core.logfile import LockedLog, LogSource
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
@@ -61,6 +61,7 @@ from condense_cli.dialects.claude_code.events import (
     BASE_FIELDS,
     COPY_OF,
     MESSAGE_TYPES,
+    PIN_TYPE,
     REQUEST_TYPE,
     ClaudeEvent,
     api_messages,
@@ -89,7 +90,7 @@ class ClaudeReplay(Replay):
     """A Claude Code session read and replayed to its active chain."""
 
     dialect = NAME
-    converts_messages = audits = simulates = appends = True
+    converts_messages = audits = simulates = appends = pins_in_log = True
 
     def __init__(
         self, session: Session, locked: LockedLog | None = None, checking: bool = False
@@ -359,6 +360,20 @@ class ClaudeReplay(Replay):
         if self.locked is None:
             raise ValueError("this session was opened read-only")
         self.locked.append_line(record.body, self.session.size)
+
+    def log_pins(self) -> list[str]:
+        found = (as_str(x.data.get("pin")) for x in self.session.lines if x.type == PIN_TYPE)
+        return list(dict.fromkeys(pin for pin in found if pin))
+
+    def pin_record(self, text: str) -> Record:
+        leaf = self.chain.lines[-1] if self.chain.lines else None
+        line = {
+            "type": PIN_TYPE,
+            "pin": text,
+            "timestamp": _now(),
+            "sessionId": leaf.data.get("sessionId") if leaf is not None else None,
+        }
+        return Record(orjson.dumps(line), text)
 
 
 def _origin(event: ClaudeEvent) -> str | None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 TREE_TYPES = MESSAGE_TYPES | {"system", "attachment"}  # the lines linked by parentUuid
 REQUEST_TYPE = "condense-request"
+PIN_TYPE = "condense-pin"  # a pin `condense pin` keeps in the session (the client skips it)
 COPY_OF = "condenseCopyOf"  # on the copies `condense run` writes: the uuid copied
 BOUNDARY = "compact_boundary"  # the `subtype` of a compaction's system line
 BASE_FIELDS = ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
