@@ -97,8 +97,11 @@ class Audit:
     threshold: Threshold | None = None  # where it fired against its client's threshold
 
     def lost(self) -> list[Fact]:
-        """Every lost fact, the user's constraints and instructions first."""
-        return [fact for kind in KINDS for fact in self.kinds[kind].lost]
+        """Every lost fact, by kind (contradictions and pins first, then the user's
+        constraints), and within a kind what matters more first (`Fact.rank`)."""
+        return [
+            fact for kind in KINDS for fact in sorted(self.kinds[kind].lost, key=lambda f: f.rank)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {

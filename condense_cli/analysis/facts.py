@@ -24,6 +24,11 @@ Kinds, in the order reports list them:
 - `tasks`: the tasks of a task tracker or to-do list, and Claude Code's `TaskCreate`
   and `TaskUpdate` calls (their id, else their title).
 
+Within a kind, reports put first what matters more (`Fact.rank`): files changed
+before files only read; commands that change things for good (installs, commits,
+deletions) or run and verify (test runners, scripts) before the rest; errors not
+resolved before those whose command worked later.
+
 A fact is compared in its normalised form: paths as paths (the same path, or one
 the tail of the other with at least two components; a bare file name matches when
 no other file of the set has that name; a folder is carried by a file under it),
@@ -47,7 +52,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condense_cli.analysis.clauses import (
@@ -203,6 +208,17 @@ PROBE = re.compile(r"(?:^|\s)(?:--version|-V)\b|__version__|\bpip3? (?:show|list
 # not a change to the code).
 EDIT_TOOLS = frozenset({"edit", "multiedit", "notebookedit", "str_replace_based_edit_tool"})
 EDIT_COMMANDS = frozenset({"str_replace", "insert", "undo_edit"})
+WRITE_TOOLS = frozenset({"write", "create", "create_file", "write_file", "notebookedit"})
+# Commands that matter most to an agent resuming: what changes things for good
+# (installs, commits and pushes, deletions, moves), and how to run and verify
+# (test runners, scripts).
+MATTERS = re.compile(
+    r"\b(?:pip3?|npm|pnpm|yarn|uv|poetry|cargo|apt(?:-get)?|brew|conda|mamba)\s+(?:install|add)\b"
+    r"|\bgit\s+(?:commit|push|merge|rebase|reset|checkout|apply|cherry-pick)\b"
+    r"|(?:^|[;&|]\s*)(?:rm|mv|cp|chmod|ln)\s|\bdeploy\b"
+    r"|\b(?:pytest|unittest|tox|nox|jest|vitest|mocha|cargo test|go test|npm test|make)\b"
+    r"|^(?:python3?|node|bash|sh)\s+(?:-u\s+)?\S+\.(?:py|js|mjs|sh)\b"
+)
 ANNOUNCED = re.compile(
     r"(?i)\b(?:running|listening|serving|served|deployed|available|live|preview|visit|"
     r"local|network|started|ready|dashboard)\b"
@@ -240,6 +256,11 @@ class Fact:
     # package it is about, if any.
     topics: tuple[str, ...] = field(default=(), compare=False)
     package: str = field(default="", compare=False)
+    # Within its kind, what matters more comes first (reports sort by it): 0 for a
+    # file changed, a command that changes things or runs the tests or a script, an
+    # error not resolved; 1 for a file only read, another command, a resolved error.
+    rank: int = field(default=0, compare=False)
+    about: str | None = field(default=None, compare=False)  # an error's command (core)
 
     @property
     def key(self) -> str:
@@ -292,7 +313,8 @@ def extract(events: Iterable[Event], everything: bool = False, calls: bool = Fal
     events = list(events)
     commands = {} if calls else _commands_by_call(events)
     found: dict[tuple[str, str], Fact] = {}
-    for event in events:
+    worked = _last_success(events, commands)
+    for index, event in enumerate(events):
         if event.is_summary:
             continue
         if calls:
@@ -303,8 +325,21 @@ def extract(events: Iterable[Event], everything: bool = False, calls: bool = Fal
         for fact in facts:
             if fact.kind == "commands" and not everything and exploring(fact.text):
                 continue
+            if fact.about is not None and worked.get(fact.about, -1) > index:
+                fact = replace(fact, rank=1)  # the same command worked later: resolved
             found.setdefault((fact.kind, fact.key), fact)
     return _one_spelling(list(found.values()))
+
+
+def _last_success(events: list[Event], commands: dict[object, str]) -> dict[str, int]:
+    """The command cores that exited 0, each with the index of its last such exit."""
+    worked: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.exit_code == 0:
+            command = commands.get(event.tool_call_id) or commands.get(event.cause)
+            if command is not None:
+                worked[core_command(command)[1]] = index
+    return worked
 
 
 def _one_spelling(facts: list[Fact]) -> list[Fact]:
@@ -360,21 +395,24 @@ def _facts_of(event: Event, commands: dict[object, str]) -> Iterator[Fact]:
 
 
 def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[Fact]:
+    read = 0 if changes(event) else 1
     for argument in PATH_ARGUMENTS:
         value = arguments.get(argument)
         if isinstance(value, str):
-            yield from _path_facts([value])
+            yield from _path_facts([value], read)
     patch = arguments.get("input") if name == "apply_patch" else None
     if isinstance(patch, str):
-        yield from _path_facts(a or b for a, b in PATCH_FILE.findall(patch))
+        yield from _path_facts((a or b for a, b in PATCH_FILE.findall(patch)), 0)
     command = _command(event)
     if command is not None:
         folder, core = core_command(command)
         runs = without_script(core)
         if runs and not KEY_PRESS.match(runs):
-            yield Fact("commands", (squash(runs),), shown(runs), names=_command_names(runs))
+            rank = 0 if MATTERS.search(runs) else 1
+            names = _command_names(runs)
+            yield Fact("commands", (squash(runs),), shown(runs), names=names, rank=rank)
         tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t) and not _module(t)]
-        yield from _path_facts(posixpath.join(folder, t) if folder else t for t in tokens)
+        yield from _path_facts((posixpath.join(folder, t) if folder else t for t in tokens), 1)
         yield from _url_facts(URL.findall(command))
     url = arguments.get("url")
     if isinstance(url, str) and URL.match(url):
@@ -470,6 +508,15 @@ def exploring(command: str) -> bool:
     return program in EXPLORING or bool(PROBE.search(command))
 
 
+def changes(event: Event) -> bool:
+    """Whether an event is a call that writes a file (changes one, or creates one)."""
+    call = event.tool_call
+    if call is None:
+        return False
+    name, arguments = call
+    return edits(event) or name.lower() in WRITE_TOOLS or arguments.get("command") == "create"
+
+
 def edits(event: Event) -> bool:
     """Whether an event is a call that changes a file that was there."""
     call = event.tool_call
@@ -491,11 +538,11 @@ def _program(command: str) -> str:
     return posixpath.basename(words[0]) if words else ""
 
 
-def _path_facts(raws: Iterable[str]) -> Iterator[Fact]:
+def _path_facts(raws: Iterable[str], rank: int = 1) -> Iterator[Fact]:
     for raw in raws:
         path = normal_path(raw)
         if path is not None:
-            yield Fact("paths", (path,), path)
+            yield Fact("paths", (path,), path, rank=rank)
 
 
 def _url_facts(raws: Iterable[str]) -> Iterator[Fact]:
@@ -520,14 +567,15 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
     if event.url:
         yield from _url_facts([event.url])
     text = event.text
-    errors = list(_error_lines(text))
+    command = commands.get(event.tool_call_id) or commands.get(event.cause)
+    about = core_command(command)[1] if command is not None else None
+    errors = [replace(f, about=about) for f in _error_lines(text)]
     yield from errors
     if event.type in ("error", "AgentErrorEvent") and not errors and text.strip():
         line = text.strip().splitlines()[0]
         yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
     yield from _url_facts(announced_urls(text))
     code = event.exit_code
-    command = commands.get(event.tool_call_id) or commands.get(event.cause)
     if code == 1 and command is not None and (_program(command) in FINDERS or _finds(command)):
         return  # nothing found, or a difference: the answer, not a failure
     if code == INTERRUPTED or (command is not None and KEY_PRESS.match(command.strip())):
@@ -541,7 +589,7 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
         if keys:
             said = f": {lines[-1].strip()}" if lines else ""
             ran = f" from {core}" if core is not None else ""
-            yield _failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core)
+            yield replace(_failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core), about=core)
 
 
 def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:

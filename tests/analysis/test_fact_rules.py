@@ -203,3 +203,27 @@ def test_a_task_carried_in_other_words_and_a_module_is_no_file() -> None:
     assert not summary("Ship and Lift are done").carries(task)
     modules = [Call(1, "bash", {"command": "cd /repo && python -c 'import astropy.io.ascii.rst'"})]
     assert kinds(modules, "paths") == []
+
+
+def test_within_a_kind_what_matters_more_comes_first() -> None:
+    from condense_cli.analysis.audit import Audit, check_facts
+
+    events = [
+        Call(1, "view", {"path": "/repo/README.md"}),
+        Call(2, "str_replace_based_edit_tool", {"command": "str_replace", "path": "/repo/app.py"}),
+        Call(3, "bash", {"command": "python -m pylint --list-msgs"}),
+        Call(4, "bash", {"command": "pip install scipy"}),
+        Call(5, "bash", {"command": "make build"}),
+        Call(6, None, {}, "ImportError: no module named x", exit_code=2, cause=5),
+        Call(7, "bash", {"command": "python check.py"}),
+        Call(8, None, {}, "ValueError: bad input", exit_code=1, cause=7),
+        Call(9, "bash", {"command": "make build"}),
+        Call(10, None, {}, "built", exit_code=0, cause=9),
+    ]
+    kinds = check_facts(extract(events), [], [])
+    lost = Audit("c", 1, 1, len(events), None, kinds).lost()
+    assert [f.text for f in lost if f.kind == "paths"][:2] == ["/repo/app.py", "/repo/README.md"]
+    commands = [f.text for f in lost if f.kind == "commands"]
+    assert commands.index("pip install scipy") < commands.index("python -m pylint --list-msgs")
+    errors = [f.text for f in lost if f.kind == "errors"]
+    assert errors == ["ValueError: bad input", "ImportError: no module named x"]  # resolved last
