@@ -26,6 +26,7 @@ LAYERS = (
     "analysis",
     "condensers",
     "config",
+    "agent",
     "terminal",
     "cli",
     "entry",

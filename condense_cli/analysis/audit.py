@@ -31,7 +31,7 @@ from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
-from condense_cli.dialects.base import Replay, Threshold
+from condense_cli.dialects.base import CondensationStep, Replay, Threshold
 
 OVERALL = "overall"
 
@@ -266,6 +266,27 @@ def _test_runs(events: list[Event]) -> list[Event]:
     return runs
 
 
+def audit_step(
+    step: CondensationStep, pins: list[Fact], everything: bool = False, label: str = ""
+) -> tuple[Audit, list[Fact]]:
+    """One condensation audited: what it lost of the facts of the events it forgot
+    and of the `pins` the view before it carried; and those facts."""
+    facts = [p for p in pins if p.text in carried([p.text], step.before)]
+    facts += extract(step.forgotten, everything)
+    summaries = [step.summary] if step.summary is not None else []
+    kinds = check_facts(facts, summaries, without_summary(step.after, step.summary))
+    wrong = contradictions(step.summary, step.forgotten)
+    kinds["contradictions"].facts += len(wrong)
+    kinds["contradictions"].lost += wrong
+    chars = len(step.summary) if step.summary is not None else None
+    return Audit(label, step.id, step.line, len(step.forgotten), chars, kinds), facts
+
+
+def pin_facts(replay: Replay) -> list[Fact]:
+    """The log's pins, as facts."""
+    return [Fact("pins", (squash(p),), p) for p in replay.pins()]
+
+
 def audit_log(
     replay: Replay, everything: bool = False, client: ClientConfig | None = None
 ) -> LogAudit:
@@ -275,22 +296,14 @@ def audit_log(
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
-    pins = [Fact("pins", (squash(p),), p) for p in replay.pins()]
+    pins = pin_facts(replay)
     thresholds = replay.thresholds(client)
     for number, step in enumerate(replay.condensation_steps(), start=1):
-        facts = [p for p in pins if p.text in carried([p.text], step.before)]
-        facts += extract(step.forgotten, everything)
+        audit, facts = audit_step(step, pins, everything, f"condensation {number}")
+        audit.threshold = thresholds.get(step.line)
+        audits.append(audit)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
-        summaries = [step.summary] if step.summary is not None else []
-        kinds = check_facts(facts, summaries, without_summary(step.after, step.summary))
-        wrong = contradictions(step.summary, step.forgotten)
-        kinds["contradictions"].facts += len(wrong)
-        kinds["contradictions"].lost += wrong
-        chars = len(step.summary) if step.summary is not None else None
-        label = f"condensation {number}"
-        fired = thresholds.get(step.line)
-        audits.append(Audit(label, step.id, step.line, len(step.forgotten), chars, kinds, fired))
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
     kinds = check_facts(list(forgotten.values()), summaries, [e for e in view if not e.is_summary])

@@ -17,7 +17,19 @@ from typing import Annotated, Any
 import typer
 
 from condense_cli import __version__
-from condense_cli.cli import audit, check, config, diff, pin, request, run, simulate, stats, view
+from condense_cli.cli import (
+    audit,
+    check,
+    config,
+    diff,
+    hook,
+    pin,
+    request,
+    run,
+    simulate,
+    stats,
+    view,
+)
 from condense_cli.cli.common import Command, fail, state
 from condense_cli.core.errors import OutputError
 from condense_cli.core.interrupts import INTERRUPTED, quit_now
@@ -46,6 +58,7 @@ for name, command in (
     ("simulate", simulate.simulate),
 ):
     app.command(name, cls=Command)(command)
+app.add_typer(hook.app, name="hook")
 
 
 def _version(value: bool) -> None:

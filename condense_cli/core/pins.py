@@ -16,8 +16,6 @@ compaction in the log dropped, before anything else.
 from __future__ import annotations
 
 import fcntl
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ import orjson
 
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Event
+from condense_cli.core.files import replace_file
 
 
 @dataclass(frozen=True)
@@ -92,21 +91,7 @@ def add_pin(log: str, text: str) -> bool:
         if text in pins:
             return False
         body = orjson.dumps({"pins": [*pins, text]}, option=orjson.OPT_INDENT_2) + b"\n"
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        replace_file(path, body)
     return True
 
 

@@ -1,0 +1,199 @@
+"""Claude Code's hooks around its own compaction (read off 2.1.330, proven with the
+real client in `tests/clients/test_claude_code_hooks.py`).
+
+- `PreCompact` gets `{session_id, transcript_path, cwd, trigger, custom_instructions}`
+  on stdin. What a hook prints on stdout (exit 0) is added to the instructions of the
+  client's summariser; a hook that exits 2 blocks the compaction, its stderr the
+  reason (the client then goes on uncompacted, or compacts anyway when the request
+  could not go out otherwise).
+- `SessionStart` with the matcher `compact` runs right after a compaction; what a
+  hook gives as `hookSpecificOutput.additionalContext` is put in the context of the
+  next turn. The compaction is not in the session file yet (the client writes it
+  after its hooks), so what is given back is what still holds, read from the session
+  as the summariser saw it.
+- `PostCompact` runs after that with the new summary (`compact_summary`); what a hook
+  prints is shown to the user, not to the model: condense says there what the summary
+  left out.
+
+Hooks fail open: an error in `condense` prints nothing on stdout and exits 0, so the
+client's turn goes on as if the hook were not there. They read the session, never
+write it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from condense_cli.core.errors import ConfigError
+from condense_cli.core.events import Event
+from condense_cli.dialects.base import Replay
+
+PRE_COMPACT = "pre-compact"
+POST_COMPACT = "post-compact"
+# event -> (matcher, our command's last words)
+HOOKS = {
+    "PreCompact": ("", f"hook {PRE_COMPACT}"),
+    "SessionStart": ("compact", f"hook {POST_COMPACT}"),
+    "PostCompact": ("", f"hook {POST_COMPACT}"),
+}
+TIMEOUT = 60  # seconds the client gives each of our hooks
+BLOCK = 2  # the exit that blocks a compaction
+MIN_ANSWERS_BETWEEN = 2  # a compaction after fewer model answers than this is thrash
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a hook prints and how it exits."""
+
+    stdout: str = ""
+    stderr: str = ""
+    code: int = 0
+
+
+def hook_input(raw: bytes) -> dict[str, Any]:
+    """The hook's JSON from stdin; ValueError when it is not an object with a
+    transcript path."""
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("transcript_path"), str):
+        raise ValueError("the hook's input has no transcript_path")
+    return data
+
+
+def session_context(text: str) -> str:
+    """The answer of a `SessionStart` hook that puts `text` in the next turn."""
+    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return json.dumps(output, ensure_ascii=False)
+
+
+# --- settings.json ---------------------------------------------------------------------
+
+
+def settings_path(scope: str, home: Path, cwd: Path) -> Path:
+    """The settings file of `scope`: `user` (~/.claude) or `project` (./.claude)."""
+    return (home if scope == "user" else cwd) / ".claude" / "settings.json"
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings at `path` ({} when there is no file); ConfigError when they are
+    not a JSON object."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}:{exc.lineno}: is not valid JSON ({exc.msg})",
+            hint="fix the file by hand first: condense will not rewrite settings it cannot read",
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise ConfigError(f"{path}: expected a JSON object whose 'hooks' is an object")
+    return data
+
+
+def ours(hook: Any) -> bool:
+    """Whether a hook entry is one `condense hook install` wrote."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(command, str) and any(
+        command.endswith(f" {words}") or f" {words} " in command for _, words in HOOKS.values()
+    )
+
+
+def condense_command(argv0: str, python: str) -> str:
+    """How a hook runs this `condense`: its console script, by absolute path, or the
+    Python that runs it (`python -m condense_cli`)."""
+    path = Path(argv0)
+    if path.name in ("__main__.py", "-m") or path.suffix == ".py" or not path.exists():
+        return f"{shlex.quote(python)} -m condense_cli"
+    return shlex.quote(str(path.resolve()))
+
+
+def with_hooks(settings: dict[str, Any], condense: str, guard: bool) -> dict[str, Any]:
+    """`settings` with our hooks in (any earlier ones of ours replaced), the rest as
+    it was; `condense` is how to run it (`condense_command`)."""
+    merged = without_hooks(settings)
+    hooks = dict(merged.get("hooks") or {})
+    for event, (matcher, words) in HOOKS.items():
+        command = f"{condense} {words}"
+        if guard and words.endswith(PRE_COMPACT):
+            command += " --guard"
+        entry = {"type": "command", "command": command, "timeout": TIMEOUT}
+        hooks[event] = [*(hooks.get(event) or []), {"matcher": matcher, "hooks": [entry]}]
+    return merged | {"hooks": hooks}
+
+
+def without_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` without the hooks of ours (and a group or event left empty by
+    that); everything else as it was."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return dict(settings)
+    kept: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        left = []
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list) or not any(ours(h) for h in entries):
+                left.append(group)
+            elif others := [h for h in entries if not ours(h)]:
+                left.append(group | {"hooks": others})
+        if left:
+            kept[event] = left
+    result = dict(settings)
+    if kept:
+        result["hooks"] = kept
+    else:
+        result.pop("hooks", None)
+    return result
+
+
+# --- the guard ---------------------------------------------------------------------
+
+
+def guard_reason(replay: Replay) -> str | None:
+    """Why an automatic compaction of the session should not happen now (None: let
+    it): the last one was only a few events ago (thrash), or the context is well
+    below the point where the client compacts (early)."""
+    from condense_cli.dialects.claude_code.resume import RESUME_ADDS, resume_compaction
+
+    if replay.condensations:  # answers written after the last compaction (not those it kept)
+        since = replay.condensations[-1].line or 0
+        answers = sum(1 for e in replay.view() if _answer(e, since))
+        if answers < MIN_ANSWERS_BETWEEN:
+            return (
+                f"condense --guard: the model answered {answers} time(s) since the last "
+                "compaction; compacting again now would only repeat it (thrash)"
+            )
+    events = getattr(replay, "events", None)
+    standing = resume_compaction(events) if events is not None else None
+    if standing is not None and standing.threshold is not None and not standing.near:
+        return (
+            f"condense --guard: the context is {standing.context_tokens:,} tokens, "
+            f"{standing.threshold - standing.context_tokens:,} below the {standing.threshold:,} "
+            f"where Claude Code compacts ({standing.window:,}-token window of {standing.model}): "
+            f"too early (more than {RESUME_ADDS:,} below)"
+        )
+    return None
+
+
+def _answer(event: Event, since: int) -> bool:
+    """Whether an event of the view is an answer of the model written after line
+    `since` (not one the client wrote itself)."""
+    from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
+
+    line = getattr(event, "line", None)
+    if not isinstance(line, int) or line <= since:
+        return False
+    data = getattr(event, "data", None)
+    if not isinstance(data, dict) or data.get("type") != "assistant" or event.is_summary:
+        return False
+    message = data.get("message")
+    return isinstance(message, dict) and message.get("model") != SYNTHETIC_MODEL

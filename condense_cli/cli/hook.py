@@ -1,0 +1,199 @@
+"""`condense hook`: the agent's own compaction, guarded from inside it.
+
+`pre-compact` and `post-compact` are run by the client (its hook protocol: JSON on
+stdin, the answer on stdout, see `agent.claude_hooks`) and fail open: whatever goes
+wrong in condense, they print nothing on stdout and exit 0, so the client's turn
+goes on. `install` and `uninstall` merge them into the client's settings.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+import enum
+import sys
+from typing import Annotated
+
+import typer
+
+from condense_cli.cli.common import Command, guarded, say
+
+app = typer.Typer(
+    help="Hooks for the agent's own compaction: keep what matters, give back what it lost.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+KEEP = (
+    "condense, which reads this session's log, asks the summary to keep these facts "
+    "(word for word where quoted): they still hold after the compaction."
+)
+GIVEN_BACK = (
+    "condense read this session's log as it was before the compaction just made: these "
+    "facts still hold (the summary above may have left some of them out)."
+)
+LEFT_OUT = "condense: the new summary left out these facts; they were given back to the model."
+MORE = (
+    "Anything else that was forgotten can be searched and read back exactly with "
+    "condense's MCP tools, where they are installed (`condense mcp install`)."
+)
+
+
+class Client(enum.StrEnum):
+    claude_code = "claude-code"
+    codex = "codex"
+
+
+def _note(message: str) -> None:
+    """A line for the client's log of the hook (stderr); never fails."""
+    try:
+        sys.stderr.write(f"condense: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def pre_compact(
+    guard: Annotated[
+        bool,
+        typer.Option(
+            "--guard",
+            help="Block an automatic compaction that comes too soon after the last one "
+            "(thrash) or well before the client's threshold.",
+        ),
+    ] = False,
+) -> None:
+    """Before the client compacts: add what matters to its summariser's instructions."""
+    from condense_cli.agent.briefing import keep
+    from condense_cli.agent.claude_hooks import BLOCK, guard_reason, hook_input
+    from condense_cli.dialects import read_log
+
+    try:
+        data = hook_input(sys.stdin.buffer.read())
+        with read_log(data["transcript_path"], dialect="claude-code") as replay:
+            reason = guard_reason(replay) if guard and data.get("trigger") == "auto" else None
+            briefing = keep(replay) if reason is None else None
+    except Exception as exc:  # fail open: the client compacts as it would without us
+        _note(f"hook pre-compact: {type(exc).__name__}: {exc}; the compaction goes on")
+        raise typer.Exit(0) from None
+    if reason is not None:
+        _note(reason)
+        raise typer.Exit(BLOCK)
+    if briefing:
+        typer.echo(briefing.text(KEEP))
+        _note(f"asked the summary to keep {briefing.count()} facts")
+
+
+def post_compact() -> None:
+    """After the client compacted: give back, for the next turn, what still holds
+    (pins, the user's constraints and requests, failing tests, files changed); once
+    the new summary is known, tell the user what it left out."""
+    from condense_cli.agent.briefing import keep, left_out
+    from condense_cli.agent.claude_hooks import hook_input, session_context
+    from condense_cli.dialects import read_log
+
+    try:
+        data = hook_input(sys.stdin.buffer.read())
+        summary = data.get("compact_summary")
+        with read_log(data["transcript_path"], dialect="claude-code") as replay:
+            # PostCompact knows the summary; SessionStart gives the next turn's context
+            briefing = left_out(replay, summary) if isinstance(summary, str) else keep(replay)
+    except Exception as exc:  # fail open
+        _note(f"hook post-compact: {type(exc).__name__}: {exc}; the session goes on")
+        raise typer.Exit(0) from None
+    if isinstance(summary, str):
+        if briefing:
+            typer.echo(briefing.text(LEFT_OUT))
+        _note(f"the new summary left out {briefing.count()} facts that matter")
+    elif briefing:
+        typer.echo(session_context(briefing.text(GIVEN_BACK, MORE)))
+        _note(f"gave back {briefing.count()} facts that still hold")
+
+
+@guarded
+def install(
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code (or codex).")],
+    project: Annotated[
+        bool,
+        typer.Option(
+            "--project/--user",
+            help="The project's settings (./.claude/settings.json) or the user's (~/.claude).",
+        ),
+    ] = False,
+    guard: Annotated[
+        bool, typer.Option("--guard", help="Install the pre-compact hook with --guard.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
+    ] = False,
+) -> None:
+    """Merge condense's hooks into the client's settings, keeping everything else."""
+    _change(client, project, dry_run, guard, remove=False)
+
+
+@guarded
+def uninstall(
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code (or codex).")],
+    project: Annotated[
+        bool,
+        typer.Option(
+            "--project/--user",
+            help="The project's settings (./.claude/settings.json) or the user's (~/.claude).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
+    ] = False,
+) -> None:
+    """Remove condense's hooks from the client's settings (and nothing else)."""
+    _change(client, project, dry_run, guard=False, remove=True)
+
+
+def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: bool) -> None:
+    import difflib
+    import json
+    from pathlib import Path
+
+    from condense_cli.agent.claude_hooks import (
+        condense_command,
+        read_settings,
+        settings_path,
+        with_hooks,
+        without_hooks,
+    )
+    from condense_cli.core.errors import ConfigError
+    from condense_cli.core.files import replace_file
+
+    if client is Client.codex:
+        raise ConfigError(
+            "Codex 0.169 runs no hook around its own compaction, so there is nothing to "
+            "install for it",
+            hint="use `condense mcp install codex` to let the agent read back what it forgot",
+        )
+    path = settings_path("project" if project else "user", Path.home(), Path.cwd())
+    before = read_settings(path)
+    if remove:
+        after = without_hooks(before)
+    else:
+        after = with_hooks(before, condense_command(sys.argv[0], sys.executable), guard)
+    old = json.dumps(before, indent=2, ensure_ascii=False) + "\n" if path.exists() else ""
+    new = json.dumps(after, indent=2, ensure_ascii=False) + "\n"
+    if old == new:
+        say(f"{path}: nothing to change")
+        return
+    if dry_run:
+        diff = difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), str(path)
+        )
+        typer.echo("".join(diff), nl=False)
+        return
+    replace_file(path, new.encode("utf-8"))
+    say(f"{path}: {'removed' if remove else 'installed'} condense's hooks")
+
+
+for _name, _command in (
+    ("pre-compact", pre_compact),
+    ("post-compact", post_compact),
+    ("install", install),
+    ("uninstall", uninstall),
+):
+    app.command(_name, cls=Command)(_command)

@@ -1,0 +1,29 @@
+"""Small files condense writes beside a log or for a client (pins, settings): each
+replaced whole, so a reader sees the old file or the new one, never a part."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def replace_file(path: Path, body: bytes) -> None:
+    """Write `body` to a new file beside `path`, fsync it, rename it over `path`,
+    and fsync the folder (which is made when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(body)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
