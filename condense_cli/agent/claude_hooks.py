@@ -23,12 +23,10 @@ write it.
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event
 from condense_cli.dialects.base import Replay
 
@@ -77,25 +75,6 @@ def settings_path(scope: str, home: Path, cwd: Path) -> Path:
     return (home if scope == "user" else cwd) / ".claude" / "settings.json"
 
 
-def read_settings(path: Path) -> dict[str, Any]:
-    """The settings at `path` ({} when there is no file); ConfigError when they are
-    not a JSON object."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path}:{exc.lineno}: is not valid JSON ({exc.msg})",
-            hint="fix the file by hand first: condense will not rewrite settings it cannot read",
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
-        raise ConfigError(f"{path}: expected a JSON object whose 'hooks' is an object")
-    return data
-
-
 def ours(hook: Any) -> bool:
     """Whether a hook entry is one `condense hook install` wrote."""
     command = hook.get("command") if isinstance(hook, dict) else None
@@ -104,18 +83,9 @@ def ours(hook: Any) -> bool:
     )
 
 
-def condense_command(argv0: str, python: str) -> str:
-    """How a hook runs this `condense`: its console script, by absolute path, or the
-    Python that runs it (`python -m condense_cli`)."""
-    path = Path(argv0)
-    if path.name in ("__main__.py", "-m") or path.suffix == ".py" or not path.exists():
-        return f"{shlex.quote(python)} -m condense_cli"
-    return shlex.quote(str(path.resolve()))
-
-
 def with_hooks(settings: dict[str, Any], condense: str, guard: bool) -> dict[str, Any]:
     """`settings` with our hooks in (any earlier ones of ours replaced), the rest as
-    it was; `condense` is how to run it (`condense_command`)."""
+    it was; `condense` is how to run it (`install.condense_command`)."""
     merged = without_hooks(settings)
     hooks = dict(merged.get("hooks") or {})
     for event, (matcher, words) in HOOKS.items():

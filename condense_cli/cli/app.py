@@ -23,6 +23,7 @@ from condense_cli.cli import (
     config,
     diff,
     hook,
+    mcp,
     pin,
     request,
     run,
@@ -59,6 +60,7 @@ for name, command in (
 ):
     app.command(name, cls=Command)(command)
 app.add_typer(hook.app, name="hook")
+app.add_typer(mcp.app, name="mcp")
 
 
 def _version(value: bool) -> None:

@@ -149,19 +149,16 @@ def uninstall(
 
 
 def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: bool) -> None:
-    import difflib
-    import json
     from pathlib import Path
 
-    from condense_cli.agent.claude_hooks import (
+    from condense_cli.agent.claude_hooks import settings_path, with_hooks, without_hooks
+    from condense_cli.agent.install import (
+        change_file,
         condense_command,
-        read_settings,
-        settings_path,
-        with_hooks,
-        without_hooks,
+        json_text,
+        read_json_object,
     )
     from condense_cli.core.errors import ConfigError
-    from condense_cli.core.files import replace_file
 
     if client is Client.codex:
         raise ConfigError(
@@ -170,24 +167,21 @@ def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: b
             hint="use `condense mcp install codex` to let the agent read back what it forgot",
         )
     path = settings_path("project" if project else "user", Path.home(), Path.cwd())
-    before = read_settings(path)
+    before = read_json_object(path)
+    if not isinstance(before.get("hooks", {}), dict):
+        raise ConfigError(f"{path}: expected 'hooks' to be a JSON object")
     if remove:
         after = without_hooks(before)
     else:
         after = with_hooks(before, condense_command(sys.argv[0], sys.executable), guard)
-    old = json.dumps(before, indent=2, ensure_ascii=False) + "\n" if path.exists() else ""
-    new = json.dumps(after, indent=2, ensure_ascii=False) + "\n"
-    if old == new:
+    old = json_text(before) if path.exists() else ""
+    done = change_file(path, old, json_text(after), dry_run)
+    if done is None:
         say(f"{path}: nothing to change")
-        return
-    if dry_run:
-        diff = difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), str(path)
-        )
-        typer.echo("".join(diff), nl=False)
-        return
-    replace_file(path, new.encode("utf-8"))
-    say(f"{path}: {'removed' if remove else 'installed'} condense's hooks")
+    elif dry_run:
+        typer.echo(done, nl=False)
+    else:
+        say(f"{path}: {'removed' if remove else 'installed'} condense's hooks")
 
 
 for _name, _command in (

@@ -1,0 +1,147 @@
+"""`condense mcp`: an MCP server (stdio, the official `mcp` SDK) that lets the agent
+read back what its compactions made it forget, from the session it is running in.
+
+Tools: `search_forgotten` (ranked full-text search), `read_forgotten` (an event, or
+a range, whole and exact), `list_compactions` (each with what it lost that matters),
+`list_pins`. Every answer is at most `MAX_ANSWER` characters and says where it was
+cut and how to read on, as plain text (not structured output: a client would
+send the model a JSON wrapping of it). The server only reads: the session file is replayed again
+when it changed since the last call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from condense_cli.agent.memory import Memory
+from condense_cli.dialects.base import Replay
+
+MAX_ANSWER = 20_000
+MAX_RESULTS = 20
+INSTRUCTIONS = (
+    "condense reads the log of this session. When a compaction has replaced earlier "
+    "events with a summary, these tools find them again: search_forgotten to look for "
+    "words in what was forgotten, read_forgotten to read an event back exactly, "
+    "list_compactions for what each compaction lost, list_pins for the facts pinned."
+)
+
+
+@dataclass
+class Session:
+    """The session the server answers for: found again on every call (`locate`),
+    replayed only when its file changed."""
+
+    locate: Callable[[], Path]
+    _key: tuple[str, int, float] | None = None
+    _memory: Memory | None = None
+    _replay_facts: dict[str, Any] | None = None
+
+    def memory(self) -> tuple[Path, Memory]:
+        from condense_cli.dialects import read_log
+
+        path = self.locate()
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime)
+        if self._memory is None or key != self._key:
+            with read_log(str(path)) as replay:
+                self._memory = Memory(replay)
+                self._replay_facts = _facts(replay)
+            self._key = key
+        return path, self._memory
+
+    def facts(self) -> dict[str, Any]:
+        self.memory()
+        assert self._replay_facts is not None
+        return self._replay_facts
+
+
+def _facts(replay: Replay) -> dict[str, Any]:
+    """The compactions (each with what it lost that matters) and the pins."""
+    from condense_cli.analysis.audit import audit_log
+
+    compactions: list[str] = []
+    if replay.audits:
+        for audit in audit_log(replay).condensations:
+            lost = [f for f in audit.lost() if f.kind not in ("urls",)]
+            said = "; ".join(f"{f.kind}: {f.text}" for f in lost[:8])
+            more = f" (and {len(lost) - 8} more)" if len(lost) > 8 else ""
+            compactions.append(
+                f"line {audit.line}: forgot {audit.forgotten_events:,} events"
+                + (f", summary {audit.summary_chars:,} characters" if audit.summary_chars else "")
+                + (f"; lost: {said}{more}" if lost else "; lost nothing that matters")
+            )
+    return {"compactions": compactions, "pins": replay.pins()}
+
+
+def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
+    """`text` from `offset`, at most `limit` characters, saying where it was cut."""
+    part = text[offset : offset + limit]
+    rest = len(text) - offset - len(part)
+    if rest > 0:
+        more = offset + len(part)
+        part += f"\n[cut by condense: {rest:,} more characters; read on with offset={more}]"
+    return part
+
+
+def build(session: Session) -> Any:
+    """The MCP server, its tools bound to `session`."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(name="condense", instructions=INSTRUCTIONS)
+
+    @server.tool(
+        structured_output=False,
+        name="search_forgotten",
+        description="Search the events this session's compactions forgot (best matches "
+        "first): each hit gives the event's number for read_forgotten and a snippet.",
+    )
+    def search_forgotten(query: str, limit: int = 8) -> str:
+        _, memory = session.memory()
+        hits = memory.search(query, max(1, min(limit, MAX_RESULTS)))
+        if not hits:
+            return f"nothing forgotten matches {query!r} ({len(memory.events):,} events forgotten)"
+        lines = [f"{event.heading()}: {snippet}" for event, snippet in hits]
+        return bounded("\n".join(lines))
+
+    @server.tool(
+        structured_output=False,
+        name="read_forgotten",
+        description="Read forgotten events back exactly: `event` is the number "
+        "search_forgotten gives (or the log's id); `last` reads a range up to that "
+        "number; `offset` reads on in a long answer.",
+    )
+    def read_forgotten(event: str, last: int | None = None, offset: int = 0) -> str:
+        _, memory = session.memory()
+        first = memory.get(event)
+        if first is None:
+            return f"no forgotten event {event!r} ({len(memory.events):,} events forgotten)"
+        if last is None or last <= first.number:
+            return bounded(f"{first.heading()}\n{first.text}", offset)
+        chosen = memory.events[first.number - 1 : min(last, len(memory.events))]
+        whole = "\n\n".join(f"{e.heading()}\n{e.text}" for e in chosen)
+        return bounded(whole, offset)
+
+    @server.tool(
+        structured_output=False,
+        name="list_compactions",
+        description="Each compaction of this session: where it is, what it forgot, and "
+        "what it lost that matters (pins, the user's words, errors, files).",
+    )
+    def list_compactions() -> str:
+        path, _ = session.memory()
+        found = session.facts()["compactions"]
+        if not found:
+            return f"{path}: no compaction yet"
+        return bounded(f"{path}:\n" + "\n".join(found))
+
+    @server.tool(
+        structured_output=False, name="list_pins", description="The facts pinned for this session."
+    )
+    def list_pins() -> str:
+        pins = session.facts()["pins"]
+        return bounded("\n".join(pins)) if pins else "no pins"
+
+    return server

@@ -1,0 +1,105 @@
+"""What the agent forgot, kept searchable: every event of the session's history that
+its current view no longer holds, indexed for ranked full-text search (SQLite's FTS5,
+in memory) and read back whole.
+
+An event is forgotten when the view holds neither it (by id) nor an event of the
+same type with the same text (a client's compaction may keep a message as a copy
+under another id: Codex's replacement history). Events are numbered 1, 2, ... in the
+order the agent saw them; that number (or the event's own id) fetches one.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from condense_cli.dialects.base import Replay
+
+SNIPPET_TOKENS = 24
+TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """One forgotten event: its number, the log's id for it, what it is, its text."""
+
+    number: int
+    id: str
+    kind: str
+    text: str
+
+    def heading(self) -> str:
+        return f"#{self.number} (id {self.id}, {self.kind}, {len(self.text):,} characters)"
+
+
+def kind_of(event: object) -> str:
+    """A short name for what an event is: a tool call, a tool's output, a message."""
+    call = getattr(event, "tool_call", None)
+    if call is not None:
+        return f"call to {call[0]}"
+    if getattr(event, "tool_call_id", None) is not None:
+        return "tool output"
+    source = getattr(event, "source", "") or ""
+    return (
+        f"{source} message".strip()
+        if getattr(event, "type", "") == "message"
+        else str(getattr(event, "type", "event"))
+    )
+
+
+def text_of(event: object) -> str:
+    """An event's text as the agent saw it; a tool call as its name and arguments."""
+    call = getattr(event, "tool_call", None)
+    text = str(getattr(event, "text", "") or "")
+    if call is not None and not text:
+        import orjson
+
+        return f"{call[0]} {orjson.dumps(call[1]).decode()}"
+    return text
+
+
+class Memory:
+    """The forgotten events of one replayed session, searchable."""
+
+    def __init__(self, replay: Replay) -> None:
+        view = list(replay.view())
+        ids = {str(e.id) for e in view}
+        kept = {(e.type, e.text) for e in view}
+        self.events: list[Forgotten] = []
+        history = replay.history() if replay.simulates else iter(())
+        for event in history:
+            if event is None or event.is_summary:
+                continue
+            if str(event.id) in ids or (event.type, event.text) in kept:
+                continue
+            number = len(self.events) + 1
+            self.events.append(Forgotten(number, str(event.id), kind_of(event), text_of(event)))
+        self.by_id = {e.id: e for e in self.events}
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.execute("CREATE VIRTUAL TABLE forgotten USING fts5(body, tokenize='unicode61')")
+        self.db.executemany(
+            "INSERT INTO forgotten(rowid, body) VALUES (?, ?)",
+            ((e.number, e.text) for e in self.events),
+        )
+
+    def get(self, key: str | int) -> Forgotten | None:
+        """The event numbered `key` (`#12`, `12`), or whose id is `key`."""
+        text = str(key).lstrip("#")
+        if text.isdigit() and 1 <= int(text) <= len(self.events):
+            return self.events[int(text) - 1]
+        return self.by_id.get(str(key))
+
+    def search(self, query: str, limit: int) -> list[tuple[Forgotten, str]]:
+        """The events that best match `query` (its words, any order; best first),
+        each with a snippet around the match."""
+        words = TOKEN.findall(query)
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        rows = self.db.execute(
+            "SELECT rowid, snippet(forgotten, 0, '[', ']', ' … ', ?) FROM forgotten "
+            "WHERE forgotten MATCH ? ORDER BY bm25(forgotten) LIMIT ?",
+            (SNIPPET_TOKENS, match, limit),
+        ).fetchall()
+        return [(self.events[rowid - 1], snippet) for rowid, snippet in rows]

@@ -1,0 +1,145 @@
+"""`condense mcp`: the MCP server over the session the agent is running in, and its
+registration with each client.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+import enum
+import sys
+from typing import Annotated
+
+import typer
+
+from condense_cli.cli.common import Command, guarded, say
+
+NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
+
+app = typer.Typer(
+    help="An MCP server (stdio) that lets the agent search and read back what its "
+    "compactions forgot; `install` registers it with a client.",
+    add_completion=False,
+    rich_markup_mode=None,
+    invoke_without_command=True,
+)
+
+
+class Client(enum.StrEnum):
+    claude_code = "claude-code"
+    codex = "codex"
+
+
+@app.callback()
+def serve(
+    context: typer.Context,
+    log: Annotated[
+        str | None,
+        typer.Option(
+            "--log",
+            metavar="LOG",
+            help="The session to serve (default: the client's newest "
+            "session of the current folder).",
+        ),
+    ] = None,
+    client: Annotated[
+        Client, typer.Option("--client", help="Whose session to look for without --log.")
+    ] = Client.claude_code,
+) -> None:
+    """Serve the session's forgotten events over MCP on stdin/stdout."""
+    if context.invoked_subcommand is not None:
+        return
+    from pathlib import Path
+
+    from condense_cli.agent.mcp_server import Session, build
+    from condense_cli.agent.sessions import find_session
+
+    cwd, home = Path.cwd(), Path.home()
+
+    def locate() -> Path:
+        return Path(log) if log is not None else find_session(client.value, cwd, home)
+
+    build(Session(locate)).run("stdio")
+
+
+@guarded
+def install(
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    project: Annotated[
+        bool,
+        typer.Option(
+            "--project/--user",
+            help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
+    ] = False,
+) -> None:
+    """Register the server with the client, keeping the rest of its settings."""
+    _change(client, project, dry_run, remove=False)
+
+
+@guarded
+def uninstall(
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    project: Annotated[
+        bool,
+        typer.Option(
+            "--project/--user",
+            help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
+    ] = False,
+) -> None:
+    """Remove the server from the client's settings (and nothing else)."""
+    _change(client, project, dry_run, remove=True)
+
+
+def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
+    import json
+    from pathlib import Path
+
+    from condense_cli.agent.install import (
+        change_file,
+        condense_argv,
+        json_text,
+        read_json_object,
+        with_toml_table,
+    )
+    from condense_cli.agent.sessions import codex_home
+
+    argv = condense_argv(sys.argv[0], sys.executable)
+    args = [*argv[1:], "mcp", "--client", client.value]
+    if client is Client.codex:
+        path = codex_home(Path.home()) / "config.toml"
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        body = None if remove else (f"command = {json.dumps(argv[0])}\nargs = {json.dumps(args)}\n")
+        new = with_toml_table(old, f"mcp_servers.{NAME}", body)
+    else:
+        path = Path.cwd() / ".mcp.json" if project else Path.home() / ".claude.json"
+        data = read_json_object(path)
+        servers = data.get("mcpServers") or {}
+        if not isinstance(servers, dict):
+            from condense_cli.core.errors import ConfigError
+
+            raise ConfigError(f"{path}: expected 'mcpServers' to be a JSON object")
+        servers = {k: v for k, v in servers.items() if k != NAME}
+        if not remove:
+            servers[NAME] = {"type": "stdio", "command": argv[0], "args": args, "env": {}}
+        changed = {k: v for k, v in data.items() if k != "mcpServers"}
+        if servers:
+            changed["mcpServers"] = servers
+        old = json_text(data) if path.exists() else ""
+        new = json_text(changed)
+    done = change_file(path, old, new, dry_run)
+    if done is None:
+        say(f"{path}: nothing to change")
+    elif dry_run:
+        typer.echo(done, nl=False)
+    else:
+        say(f"{path}: {'removed' if remove else 'registered'} the condense MCP server")
+
+
+for _name, _command in (("install", install), ("uninstall", uninstall)):
+    app.command(_name, cls=Command)(_command)

@@ -1,0 +1,120 @@
+"""`condense mcp` inside the real clients, offline against their scripted servers.
+
+The server is registered with `condense mcp install`, as a user would. The scripted
+model calls its tools; the client runs them through condense's server (stdio) and
+sends the results back in its next request, where the forgotten command output must
+be, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from condense_cli.agent.memory import Memory
+from condense_cli.dialects import read_log
+from tests.clients.install import Clients
+from tests.clients.resume import resume_claude
+from tests.clients.servers import AnthropicServer
+from tests.clients.test_claude_code_today import compacted, copy, lines_of, sent_result
+
+__all__ = ["compacted"]  # a fixture used here
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node and npm are needed to install and run the clients",
+)
+
+TOOLS = "mcp__condense__search_forgotten,mcp__condense__read_forgotten,mcp__condense__list_pins"
+
+
+def use(call_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": f"mcp__condense__{tool}", "input": arguments}
+
+
+def echo_output(session: Path) -> str:
+    """What the session's `echo` call printed, as the client recorded it."""
+    for line in lines_of(session):
+        content = line.get("message", {}).get("content")
+        if isinstance(content, list):
+            for block in content:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == "toolu_echo":
+                    value = block["content"]
+                    return value if isinstance(value, str) else value[0]["text"]
+    raise AssertionError("no echo output in the session")
+
+
+def test_claude_code_reads_back_a_forgotten_output_exactly(
+    compacted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = copy(compacted, tmp_path)
+    output = echo_output(session)
+    with read_log(str(session)) as replay:
+        memory = Memory(replay)
+    [forgotten] = [e for e in memory.events if e.text == output]  # /compact forgot it
+    home = tmp_path / "client" / "home"
+    home.mkdir(parents=True)
+    env = dict(os.environ, HOME=str(home))
+    installed = proc("mcp", "install", "claude-code", env=env)
+    assert installed.returncode == 0, installed.stderr
+    registered = json.loads((home / ".claude.json").read_text())["mcpServers"]["condense"]
+    assert registered["args"] == ["mcp", "--client", "claude-code"]
+    before = session.read_bytes()
+    with AnthropicServer() as server:
+        server.reply(
+            use("toolu_search", "search_forgotten", {"query": "build green"}),
+            use("toolu_read", "read_forgotten", {"event": str(forgotten.number)}),
+            "The build was green.",
+        )
+        run = resume_claude(
+            clients.claude,
+            session,
+            tmp_path / "client",
+            server,
+            "What did the build say?",
+            extra=(f"--allowedTools={TOOLS}",),
+        )
+        assert run.returncode == 0, run.stderr
+        requests = server.model_requests()
+    assert session.read_bytes() == before  # the server reads the session, never writes it
+    assert len(requests) == 3
+    found = json.dumps(sent_result(requests[1], "toolu_search"))
+    assert f"#{forgotten.number} (id {forgotten.id}, tool output" in found
+    read = sent_result(requests[2], "toolu_read")
+    text = read if isinstance(read, str) else "".join(b["text"] for b in read)
+    assert text == f"{forgotten.heading()}\n{output}"  # the output, byte for byte
+
+
+def test_install_registers_once_and_uninstall_removes_only_ours(
+    proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), CODEX_HOME=str(home / ".codex"))
+    state = home / ".claude.json"
+    theirs = {"numStartups": 3, "mcpServers": {"other": {"command": "other-server"}}}
+    state.write_text(json.dumps(theirs))
+    assert proc("mcp", "install", "claude-code", env=env).returncode == 0
+    assert proc("mcp", "install", "claude-code", env=env).stderr.endswith(b"nothing to change\n")
+    data = json.loads(state.read_text())
+    assert data["numStartups"] == 3 and set(data["mcpServers"]) == {"other", "condense"}
+    assert proc("mcp", "uninstall", "claude-code", env=env).returncode == 0
+    assert json.loads(state.read_text()) == theirs
+    # Codex: a table of config.toml, the user's text around it kept as it was
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    mine = '# my settings\nmodel = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    config.write_text(mine)
+    dry = proc("mcp", "install", "codex", "--dry-run", env=env)
+    assert b"+[mcp_servers.condense]" in dry.stdout and config.read_text() == mine
+    assert proc("mcp", "install", "codex", env=env).returncode == 0
+    text = config.read_text()
+    assert text.startswith(mine) and 'args = ["mcp", "--client", "codex"]' in text
+    assert proc("mcp", "uninstall", "codex", env=env).returncode == 0
+    assert config.read_text() == mine + "\n"
