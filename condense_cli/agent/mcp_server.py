@@ -11,6 +11,7 @@ when it changed since the last call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,10 @@ INSTRUCTIONS = (
 )
 
 
+class Unanswered(Exception):
+    """A tool's answer that says why it could not look (no session found, a bad log)."""
+
+
 @dataclass
 class Session:
     """The session the server answers for: found again on every call (`locate`),
@@ -40,6 +45,17 @@ class Session:
     _replay_facts: dict[str, Any] | None = None
 
     def memory(self) -> tuple[Path, Memory]:
+        """The session's file and what it forgot; a `CondenseError` (no session, a bad
+        log) is raised as an `Unanswered` the tools say in words."""
+        from condense_cli.core.errors import CondenseError
+
+        try:
+            return self._memory_of()
+        except CondenseError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise Unanswered(f"condense: {exc.message}{hint}") from None
+
+    def _memory_of(self) -> tuple[Path, Memory]:
         from condense_cli.dialects import read_log
 
         path = self.locate()
@@ -86,6 +102,19 @@ def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
     return part
 
 
+def answering(tool: Callable[..., str]) -> Callable[..., str]:
+    """`tool`, answering in words when the session cannot be read."""
+
+    @functools.wraps(tool)
+    def answer(*args: Any, **kwargs: Any) -> str:
+        try:
+            return tool(*args, **kwargs)
+        except Unanswered as exc:
+            return str(exc)
+
+    return answer
+
+
 def build(session: Session) -> Any:
     """The MCP server, its tools bound to `session`."""
     from mcp.server.mcpserver import MCPServer
@@ -98,6 +127,7 @@ def build(session: Session) -> Any:
         description="Search the events this session's compactions forgot (best matches "
         "first): each hit gives the event's number for read_forgotten and a snippet.",
     )
+    @answering
     def search_forgotten(query: str, limit: int = 8) -> str:
         _, memory = session.memory()
         hits = memory.search(query, max(1, min(limit, MAX_RESULTS)))
@@ -113,6 +143,7 @@ def build(session: Session) -> Any:
         "search_forgotten gives (or the log's id); `last` reads a range up to that "
         "number; `offset` reads on in a long answer.",
     )
+    @answering
     def read_forgotten(event: str, last: int | None = None, offset: int = 0) -> str:
         _, memory = session.memory()
         first = memory.get(event)
@@ -130,6 +161,7 @@ def build(session: Session) -> Any:
         description="Each compaction of this session: where it is, what it forgot, and "
         "what it lost that matters (pins, the user's words, errors, files).",
     )
+    @answering
     def list_compactions() -> str:
         path, _ = session.memory()
         found = session.facts()["compactions"]
@@ -140,6 +172,7 @@ def build(session: Session) -> Any:
     @server.tool(
         structured_output=False, name="list_pins", description="The facts pinned for this session."
     )
+    @answering
     def list_pins() -> str:
         pins = session.facts()["pins"]
         return bounded("\n".join(pins)) if pins else "no pins"

@@ -4,7 +4,8 @@
 - Claude Code: `~/.claude/projects/<the directory, every character that is not an
   ASCII letter or digit made "-">/<session id>.jsonl`.
 - Codex: `$CODEX_HOME` (else `~/.codex`) `/sessions/YYYY/MM/DD/rollout-*.jsonl`, the
-  rollout whose first line (`session_meta`) names the directory as its `cwd`.
+  rollout whose first line (`session_meta`) or last `turn_context` (a thread resumed
+  elsewhere) names the directory as its `cwd`.
 
 The session is the newest such file: the one written last.
 """
@@ -20,6 +21,7 @@ from condense_cli.core.errors import ConfigError
 
 CLIENTS = ("claude-code", "codex")
 CODEX_SCAN = 200  # rollouts looked at, newest first, for the one of a directory
+TAIL_BYTES = 256 * 1024  # where a rollout's last turn_context is looked for
 
 
 def claude_project(cwd: Path, home: Path) -> Path:
@@ -46,7 +48,7 @@ def find_session(client: str, cwd: Path, home: Path) -> Path:
     sessions = codex_home(home) / "sessions"
     rollouts = sorted(sessions.rglob("rollout-*.jsonl"), key=_mtime, reverse=True)
     for rollout in rollouts[:CODEX_SCAN]:
-        if _codex_cwd(rollout) == str(cwd):
+        if str(cwd) in _codex_cwds(rollout):
             return rollout
     raise ConfigError(
         f"no Codex rollout of {cwd} in {sessions}",
@@ -61,12 +63,25 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _codex_cwd(rollout: Path) -> str | None:
+def _codex_cwds(rollout: Path) -> set[str]:
+    """The folders a rollout says it ran in: its `session_meta`'s and its last
+    `turn_context`'s (read from the file's tail)."""
+    found: set[str] = set()
     try:
-        with rollout.open(encoding="utf-8") as lines:
-            first = json.loads(lines.readline())
-    except (OSError, ValueError):
-        return None
-    payload = first.get("payload") if isinstance(first, dict) else None
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return cwd if isinstance(cwd, str) else None
+        with rollout.open("rb") as lines:
+            first = lines.readline()
+            lines.seek(max(0, rollout.stat().st_size - TAIL_BYTES))
+            tail = lines.read().splitlines()
+    except OSError:
+        return found
+    contexts = [x for x in tail if b'"type":"turn_context"' in x]
+    for raw in [first, *contexts[-1:]]:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        payload = line.get("payload") if isinstance(line, dict) else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str):
+            found.add(cwd)
+    return found

@@ -226,8 +226,10 @@ def resume_codex(
     prompt: str = "continue",
     compact_limit: int = 1_000_000_000,
     extra: tuple[str, ...] = (),
+    config_extra: str = "",
 ) -> Run:
-    """Copy `rollout` into a fresh CODEX_HOME and run `codex exec resume <id> <prompt>`.
+    """Copy `rollout` into a fresh CODEX_HOME and run `codex exec resume <id> <prompt>`
+    (`config_extra`: more of its `config.toml`).
 
     The built-in `openai` provider is kept (a rollout recorded with it cannot be
     resumed under another provider) and pointed at the server with
@@ -245,7 +247,7 @@ def resume_codex(
     target = day / f"rollout-{stamp}-{session_id}.jsonl"
     shutil.copyfile(rollout, target)
     config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit)
-    (codex_home / "config.toml").write_text(config)
+    (codex_home / "config.toml").write_text(config + config_extra)
     env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
     command = [str(codex), "exec", "--skip-git-repo-check", *extra, "resume", session_id, prompt]
     return _run(command, env, cwd, target)

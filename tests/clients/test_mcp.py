@@ -19,12 +19,21 @@ import pytest
 
 from condense_cli.agent.memory import Memory
 from condense_cli.dialects import read_log
+from tests.clients import test_codex_today
 from tests.clients.install import Clients
-from tests.clients.resume import resume_claude
-from tests.clients.servers import AnthropicServer
+from tests.clients.resume import resume_claude, resume_codex
+from tests.clients.servers import AnthropicServer, OpenAIServer
 from tests.clients.test_claude_code_today import compacted, copy, lines_of, sent_result
+from tests.clients.test_codex import WINDOW
 
 __all__ = ["compacted"]  # a fixture used here
+
+
+@pytest.fixture(scope="module")
+def rollout(clients: Clients, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Codex rollout whose tool call's output Codex's own compaction forgot."""
+    return test_codex_today.fresh(clients, tmp_path_factory.mktemp("rollout"), compact=True)
+
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -118,3 +127,52 @@ def test_install_registers_once_and_uninstall_removes_only_ours(
     assert text.startswith(mine) and 'args = ["mcp", "--client", "codex"]' in text
     assert proc("mcp", "uninstall", "codex", env=env).returncode == 0
     assert config.read_text() == mine + "\n"
+
+
+def test_codex_reads_back_a_forgotten_output_exactly(
+    rollout: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Codex calls MCP tools from its `exec` tool's script (`tools.mcp__condense__…`):
+    the script prints what `read_forgotten` answered, and the next request has it."""
+    rollout = copy(rollout, tmp_path)
+    with read_log(str(rollout)) as replay:
+        memory = Memory(replay)
+    [forgotten] = [
+        e for e in memory.events if e.kind == "tool output" and "the build is green" in e.text
+    ]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = dict(os.environ, HOME=str(scratch), CODEX_HOME=str(scratch))
+    assert proc("mcp", "install", "codex", env=env).returncode == 0
+    table = (scratch / "config.toml").read_text()  # what `install` wrote, for Codex to read
+    script = (
+        f'const r = await tools.mcp__condense__read_forgotten({{event: "{forgotten.number}"}}); '
+        "text(r.content[0].text);"
+    )
+    call = {
+        "type": "custom_tool_call",
+        "id": "ctc_mcp",
+        "status": "completed",
+        "call_id": "call_mcp",
+        "name": "exec",
+        "input": script,
+    }
+    before = rollout.read_bytes()
+    with OpenAIServer() as server:
+        server.reply(call, "The build was green.")
+        run = resume_codex(
+            clients.codex,
+            rollout,
+            tmp_path / "run",
+            server,
+            "What did the build say?",
+            extra=(*WINDOW, "--dangerously-bypass-approvals-and-sandbox"),
+            config_extra="\n" + table,
+        )
+        assert run.returncode == 0, run.stderr
+        requests = server.model_requests()
+    assert rollout.read_bytes() == before
+    assert len(requests) == 2
+    [output] = [i for i in requests[1]["input"] if i.get("type") == "custom_tool_call_output"][-1:]
+    texts = [part["text"] for part in output["output"]]
+    assert f"{forgotten.heading()}\n{forgotten.text}" in texts  # byte for byte
