@@ -68,6 +68,13 @@ class ViewFormat(StrEnum):
     messages = "messages"
 
 
+class Client(StrEnum):
+    """An agent condense works inside (hooks, MCP)."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+
+
 class StatsFormat(StrEnum):
     text = "text"
     json = "json"

@@ -1,20 +1,19 @@
 """`condense hook`: the agent's own compaction, guarded from inside it.
 
 `pre-compact` and `post-compact` are run by the client (its hook protocol: JSON on
-stdin, the answer on stdout, see `agent.claude_hooks`) and fail open: whatever goes
+stdin, the answer on stdout, see `agent.hooks`) and fail open: whatever goes
 wrong in condense, they print nothing on stdout and exit 0, so the client's turn
 goes on. `install` and `uninstall` merge them into the client's settings.
 
 No `from __future__ import annotations` (see `common`).
 """
 
-import enum
 import sys
 from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import Command, guarded, say
+from condense_cli.cli.common import Client, Command, guarded, say
 
 app = typer.Typer(
     help="Hooks for the agent's own compaction: keep what matters, give back what it lost.",
@@ -38,11 +37,6 @@ MORE = (
 )
 
 
-class Client(enum.StrEnum):
-    claude_code = "claude-code"
-    codex = "codex"
-
-
 def _note(message: str) -> None:
     """A line for the client's log of the hook (stderr); never fails."""
     try:
@@ -64,13 +58,14 @@ def pre_compact(
 ) -> None:
     """Before the client compacts: add what matters to its summariser's instructions."""
     from condense_cli.agent.briefing import keep
-    from condense_cli.agent.claude_hooks import BLOCK, guard_reason, hook_input
+    from condense_cli.agent.hooks import BLOCK, guard_reason, hook_input
     from condense_cli.dialects import read_log
 
     try:
         data = hook_input(sys.stdin.buffer.read())
-        with read_log(data["transcript_path"], dialect="claude-code") as replay:
-            reason = guard_reason(replay) if guard and data.get("trigger") == "auto" else None
+        with read_log(data["transcript_path"]) as replay:
+            guarded = guard and data.get("trigger") == "auto" and replay.dialect == "claude-code"
+            reason = guard_reason(replay) if guarded else None
             briefing = keep(replay) if reason is None else None
     except Exception as exc:  # fail open: the client compacts as it would without us
         _note(f"hook pre-compact: {type(exc).__name__}: {exc}; the compaction goes on")
@@ -88,13 +83,13 @@ def post_compact() -> None:
     (pins, the user's constraints and requests, failing tests, files changed); once
     the new summary is known, tell the user what it left out."""
     from condense_cli.agent.briefing import keep, left_out
-    from condense_cli.agent.claude_hooks import hook_input, session_context
+    from condense_cli.agent.hooks import hook_input, session_context
     from condense_cli.dialects import read_log
 
     try:
         data = hook_input(sys.stdin.buffer.read())
         summary = data.get("compact_summary")
-        with read_log(data["transcript_path"], dialect="claude-code") as replay:
+        with read_log(data["transcript_path"]) as replay:
             # PostCompact knows the summary; SessionStart gives the next turn's context
             briefing = left_out(replay, summary) if isinstance(summary, str) else keep(replay)
     except Exception as exc:  # fail open
@@ -111,12 +106,13 @@ def post_compact() -> None:
 
 @guarded
 def install(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code (or codex).")],
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
     project: Annotated[
         bool,
         typer.Option(
             "--project/--user",
-            help="The project's settings (./.claude/settings.json) or the user's (~/.claude).",
+            help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
+            "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
         ),
     ] = False,
     guard: Annotated[
@@ -132,12 +128,13 @@ def install(
 
 @guarded
 def uninstall(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code (or codex).")],
+    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
     project: Annotated[
         bool,
         typer.Option(
             "--project/--user",
-            help="The project's settings (./.claude/settings.json) or the user's (~/.claude).",
+            help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
+            "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
         ),
     ] = False,
     dry_run: Annotated[
@@ -151,7 +148,7 @@ def uninstall(
 def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: bool) -> None:
     from pathlib import Path
 
-    from condense_cli.agent.claude_hooks import settings_path, with_hooks, without_hooks
+    from condense_cli.agent.hooks import settings_path, with_hooks, without_hooks
     from condense_cli.agent.install import (
         change_file,
         condense_command,
@@ -160,20 +157,15 @@ def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: b
     )
     from condense_cli.core.errors import ConfigError
 
-    if client is Client.codex:
-        raise ConfigError(
-            "Codex 0.169 runs no hook around its own compaction, so there is nothing to "
-            "install for it",
-            hint="use `condense mcp install codex` to let the agent read back what it forgot",
-        )
-    path = settings_path("project" if project else "user", Path.home(), Path.cwd())
+    path = settings_path(client.value, project, Path.home(), Path.cwd())
     before = read_json_object(path)
     if not isinstance(before.get("hooks", {}), dict):
         raise ConfigError(f"{path}: expected 'hooks' to be a JSON object")
     if remove:
         after = without_hooks(before)
     else:
-        after = with_hooks(before, condense_command(sys.argv[0], sys.executable), guard)
+        command = condense_command(sys.argv[0], sys.executable)
+        after = with_hooks(before, client.value, command, guard)
     old = json_text(before) if path.exists() else ""
     done = change_file(path, old, json_text(after), dry_run)
     if done is None:

@@ -4,13 +4,12 @@ registration with each client.
 No `from __future__ import annotations` (see `common`).
 """
 
-import enum
 import sys
 from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import Command, guarded, say
+from condense_cli.cli.common import Client, Command, guarded, say
 
 NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
 
@@ -21,11 +20,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     invoke_without_command=True,
 )
-
-
-class Client(enum.StrEnum):
-    claude_code = "claude-code"
-    codex = "codex"
 
 
 @app.callback()

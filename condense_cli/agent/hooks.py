@@ -1,6 +1,7 @@
-"""Claude Code's hooks around its own compaction (read off 2.1.330, proven with the
-real client in `tests/clients/test_claude_code_hooks.py`).
+"""The clients' hooks around their own compaction (read off Claude Code 2.1.330 and
+Codex 0.169.0, proven with the real clients in `tests/clients/test_*_hooks.py`).
 
+Claude Code:
 - `PreCompact` gets `{session_id, transcript_path, cwd, trigger, custom_instructions}`
   on stdin. What a hook prints on stdout (exit 0) is added to the instructions of the
   client's summariser; a hook that exits 2 blocks the compaction, its stderr the
@@ -14,6 +15,12 @@ real client in `tests/clients/test_claude_code_hooks.py`).
 - `PostCompact` runs after that with the new summary (`compact_summary`); what a hook
   prints is shown to the user, not to the model: condense says there what the summary
   left out.
+
+Codex (hooks from `$CODEX_HOME/hooks.json` or `.codex/hooks.json`): `SessionStart`
+with the source `compact` adds `additionalContext` to the next request, as Claude
+Code's does. Its `PreCompact` can neither add to the summariser's instructions nor
+block the compaction, and its `PostCompact` is not given the summary, so only the
+`SessionStart` hook is installed for Codex.
 
 Hooks fail open: an error in `condense` prints nothing on stdout and exits 0, so the
 client's turn goes on as if the hook were not there. They read the session, never
@@ -32,12 +39,16 @@ from condense_cli.dialects.base import Replay
 
 PRE_COMPACT = "pre-compact"
 POST_COMPACT = "post-compact"
-# event -> (matcher, our command's last words)
+# client -> event -> (matcher, our command's last words)
 HOOKS = {
-    "PreCompact": ("", f"hook {PRE_COMPACT}"),
-    "SessionStart": ("compact", f"hook {POST_COMPACT}"),
-    "PostCompact": ("", f"hook {POST_COMPACT}"),
+    "claude-code": {
+        "PreCompact": ("", f"hook {PRE_COMPACT}"),
+        "SessionStart": ("compact", f"hook {POST_COMPACT}"),
+        "PostCompact": ("", f"hook {POST_COMPACT}"),
+    },
+    "codex": {"SessionStart": ("compact", f"hook {POST_COMPACT}")},
 }
+OUR_WORDS = (f"hook {PRE_COMPACT}", f"hook {POST_COMPACT}")
 TIMEOUT = 60  # seconds the client gives each of our hooks
 BLOCK = 2  # the exit that blocks a compaction
 MIN_ANSWERS_BETWEEN = 2  # a compaction after fewer model answers than this is thrash
@@ -70,25 +81,30 @@ def session_context(text: str) -> str:
 # --- settings.json ---------------------------------------------------------------------
 
 
-def settings_path(scope: str, home: Path, cwd: Path) -> Path:
-    """The settings file of `scope`: `user` (~/.claude) or `project` (./.claude)."""
-    return (home if scope == "user" else cwd) / ".claude" / "settings.json"
+def settings_path(client: str, project: bool, home: Path, cwd: Path) -> Path:
+    """Where `client` reads hooks: the user's (`~/.claude/settings.json`, Codex's
+    `hooks.json` in its home) or the project's (`./.claude`, `./.codex`)."""
+    from condense_cli.agent.sessions import codex_home
+
+    if client == "codex":
+        return (cwd / ".codex" if project else codex_home(home)) / "hooks.json"
+    return (cwd if project else home) / ".claude" / "settings.json"
 
 
 def ours(hook: Any) -> bool:
     """Whether a hook entry is one `condense hook install` wrote."""
     command = hook.get("command") if isinstance(hook, dict) else None
     return isinstance(command, str) and any(
-        command.endswith(f" {words}") or f" {words} " in command for _, words in HOOKS.values()
+        command.endswith(f" {words}") or f" {words} " in command for words in OUR_WORDS
     )
 
 
-def with_hooks(settings: dict[str, Any], condense: str, guard: bool) -> dict[str, Any]:
+def with_hooks(settings: dict[str, Any], client: str, condense: str, guard: bool) -> dict[str, Any]:
     """`settings` with our hooks in (any earlier ones of ours replaced), the rest as
     it was; `condense` is how to run it (`install.condense_command`)."""
     merged = without_hooks(settings)
     hooks = dict(merged.get("hooks") or {})
-    for event, (matcher, words) in HOOKS.items():
+    for event, (matcher, words) in HOOKS[client].items():
         command = f"{condense} {words}"
         if guard and words.endswith(PRE_COMPACT):
             command += " --guard"
