@@ -65,16 +65,17 @@ class Memory:
     def __init__(self, replay: Replay) -> None:
         view = list(replay.view())
         ids = {str(e.id) for e in view}
-        kept = {(e.type, e.text) for e in view}
+        kept = {(e.type, text_of(e)) for e in view if text_of(e)}
         self.events: list[Forgotten] = []
         history = replay.history() if replay.simulates else iter(())
         for event in history:
             if event is None or event.is_summary:
                 continue
-            if str(event.id) in ids or (event.type, event.text) in kept:
+            text = text_of(event)
+            if str(event.id) in ids or (event.type, text) in kept:
                 continue
             number = len(self.events) + 1
-            self.events.append(Forgotten(number, str(event.id), kind_of(event), text_of(event)))
+            self.events.append(Forgotten(number, str(event.id), kind_of(event), text))
         self.by_id = {e.id: e for e in self.events}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute("CREATE VIRTUAL TABLE forgotten USING fts5(body, tokenize='unicode61')")
