@@ -71,7 +71,7 @@ def test_the_mcp_server_answers_over_stdio() -> None:
     assert answers["tools"] == "list_compactions list_pins read_forgotten search_forgotten"
     assert "No module named '[scipy]'" in answers["search_forgotten {'query': 'scipy'}"]
     assert answers["read_forgotten {'event': '3'}"] == (
-        '#3 (id 7, call to Read, 63 characters)\n'
+        "#3 (id 7, call to Read, 63 characters)\n"
         '{"file_path":"/Users/linhungfan/personal_project/weave/doc.md"}'
     )
     assert answers["read_forgotten {'event': 'nope'}"].startswith("no forgotten event 'nope'")

@@ -125,16 +125,22 @@ def claude_sessions(tmp: Path) -> list[Path]:
 
 
 def new_claude_session(
-    claude: Path, tmp: Path, server: AnthropicServer, prompts: list[str], tools: str = "Bash"
+    claude: Path,
+    tmp: Path,
+    server: AnthropicServer,
+    prompts: list[str],
+    tools: str = "Bash",
+    resume: Path | None = None,
 ) -> Path:
     """Make a fresh session with the real client: `claude -p` with the first prompt,
     then `claude -p --resume` with each next one (a prompt may be `/compact`), all
     in one HOME under `tmp`, the `tools` allowed without asking. The server's
-    script decides what the model answers (texts, tool calls)."""
+    script decides what the model answers (texts, tool calls). With `resume`, a
+    session made so before, every prompt resumes it."""
     home, cwd = tmp / "home", tmp / "work"
     cwd.mkdir(parents=True, exist_ok=True)
     env = _claude_env(home, server)
-    session: Path | None = None
+    session: Path | None = resume
     for prompt in prompts:
         resume = ["--resume", session.stem] if session is not None else []
         command = [str(claude), "-p", f"--allowedTools={tools}", *resume, "--", prompt]

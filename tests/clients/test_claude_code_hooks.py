@@ -145,3 +145,26 @@ def test_the_hooks_fail_open(proc: Callable[..., Any], tmp_path: Path) -> None:
             done = proc("hook", hook, input=bad)
             assert done.returncode == 0 and done.stdout == b"", (hook, bad)
             assert b"condense: hook" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_a_pin_survives_a_compact_the_user_asks_for(
+    clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`/compact` in a session with the hooks installed and a pin: the summariser is
+    asked to keep the pin, and the turn after the compaction has it back."""
+    from tests.clients.resume import claude_sessions, new_claude_session
+
+    install(proc, tmp_path / "home")
+    pin = "deploy only from the main branch"
+    with AnthropicServer() as server:
+        server.reply("Fixed.")
+        session = new_claude_session(clients.claude, tmp_path, server, ["Fix the parser."])
+    assert proc("pin", session, pin).returncode == 0  # kept in the session itself
+    with AnthropicServer() as server:
+        server.reply("<summary>The parser is fixed.</summary>", "Done.")
+        new_claude_session(clients.claude, tmp_path, server, ["/compact"], resume=session)
+        new_claude_session(clients.claude, tmp_path, server, ["Run it again."], resume=session)
+        summarising, after = server.model_requests()
+    assert claude_sessions(tmp_path) == [session]
+    assert is_summary_request(summarising) and pin in json.dumps(summarising["messages"][-1])
+    assert pin in json.dumps(after["messages"], ensure_ascii=False)
