@@ -16,6 +16,7 @@ from condense_cli.cli.common import (
     guarded,
     reading,
     say,
+    usage_error,
 )
 
 
@@ -23,7 +24,11 @@ from condense_cli.cli.common import (
 def audit(
     logs: Annotated[
         list[str],
-        typer.Argument(metavar="LOG...", help="Logs to audit (- for standard input)."),
+        typer.Argument(
+            metavar="LOG...",
+            help="Logs to audit: files (- for standard input), conversation folders, or "
+            "trees searched for logs of every dialect.",
+        ),
     ],
     format: Annotated[
         StatsFormat, typer.Option("--format", "-f", help="text (tables) or json.")
@@ -66,14 +71,20 @@ def audit(
     )
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.dialects import read_log
+    from condense_cli.dialects.discovery import find_logs
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None
+    found = find_logs(logs, dialect)
     results = []
-    for log in logs:
+    for log in found.logs:
         with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
             results.append(audit_log(replay, everything, client))
+    for line in found.says():
+        say(line)
+    if not results:
+        raise usage_error("no log found in what was given")
     overall = combined(results)
     if format is StatsFormat.json:
         data: Any = results[0].to_dict()

@@ -80,6 +80,15 @@ class StatsFormat(StrEnum):
     json = "json"
 
 
+class TableFormat(StrEnum):
+    """The formats of a command that may print a row per log."""
+
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
 LogArg = Annotated[
     str,
     typer.Argument(

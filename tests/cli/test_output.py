@@ -123,7 +123,7 @@ def test_singular_counts_read_as_singular(cli, make_log) -> None:
         ("check", "Usage: condense check [OPTIONS] LOG..."),
         ("run", "Usage: condense run [OPTIONS] LOG"),
         ("request", "Usage: condense request [OPTIONS] LOG"),
-        ("stats", "Usage: condense stats [OPTIONS] LOG"),
+        ("stats", "Usage: condense stats [OPTIONS] LOG..."),
     ],
 )
 def test_usage_lines_name_the_arguments_plainly(command: str, usage: str, cli) -> None:

@@ -1,0 +1,137 @@
+"""Many logs: the logs in what the user names (files, conversation folders, trees).
+
+A file is a log as given (`-` is standard input). A folder that a dialect reads as
+one log (an OpenHands V1 conversation) is one log. Any other folder is a tree,
+searched for logs of every dialect: a folder a dialect reads is one log (and is not
+searched further), a file is a log when a dialect claims its first JSON object (the
+rules detection uses). Everything else is counted as skipped. Symbolic links are
+never followed (one out of the tree could lead anywhere; one inside it leads to
+what is searched anyway), only counted.
+`dialect` keeps the logs of one dialect. Logs come out sorted by path within each
+input, inputs in the order given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from condense_cli.core.errors import ConfigError
+from condense_cli.core.logfile import BOM, is_stream
+
+SNIFF_BYTES = 1 << 16  # of a file's first line, to read its first JSON object
+LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+@dataclass
+class Found:
+    """The logs found, and how many files were passed over (and why, by reason)."""
+
+    logs: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def says(self) -> list[str]:
+        """One line per reason a file was skipped."""
+        return [
+            f"{count:,} {'file' if count == 1 else 'files'} skipped: {reason}"
+            for reason, count in sorted(self.skipped.items())
+        ]
+
+
+def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
+    """The logs in `inputs` (a name that is no folder is taken as a log file)."""
+    from condense_cli.dialects import DIALECTS
+
+    if dialect is not None and dialect not in DIALECTS:
+        from condense_cli.dialects import choices
+
+        raise ConfigError(f"--dialect {dialect!r} is not a dialect; choose one of: {choices()}")
+    found = Found()
+    for name in inputs:
+        path = Path(name)
+        if is_stream(name) or not path.is_dir():  # a file (or none: reading it will say so)
+            found.logs.append(name)
+            continue
+        if _folder_dialect(path, dialect) is not None:
+            found.logs.append(name)
+            continue
+        found.logs += sorted(_walk(path, dialect, found))
+    return found
+
+
+def _walk(root: Path, dialect: str | None, found: Found) -> Iterator[str]:
+    top = root.resolve()
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        here = Path(folder)
+        kept = []
+        for name in sorted(dirs):
+            child = here / name
+            if child.is_symlink():
+                _skip_link(child, top, found)
+            elif _folder_dialect(child, dialect) is not None:
+                yield str(child)  # one log: not searched further
+            else:
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            path = here / name
+            if path.is_symlink():
+                _skip_link(path, top, found)
+            elif _file_dialect(path, dialect) is not None:
+                yield str(path)
+            else:
+                found.skip("not a session log")
+
+
+def _skip_link(path: Path, top: Path, found: Found) -> None:
+    """A link is never followed: out of the tree it could lead anywhere, inside it
+    its target is searched where it is."""
+    found.skip("a link inside the tree" if _inside(path, top) else "a link out of the tree")
+
+
+def _inside(path: Path, top: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(top)
+    except OSError:
+        return False
+
+
+def _folder_dialect(path: Path, dialect: str | None) -> str | None:
+    from condense_cli.dialects import DIALECTS
+
+    for name, registered in DIALECTS.items():
+        if dialect in (None, name) and registered.claims_folder(path):
+            return name
+    return None
+
+
+def _file_dialect(path: Path, dialect: str | None) -> str | None:
+    """The dialect that claims the file (by its first JSON object), or None."""
+    from condense_cli.dialects import DIALECTS
+
+    if not path.name.endswith(LOG_SUFFIXES):
+        return None
+    try:
+        with path.open("rb") as file:
+            first = file.readline(SNIFF_BYTES).removeprefix(BOM).strip()
+            while not first:
+                line = file.readline(SNIFF_BYTES)
+                if not line:
+                    return None
+                first = line.strip()
+        value = orjson.loads(first)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    for name, registered in DIALECTS.items():
+        if dialect in (None, name) and registered.claims(value):
+            return name
+    return None

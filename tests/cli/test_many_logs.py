@@ -1,0 +1,117 @@
+"""Many logs: trees searched for logs of every dialect, and one table across them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import orjson
+
+from condense_cli.dialects.discovery import find_logs
+from tests.conftest import CORPUS, require_corpus
+
+SHARED = CORPUS.parent  # ../shared/corpus
+
+
+def corpus_tree(tmp_path: Path) -> Path:
+    """A tree of one log of each dialect (copied from the corpus), nested, with files
+    that are no logs and links in and out of it."""
+    corpus = require_corpus(SHARED)
+    root = tmp_path / "runs"
+    (root / "claude" / "project").mkdir(parents=True)
+    (root / "codex" / "2026" / "11").mkdir(parents=True)
+    shutil.copy(
+        corpus / "claude-code" / "FundWise.claude-session.jsonl", root / "claude" / "project"
+    )
+    shutil.copy(corpus / "codex" / "FundWise.codex-session.jsonl", root / "codex" / "2026" / "11")
+    shutil.copy(corpus / "openhands" / "ponylang-ponyc-4588.jsonl", root / "v0.jsonl")
+    conversation = corpus / "openhands-v1" / "0535c419f44a4e248c72e40c77a06a32"
+    shutil.copytree(conversation, root / "eval" / conversation.name)
+    (root / "README.md").write_text("# notes\n")
+    (root / "data.jsonl").write_text('{"unrelated": true}\n')
+    outside = tmp_path / "outside.jsonl"
+    shutil.copy(root / "v0.jsonl", outside)
+    (root / "escape.jsonl").symlink_to(outside)
+    (root / "again.jsonl").symlink_to(root / "v0.jsonl")
+    return root
+
+
+def test_a_tree_is_searched_for_logs_of_every_dialect(tmp_path: Path) -> None:
+    root = corpus_tree(tmp_path)
+    found = find_logs([str(root)])
+    assert [Path(p).relative_to(root).as_posix() for p in found.logs] == [
+        "claude/project/FundWise.claude-session.jsonl",
+        "codex/2026/11/FundWise.codex-session.jsonl",
+        "eval/0535c419f44a4e248c72e40c77a06a32",
+        "v0.jsonl",
+    ]
+    assert found.says() == [
+        "1 file skipped: a link inside the tree",
+        "1 file skipped: a link out of the tree",
+        "2 files skipped: not a session log",
+    ]
+    codex = find_logs([str(root)], "codex").logs
+    assert codex == [str(root / "codex" / "2026" / "11" / "FundWise.codex-session.jsonl")]
+    # a file or a conversation folder is a log as given, a missing name too (reading says)
+    single = [str(root / "v0.jsonl"), str(root / "eval" / "0535c419f44a4e248c72e40c77a06a32")]
+    assert find_logs(single).logs == single
+    assert find_logs(["nope.jsonl"]).logs == ["nope.jsonl"]
+
+
+def test_check_and_audit_take_a_tree(tmp_path: Path, cli, proc) -> None:
+    root = corpus_tree(tmp_path)
+    checked = proc("check", root)
+    assert checked.returncode == 0, checked.stderr
+    said = checked.stderr.decode()
+    assert "4 logs ok (claude-code, codex, openhands-v0, openhands-v1" in said
+    assert "2 files skipped: not a session log" in said
+    audit = json.loads(cli("audit", root, "-f", "json").stdout)
+    assert len(audit["logs"]) == 4 and audit["overall"]["all"]["facts"] > 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert proc("check", empty).returncode == 1
+
+
+def test_a_notice_every_conversation_gets_is_said_once(cli) -> None:
+    corpus = require_corpus(SHARED)
+    said = cli("check", corpus / "openhands-v1").stderr
+    assert said.count("replayed as the") == 1
+    assert "28 logs replayed as the last-summary SDK (Sep 2025) showed them" in said
+
+
+def test_stats_gives_a_row_per_log_and_the_totals(tmp_path: Path, cli, proc) -> None:
+    root = corpus_tree(tmp_path)
+    rows = list(csv.DictReader(io.StringIO(cli("stats", root, "--no-tokens", "-f", "csv").stdout)))
+    assert [r["dialect"] for r in rows] == [
+        "claude-code",
+        "codex",
+        "openhands-v1",
+        "openhands-v0",
+        "",
+    ]
+    total = rows[-1]
+    assert total["log"] == "4 logs"
+    assert int(total["events"]) == sum(int(r["events"]) for r in rows[:-1])
+    assert int(total["forgotten"]) == 296 and int(total["condensations"]) == 7
+    data = orjson.loads(cli("stats", root, "--no-tokens", "-f", "json").stdout_bytes)
+    assert [r["log"] for r in data["logs"]] == [r["log"] for r in rows[:-1]]
+    assert data["total"]["saved"] == sum(r["saved"] for r in data["logs"])
+    lines = cli("stats", root, "--no-tokens", "-f", "jsonl").stdout.splitlines()
+    assert len(lines) == 5 and json.loads(lines[-1])["total"]["log"] == "4 logs"
+    text = proc("stats", root, "--no-tokens").stdout.decode().splitlines()
+    assert text[0].split()[:3] == ["log", "dialect", "events"]
+    assert text[-1].startswith("4 logs") and set(text[-2]) <= {"-", " "}
+    # one log: its own tables, as before
+    assert "by type" in cli("stats", root / "v0.jsonl", "--no-tokens").stdout
+
+
+def test_a_log_that_cannot_be_read_fails_the_table_not_the_others(tmp_path: Path, cli) -> None:
+    root = corpus_tree(tmp_path)
+    (root / "broken.jsonl").write_text('{"id": 1, "action": "message"}\nnot json\n')
+    done = cli("stats", root, "--no-tokens", "-f", "csv")
+    assert done.exit_code == 1
+    assert "broken.jsonl:2" in done.stderr and "1 of 5 logs could not be read" in done.stderr
+    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 5  # 4 rows and the total
