@@ -11,7 +11,7 @@ import typer
 from condense_cli.cli.common import (
     ClientConfigOpt,
     DialectOpt,
-    StatsFormat,
+    TableFormat,
     UptoOpt,
     guarded,
     reading,
@@ -31,8 +31,14 @@ def audit(
         ),
     ],
     format: Annotated[
-        StatsFormat, typer.Option("--format", "-f", help="text (tables) or json.")
-    ] = StatsFormat.text,
+        TableFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (tables) or json; jsonl or csv: a row per log (its compactions and "
+            "the facts they lost, per kind) and the totals.",
+        ),
+    ] = TableFormat.text,
     fail_under: Annotated[
         list[str] | None,
         typer.Option(
@@ -86,7 +92,12 @@ def audit(
     if not results:
         raise usage_error("no log found in what was given")
     overall = combined(results)
-    if format is StatsFormat.json:
+    if format in (TableFormat.jsonl, TableFormat.csv):
+        from condense_cli.terminal.many import AUDIT_COLUMNS, audit_row, render
+
+        rows = [audit_row(r) for r in results]
+        typer.echo(render(rows, AUDIT_COLUMNS, format.value), nl=False)
+    elif format is TableFormat.json:
         data: Any = results[0].to_dict()
         if len(results) > 1:
             data = {"logs": [r.to_dict() for r in results], "overall": kinds_json(overall)}

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from condense_cli.analysis.audit import LogAudit, total
+from condense_cli.analysis.facts import KINDS
 from condense_cli.core.text import sanitize
 from condense_cli.dialects.base import StatsReport
 
@@ -53,6 +55,34 @@ def stats_row(report: StatsReport) -> dict[str, Any]:
         "saved": saved,
         "thrash": len(report.thrash or ()),
     }
+
+
+# The columns of `audit` over many logs: the facts lost, per kind, of every compaction.
+AUDIT_COLUMNS = (
+    ("log", "log"),
+    ("dialect", "dialect"),
+    ("condensations", "compactions"),
+    ("forgotten", "forgotten"),
+    ("facts", "facts"),
+    ("lost", "lost"),
+    *((f"{kind}_lost", kind) for kind in KINDS),
+)
+
+
+def audit_row(audit: LogAudit) -> dict[str, Any]:
+    """One log's audit: its compactions and the facts they lost, per kind."""
+    overall = audit.overall
+    whole = total(overall)
+    row: dict[str, Any] = {
+        "log": audit.path,
+        "dialect": audit.dialect,
+        "condensations": len(audit.condensations),
+        "forgotten": sum(a.forgotten_events for a in audit.condensations),
+        "facts": whole.facts,
+        "lost": whole.facts - whole.kept,
+    }
+    row |= {f"{kind}_lost": overall[kind].facts - overall[kind].kept for kind in KINDS}
+    return row
 
 
 def totals(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:

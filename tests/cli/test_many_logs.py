@@ -115,3 +115,14 @@ def test_a_log_that_cannot_be_read_fails_the_table_not_the_others(tmp_path: Path
     assert done.exit_code == 1
     assert "broken.jsonl:2" in done.stderr and "1 of 5 logs could not be read" in done.stderr
     assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 5  # 4 rows and the total
+
+
+def test_audit_gives_a_row_per_conversation(cli) -> None:
+    corpus = require_corpus(SHARED)
+    done = cli("audit", corpus / "openhands-v1", "-f", "csv")
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert len(rows) == 29 and rows[-1]["log"] == "28 logs"
+    assert (rows[-1]["facts"], rows[-1]["lost"]) == ("698", "257")  # the README's table
+    assert sum(int(r["condensations"]) for r in rows[:-1]) == 45
+    lines = cli("audit", corpus / "openhands-v1", "-f", "jsonl").stdout.splitlines()
+    assert json.loads(lines[0])["commands_lost"] == int(rows[0]["commands_lost"])
