@@ -11,6 +11,7 @@ import typer
 from condense_cli.cli.common import (
     ClientConfigOpt,
     DialectOpt,
+    GroupByOpt,
     TableFormat,
     UptoOpt,
     guarded,
@@ -58,6 +59,7 @@ def audit(
         ),
     ] = False,
     client_config: ClientConfigOpt = None,
+    group_by: GroupByOpt = None,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -92,10 +94,15 @@ def audit(
     if not results:
         raise usage_error("no log found in what was given")
     overall = combined(results)
-    if format in (TableFormat.jsonl, TableFormat.csv):
+    if format in (TableFormat.jsonl, TableFormat.csv) or group_by is not None:
         from condense_cli.terminal.many import AUDIT_COLUMNS, audit_row, render
 
         rows = [audit_row(r) for r in results]
+        if group_by is not None:
+            from condense_cli.dialects.discovery import group_of
+            from condense_cli.terminal.many import grouped
+
+            rows = grouped(rows, [group_of(r["log"], r["dialect"], group_by.value) for r in rows])
         typer.echo(render(rows, AUDIT_COLUMNS, format.value), nl=False)
     elif format is TableFormat.json:
         data: Any = results[0].to_dict()

@@ -80,6 +80,23 @@ class StatsFormat(StrEnum):
     json = "json"
 
 
+class GroupBy(StrEnum):
+    dialect = "dialect"
+    project = "project"
+    day = "day"
+
+
+GroupByOpt = Annotated[
+    GroupBy | None,
+    typer.Option(
+        "--group-by",
+        help="Over many logs, a row per dialect, project (Claude Code's project folder, "
+        "a Codex rollout's working folder, an evaluation run's folder) or day (last "
+        "written, UTC), instead of a row per log.",
+    ),
+]
+
+
 class TableFormat(StrEnum):
     """The formats of a command that may print a row per log."""
 

@@ -12,6 +12,7 @@ from condense_cli.cli.common import (
     ClientConfigOpt,
     ConfigOpt,
     DialectOpt,
+    GroupByOpt,
     TableFormat,
     guarded,
     reading,
@@ -50,6 +51,7 @@ def stats(
     config: ConfigOpt = None,
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
+    group_by: GroupByOpt = None,
     deep: Annotated[
         bool,
         typer.Option(
@@ -72,7 +74,9 @@ def stats(
     tokenizer = configured_tokenizer(config) if tokens else None
     client = read_client_config(client_config) if client_config is not None else None
     found = find_logs(logs, dialect)
-    one = len(found.logs) == 1 and format in (TableFormat.text, TableFormat.json)
+    one = (
+        len(found.logs) == 1 and format in (TableFormat.text, TableFormat.json) and group_by is None
+    )
     if one:
         report = _report(found.logs[0], dialect, tokenizer, client, deep)
         if format is TableFormat.json:
@@ -92,6 +96,12 @@ def stats(
         except CondenseError as exc:
             say(f"Error: {exc.message}")
             failed += 1
+    if group_by is not None:
+        from condense_cli.dialects.discovery import group_of
+        from condense_cli.terminal.many import grouped
+
+        keys = [group_of(r["log"], r["dialect"], group_by.value) for r in rows]
+        rows = grouped(rows, keys)
     typer.echo(render(rows, STATS_COLUMNS, format.value), nl=False)
     for line in found.says():
         say(line)

@@ -135,3 +135,33 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
         if dialect in (None, name) and registered.claims(value):
             return name
     return None
+
+
+GROUPS = ("dialect", "project", "day")
+
+
+def group_of(log: str, dialect: str, by: str) -> str:
+    """What a log is grouped under: its `dialect`; its `project` (a Codex rollout's
+    working folder, else the folder the log is in: Claude Code's project folder, an
+    evaluation run's folder); the `day` it was last written (UTC)."""
+    if by == "dialect":
+        return dialect
+    path = Path(log)
+    if by == "day":
+        from datetime import UTC, datetime
+
+        try:
+            stamp = path.stat().st_mtime
+        except OSError:
+            return "-"
+        return datetime.fromtimestamp(stamp, UTC).date().isoformat()
+    if dialect == "codex" and path.is_file():
+        try:
+            with path.open("rb") as file:
+                first = orjson.loads(file.readline(SNIFF_BYTES))
+            cwd = first.get("payload", {}).get("cwd")
+            if isinstance(cwd, str):
+                return cwd
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            pass
+    return path.parent.name or "."

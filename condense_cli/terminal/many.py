@@ -85,11 +85,27 @@ def audit_row(audit: LogAudit) -> dict[str, Any]:
     return row
 
 
+def grouped(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per group (`keys[i]` is row i's), in the order groups first appear:
+    the group in the `log` column with its number of logs, every number added up."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row, key in zip(rows, keys, strict=True):
+        groups.setdefault(key, []).append(row)
+    out = []
+    for key, members in groups.items():
+        row = totals(members, [(k, "") for k in members[0]])
+        dialects = sorted({str(m["dialect"]) for m in members})
+        label = {"log": f"{key} ({len(members):,} logs)", "dialect": ", ".join(dialects)}
+        out.append(row | label | {"logs": len(members)})
+    return out
+
+
 def totals(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """Every number column added up (None where no row has the number)."""
-    total: dict[str, Any] = {"log": f"{len(rows):,} logs", "dialect": ""}
+    count = sum(r.get("logs", 1) for r in rows)  # a group's row stands for its logs
+    total: dict[str, Any] = {"log": f"{count:,} logs", "dialect": ""}
     for key, _ in columns:
-        if key in total:
+        if key in total or key == "logs":
             continue
         values = [r[key] for r in rows if isinstance(r.get(key), int)]
         total[key] = sum(values) if values else None

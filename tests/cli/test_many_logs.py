@@ -126,3 +126,30 @@ def test_audit_gives_a_row_per_conversation(cli) -> None:
     assert sum(int(r["condensations"]) for r in rows[:-1]) == 45
     lines = cli("audit", corpus / "openhands-v1", "-f", "jsonl").stdout.splitlines()
     assert json.loads(lines[0])["commands_lost"] == int(rows[0]["commands_lost"])
+
+
+def test_rows_grouped_by_dialect_add_up(cli) -> None:
+    corpus = require_corpus(SHARED)
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "dialect").stdout
+            )
+        )
+    )
+    assert [r["log"] for r in rows] == [
+        "claude-code (2 logs)",
+        "codex (2 logs)",
+        "openhands-v1 (28 logs)",
+        "openhands-v0 (7 logs)",
+        "39 logs",
+    ]
+    assert int(rows[-1]["events"]) == sum(int(r["events"]) for r in rows[:-1])
+    audit = list(
+        csv.DictReader(
+            io.StringIO(cli("audit", corpus, "--group-by", "dialect", "-f", "csv").stdout)
+        )
+    )
+    assert audit[2]["log"] == "openhands-v1 (28 logs)" and audit[2]["lost"] == "257"
+    projects = cli("stats", corpus / "codex", "--no-tokens", "-f", "csv", "--group-by", "project")
+    assert "/Users/akash/Desktop/new (1 logs)" in projects.stdout  # the rollout's own cwd
