@@ -3,7 +3,7 @@
 No `from __future__ import annotations` (see `common`).
 """
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -12,6 +12,7 @@ from condense_cli.cli.common import (
     ClientConfigOpt,
     DialectOpt,
     GroupByOpt,
+    JobsOpt,
     TableFormat,
     UptoOpt,
     guarded,
@@ -19,6 +20,10 @@ from condense_cli.cli.common import (
     say,
     usage_error,
 )
+
+if TYPE_CHECKING:
+    from condense_cli.analysis.audit import LogAudit
+    from condense_cli.core.clientconfig import ClientConfig
 
 
 @guarded
@@ -60,6 +65,7 @@ def audit(
     ] = False,
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -70,25 +76,29 @@ def audit(
     table adds them up.
     Exit 1 when --fail-under is not met (over every condensation of every log).
     """
-    from condense_cli.analysis.audit import (
-        audit_log,
-        combined,
-        failures,
-        kinds_json,
-        parse_threshold,
-    )
+    from functools import partial
+
+    from condense_cli.analysis.audit import combined, failures, kinds_json, parse_threshold
     from condense_cli.core.clientconfig import read_client_config
-    from condense_cli.dialects import read_log
+    from condense_cli.core.errors import LogFailed
+    from condense_cli.core.pool import default_jobs, ordered_map
     from condense_cli.dialects.discovery import find_logs
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None
     found = find_logs(logs, dialect)
+    jobs = jobs or default_jobs()
+    alone = jobs == 1 or len(found.logs) == 1
+    work = partial(
+        audit_one, dialect=dialect, upto=upto, everything=everything, client=client, progress=alone
+    )
     results = []
-    for log in found.logs:
-        with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
-            results.append(audit_log(replay, everything, client))
+    with ordered_map(work, found.logs, jobs) as done:
+        for result in done:
+            if isinstance(result, tuple):  # a log that cannot be read fails the command
+                raise LogFailed(*result)
+            results.append(result)
     for line in found.says():
         say(line)
     if not results:
@@ -116,3 +126,26 @@ def audit(
         say(f"fail-under: {line}")
     if below:
         raise typer.Exit(1)
+
+
+def audit_one(
+    log: str,
+    dialect: str | None,
+    upto: str | None,
+    everything: bool,
+    client: "ClientConfig | None",
+    progress: bool,
+) -> "LogAudit | tuple[str, str | None, int]":
+    """One log audited (in this process or a worker's), or the message, hint and exit
+    code of why it cannot be."""
+    from condense_cli.analysis.audit import audit_log
+    from condense_cli.core.errors import CondenseError
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.base import quiet_reading
+
+    shown = reading("reading") if progress else quiet_reading
+    try:
+        with read_log(log, dialect=dialect, upto=upto, reading=shown) as replay:
+            return audit_log(replay, everything, client)
+    except CondenseError as exc:
+        return exc.message, exc.hint, exc.exit_code

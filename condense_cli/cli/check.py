@@ -3,11 +3,12 @@
 No `from __future__ import annotations` (see `common`).
 """
 
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import DialectOpt, emit, guarded, reading, say
+from condense_cli.cli.common import DialectOpt, JobsOpt, emit, guarded, reading, say
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
@@ -27,6 +28,7 @@ def check(
         bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
     ] = False,
     dialect: DialectOpt = None,
+    jobs: JobsOpt = None,
     deep: Annotated[
         bool,
         typer.Option(
@@ -41,10 +43,9 @@ def check(
     One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
     """
     from collections import Counter
+    from functools import partial
 
-    from condense_cli.analysis.checks import lost_context, lost_pins
-    from condense_cli.analysis.thrash import thrash_problems
-    from condense_cli.dialects import read_log
+    from condense_cli.core.pool import default_jobs, ordered_map
     from condense_cli.dialects.discovery import find_logs
 
     found_logs = find_logs(logs, dialect)
@@ -54,32 +55,24 @@ def check(
     dialects: set[str] = set()
     replayed_as: Counter[str] = Counter()  # said once for all the logs
     first_of: dict[str, tuple[str, str]] = {}
-    for path in logs:
-        try:
-            with read_log(
-                path, dialect=dialect, collect=True, reading=reading(f"checking {path}")
-            ) as replay:
-                name = replay.path
-                dialects.add(replay.dialect)
-                found = replay.problems
-                if not replay.errors:
-                    found = lost_pins(replay) + found + lost_context(replay)
-                    found += thrash_problems(replay, deep)
-        except CondenseError as exc:
-            emit(sanitize(mask(exc.message), one_line=True))
-            failed += 1
-            problems += 1
-            continue
-        for problem in found:
-            prefix = "" if problem.severity == "error" else f"{problem.severity}: "
-            emit(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
-        found = [p for p in found if p.severity != "note"]
-        if replay.generation is not None:
-            replayed_as[replay.generation] += 1
-            first_of.setdefault(replay.generation, (name, replay.generation_reason or ""))
-        problems += len(found)
-        bad = replay.errors or (strict and found)
-        failed += 1 if bad else 0
+    jobs = jobs or default_jobs()
+    alone = jobs == 1 or len(logs) == 1  # a progress bar only when one log is read at a time
+    work = partial(check_one, dialect=dialect, deep=deep, progress=alone)
+    with ordered_map(work, logs, jobs) as results:
+        for checked in results:
+            for line in checked.lines:
+                emit(line)
+            if checked.unreadable:
+                failed += 1
+                problems += 1
+                continue
+            dialects.add(checked.dialect)
+            if checked.generation is not None:
+                replayed_as[checked.generation] += 1
+                first_of.setdefault(checked.generation, (checked.name, checked.why))
+            problems += checked.problems
+            bad = checked.errors or (strict and checked.problems)
+            failed += 1 if bad else 0
     for generation, count in replayed_as.items():
         first, why = first_of[generation]
         if count == 1:
@@ -97,3 +90,50 @@ def check(
         raise typer.Exit(1)
     notes = [", ".join(sorted(dialects))] + ([plural(problems, "warning")] if problems else [])
     say(f"{plural(len(logs), 'log')} ok ({'; '.join(notes)})")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One log checked: the lines to print, and what the verdict needs."""
+
+    name: str
+    lines: list[str]
+    unreadable: bool = False
+    dialect: str = ""
+    problems: int = 0  # errors and warnings (not notes)
+    errors: bool = False
+    generation: str | None = None
+    why: str = ""
+
+
+def check_one(path: str, dialect: str | None, deep: bool, progress: bool) -> Checked:
+    """Check one log (in this process or a worker's; a progress bar when `progress`)."""
+    from condense_cli.analysis.checks import lost_context, lost_pins
+    from condense_cli.analysis.thrash import thrash_problems
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.base import quiet_reading
+
+    try:
+        shown = reading(f"checking {path}") if progress else quiet_reading
+        with read_log(path, dialect=dialect, collect=True, reading=shown) as replay:
+            name = replay.path
+            found = replay.problems
+            if not replay.errors:
+                found = lost_pins(replay) + found + lost_context(replay)
+                found += thrash_problems(replay, deep)
+    except CondenseError as exc:
+        return Checked(path, [sanitize(mask(exc.message), one_line=True)], unreadable=True)
+    lines = []
+    for problem in found:
+        prefix = "" if problem.severity == "error" else f"{problem.severity}: "
+        lines.append(sanitize(f"{problem.where(name)}: {prefix}{problem.message}", one_line=True))
+    counted = sum(1 for p in found if p.severity != "note")
+    return Checked(
+        name,
+        lines,
+        dialect=replay.dialect,
+        problems=counted,
+        errors=bool(replay.errors),
+        generation=replay.generation,
+        why=replay.generation_reason or "",
+    )

@@ -80,6 +80,18 @@ class StatsFormat(StrEnum):
     json = "json"
 
 
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N",
+        min=1,
+        help="Logs processed at once, each in its own process (default: the cores).",
+    ),
+]
+
+
 class GroupBy(StrEnum):
     dialect = "dialect"
     project = "project"

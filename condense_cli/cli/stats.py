@@ -3,7 +3,8 @@
 No `from __future__ import annotations` (see `common`).
 """
 
-from typing import TYPE_CHECKING, Annotated
+import functools
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -13,6 +14,7 @@ from condense_cli.cli.common import (
     ConfigOpt,
     DialectOpt,
     GroupByOpt,
+    JobsOpt,
     TableFormat,
     guarded,
     reading,
@@ -21,7 +23,7 @@ from condense_cli.cli.common import (
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.dialects.base import StatsReport
+    from condense_cli.dialects.base import Reading, StatsReport
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -52,6 +54,7 @@ def stats(
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
+    jobs: JobsOpt = None,
     deep: Annotated[
         bool,
         typer.Option(
@@ -68,7 +71,6 @@ def stats(
     """
     from condense_cli.config.loading import configured_tokenizer
     from condense_cli.core.clientconfig import read_client_config
-    from condense_cli.core.errors import CondenseError
     from condense_cli.dialects.discovery import find_logs
 
     tokenizer = configured_tokenizer(config) if tokens else None
@@ -87,15 +89,22 @@ def stats(
 
             print_stats(report, StdoutConsole(highlight=False))
         return
-    from condense_cli.terminal.many import STATS_COLUMNS, render, stats_row
+    from functools import partial
+
+    from condense_cli.core.pool import default_jobs, ordered_map
+    from condense_cli.terminal.many import STATS_COLUMNS, render
 
     rows, failed = [], 0
-    for log in found.logs:
-        try:
-            rows.append(stats_row(_report(log, dialect, tokenizer, client, deep)))
-        except CondenseError as exc:
-            say(f"Error: {exc.message}")
-            failed += 1
+    # the tokenizer is made again in each worker: it does not cross processes
+    counting = config if tokens else False
+    work = partial(_row, dialect=dialect, config=counting, client=client, deep=deep)
+    with ordered_map(work, found.logs, jobs or default_jobs()) as results:
+        for row, error in results:
+            if row is not None:
+                rows.append(row)
+            else:
+                say(f"Error: {error}")
+                failed += 1
     if group_by is not None:
         from condense_cli.dialects.discovery import group_of
         from condense_cli.terminal.many import grouped
@@ -114,21 +123,51 @@ def stats(
         raise typer.Exit(1)
 
 
+def _row(
+    log: str,
+    dialect: str | None,
+    config: str | bool | None,
+    client: "ClientConfig | None",
+    deep: bool,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """One log's row of the table (in this process or a worker's), or why there is none;
+    tokens counted with the tokenizer `config` sets (`False`: none)."""
+    from condense_cli.core.errors import CondenseError
+    from condense_cli.dialects.base import quiet_reading
+    from condense_cli.terminal.many import stats_row
+
+    tokenizer = _tokenizer(config) if config is not False else None
+    try:
+        return stats_row(_report(log, dialect, tokenizer, client, deep, quiet_reading)), None
+    except CondenseError as exc:
+        return None, exc.message
+
+
+@functools.cache
+def _tokenizer(config: str | None) -> "Tokenizer":
+    """The tokenizer of `config`, made once per process."""
+    from condense_cli.config.loading import configured_tokenizer
+
+    return configured_tokenizer(config)
+
+
 def _report(
     log: str,
     dialect: str | None,
     tokenizer: "Tokenizer | None",
     client: "ClientConfig | None",
     deep: bool,
+    shown: "Reading | None" = None,
 ) -> "StatsReport":
     """One log's `stats`: its numbers, the messages the model reads, thrash, and
-    where each compaction fired against its client's threshold."""
+    where each compaction fired against its client's threshold (`shown`: how its
+    reading is shown, by default a progress bar on a terminal)."""
     from condense_cli.analysis.thrash import all_findings
     from condense_cli.core.messages import message_numbers
     from condense_cli.dialects import read_log
 
-    with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
-        report = replay.stats(tokenizer, reading("counting"))
+    with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
+        report = replay.stats(tokenizer, shown or reading("counting"))
         if replay.converts_messages:
             report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]

@@ -29,6 +29,15 @@ class LogError(CondenseError):
         self.problem = message
 
 
+class LogFailed(CondenseError):
+    """A log named among many could not be read: the error a worker process met, raised
+    again in the parent with its message, hint and exit code."""
+
+    def __init__(self, message: str, hint: str | None, exit_code: int) -> None:
+        super().__init__(message, hint)
+        self.exit_code = exit_code
+
+
 class ConfigError(CondenseError):
     """The configuration or the command line is wrong (exit 2)."""
 

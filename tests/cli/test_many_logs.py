@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 
 from condense_cli.dialects.discovery import find_logs
 from tests.conftest import CORPUS, require_corpus
@@ -153,3 +154,47 @@ def test_rows_grouped_by_dialect_add_up(cli) -> None:
     assert audit[2]["log"] == "openhands-v1 (28 logs)" and audit[2]["lost"] == "257"
     projects = cli("stats", corpus / "codex", "--no-tokens", "-f", "csv", "--group-by", "project")
     assert "/Users/akash/Desktop/new (1 logs)" in projects.stdout  # the rollout's own cwd
+
+
+def test_every_number_of_jobs_gives_the_same_output(tmp_path: Path, proc) -> None:
+    """Logs are worked on by a pool of processes; results come out in the logs'
+    order, so the output does not depend on --jobs."""
+    root = corpus_tree(tmp_path)
+    (root / "broken.jsonl").write_text('{"id": 1, "action": "message"}\nnot json\n')
+    for command in (
+        ("check", root),
+        ("stats", root, "--no-tokens", "-f", "csv"),
+        ("audit", root / "eval", root / "claude", "-f", "csv"),
+    ):
+        one, two = proc(*command, "--jobs", "1"), proc(*command, "-j", "2")
+        assert (one.returncode, one.stdout, one.stderr) == (two.returncode, two.stdout, two.stderr)
+        assert one.stdout and b"Traceback" not in one.stderr
+    audit = proc("audit", root, "-j", "2")  # the broken log fails the audit, as with one job
+    assert audit.returncode == 1 and b"broken.jsonl:2" in audit.stderr
+
+
+def test_ctrl_c_stops_the_workers_cleanly(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import CONDENSE
+    from tests.dialects.claude_code.test_replay import POSTHOG
+
+    require_corpus(POSTHOG.parent)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for n in range(40):
+        (tree / f"s{n}.jsonl").write_bytes(POSTHOG.read_bytes())
+    command = [str(CONDENSE), "stats", str(tree), "-j", "2", "-f", "csv"]
+    run = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    time.sleep(1.0)  # 40 logs take some seconds: the pool is at work
+    os.killpg(run.pid, signal.SIGINT)  # as a terminal's Ctrl-C reaches the whole group
+    _, err = run.communicate(timeout=30)  # no worker holds the output open
+    assert run.returncode == 130 and b"Traceback" not in err and b"ForkPoolWorker" not in err
+    time.sleep(0.3)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(run.pid, 0)  # nothing of the group is left
