@@ -92,6 +92,21 @@ JobsOpt = Annotated[
 ]
 
 
+ClientArg = Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change; write nothing.")]
+
+
+def tell_change(path: object, done: str | None, dry_run: bool, what: str) -> None:
+    """What `agent.install.change_file` did to a client's settings at `path`: the diff
+    of a dry run on stdout, else one line on stderr (`what` it did, or nothing)."""
+    if done is None:
+        say(f"{path}: nothing to change")
+    elif dry_run:
+        typer.echo(done, nl=False)
+    else:
+        say(f"{path}: {what}")
+
+
 class GroupBy(StrEnum):
     dialect = "dialect"
     project = "project"

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import Client, Command, guarded, say
+from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
 
 app = typer.Typer(
     help="Hooks for the agent's own compaction: keep what matters, give back what it lost.",
@@ -106,7 +106,7 @@ def post_compact() -> None:
 
 @guarded
 def install(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    client: ClientArg,
     project: Annotated[
         bool,
         typer.Option(
@@ -118,9 +118,7 @@ def install(
     guard: Annotated[
         bool, typer.Option("--guard", help="Install the pre-compact hook with --guard.")
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Merge condense's hooks into the client's settings, keeping everything else."""
     _change(client, project, dry_run, guard, remove=False)
@@ -128,7 +126,7 @@ def install(
 
 @guarded
 def uninstall(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    client: ClientArg,
     project: Annotated[
         bool,
         typer.Option(
@@ -137,9 +135,7 @@ def uninstall(
             "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
         ),
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Remove condense's hooks from the client's settings (and nothing else)."""
     _change(client, project, dry_run, guard=False, remove=True)
@@ -168,12 +164,7 @@ def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: b
         after = with_hooks(before, client.value, command, guard)
     old = json_text(before) if path.exists() else ""
     done = change_file(path, old, json_text(after), dry_run)
-    if done is None:
-        say(f"{path}: nothing to change")
-    elif dry_run:
-        typer.echo(done, nl=False)
-    else:
-        say(f"{path}: {'removed' if remove else 'installed'} condense's hooks")
+    tell_change(path, done, dry_run, f"{'removed' if remove else 'installed'} condense's hooks")
 
 
 for _name, _command in (

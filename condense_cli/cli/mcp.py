@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import Client, Command, guarded, say
+from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
 
 NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
 
@@ -56,7 +56,7 @@ def serve(
 
 @guarded
 def install(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    client: ClientArg,
     project: Annotated[
         bool,
         typer.Option(
@@ -64,9 +64,7 @@ def install(
             help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
         ),
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Register the server with the client, keeping the rest of its settings."""
     _change(client, project, dry_run, remove=False)
@@ -74,7 +72,7 @@ def install(
 
 @guarded
 def uninstall(
-    client: Annotated[Client, typer.Argument(help="The agent: claude-code or codex.")],
+    client: ClientArg,
     project: Annotated[
         bool,
         typer.Option(
@@ -82,9 +80,7 @@ def uninstall(
             help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
         ),
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Remove the server from the client's settings (and nothing else)."""
     _change(client, project, dry_run, remove=True)
@@ -127,12 +123,8 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
         old = json_text(data) if path.exists() else ""
         new = json_text(changed)
     done = change_file(path, old, new, dry_run)
-    if done is None:
-        say(f"{path}: nothing to change")
-    elif dry_run:
-        typer.echo(done, nl=False)
-    else:
-        say(f"{path}: {'removed' if remove else 'registered'} the condense MCP server")
+    what = f"{'removed' if remove else 'registered'} the condense MCP server"
+    tell_change(path, done, dry_run, what)
 
 
 for _name, _command in (("install", install), ("uninstall", uninstall)):

@@ -347,14 +347,15 @@ class ClaudeReplay(Replay):
 
     def request_record(self) -> Record:
         request_id = str(uuidlib.uuid4())
+        return Record(self._own_line(REQUEST_TYPE, requestUuid=request_id), request_id)
+
+    def _own_line(self, kind: str, **fields: str) -> bytes:
+        """A line of condense's own (the client skips it): its type, `fields`, the
+        time and the session's id."""
         leaf = self.chain.lines[-1] if self.chain.lines else None
-        line = {
-            "type": REQUEST_TYPE,
-            "requestUuid": request_id,
-            "timestamp": _now(),
-            "sessionId": leaf.data.get("sessionId") if leaf is not None else None,
-        }
-        return Record(orjson.dumps(line), request_id)
+        session = leaf.data.get("sessionId") if leaf is not None else None
+        line = {"type": kind, **fields, "timestamp": _now(), "sessionId": session}
+        return orjson.dumps(line)
 
     def append(self, record: Record) -> None:
         if self.locked is None:
@@ -366,14 +367,7 @@ class ClaudeReplay(Replay):
         return list(dict.fromkeys(pin for pin in found if pin))
 
     def pin_record(self, text: str) -> Record:
-        leaf = self.chain.lines[-1] if self.chain.lines else None
-        line = {
-            "type": PIN_TYPE,
-            "pin": text,
-            "timestamp": _now(),
-            "sessionId": leaf.data.get("sessionId") if leaf is not None else None,
-        }
-        return Record(orjson.dumps(line), text)
+        return Record(self._own_line(PIN_TYPE, pin=text), text)
 
 
 def _origin(event: ClaudeEvent) -> str | None:
