@@ -104,17 +104,20 @@ def post_compact() -> None:
         _note(f"gave back {briefing.count()} facts that still hold")
 
 
+HooksScope = Annotated[
+    bool,
+    typer.Option(
+        "--project/--user",
+        help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
+        "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
+    ),
+]
+
+
 @guarded
 def install(
     client: ClientArg,
-    project: Annotated[
-        bool,
-        typer.Option(
-            "--project/--user",
-            help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
-            "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
-        ),
-    ] = False,
+    project: HooksScope = False,
     guard: Annotated[
         bool, typer.Option("--guard", help="Install the pre-compact hook with --guard.")
     ] = False,
@@ -127,14 +130,7 @@ def install(
 @guarded
 def uninstall(
     client: ClientArg,
-    project: Annotated[
-        bool,
-        typer.Option(
-            "--project/--user",
-            help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
-            "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
-        ),
-    ] = False,
+    project: HooksScope = False,
     dry_run: DryRunOpt = False,
 ) -> None:
     """Remove condense's hooks from the client's settings (and nothing else)."""

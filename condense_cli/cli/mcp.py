@@ -54,16 +54,19 @@ def serve(
     build(Session(locate)).run("stdio")
 
 
+ServerScope = Annotated[
+    bool,
+    typer.Option(
+        "--project/--user",
+        help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
+    ),
+]
+
+
 @guarded
 def install(
     client: ClientArg,
-    project: Annotated[
-        bool,
-        typer.Option(
-            "--project/--user",
-            help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
-        ),
-    ] = False,
+    project: ServerScope = False,
     dry_run: DryRunOpt = False,
 ) -> None:
     """Register the server with the client, keeping the rest of its settings."""
@@ -73,13 +76,7 @@ def install(
 @guarded
 def uninstall(
     client: ClientArg,
-    project: Annotated[
-        bool,
-        typer.Option(
-            "--project/--user",
-            help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
-        ),
-    ] = False,
+    project: ServerScope = False,
     dry_run: DryRunOpt = False,
 ) -> None:
     """Remove the server from the client's settings (and nothing else)."""
