@@ -63,6 +63,8 @@ class FakeLLM:
         self.window: int | None = 1_000_000
         self.gets: list[str] = []
         self.paths: list[str] = []
+        self.in_flight = self.most_in_flight = 0  # completions answered at once
+        lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,6 +83,16 @@ class FakeLLM:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:
+                with lock:
+                    fake.in_flight += 1
+                    fake.most_in_flight = max(fake.most_in_flight, fake.in_flight)
+                try:
+                    self.answer()
+                finally:
+                    with lock:
+                        fake.in_flight -= 1
+
+            def answer(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
                 fake.paths.append(self.path)

@@ -124,6 +124,7 @@ class LogAudit:
     dialect: str
     condensations: list[Audit]
     current: Audit
+    model: str | None = None  # the model the agent used last
 
     @property
     def overall(self) -> dict[str, Tally]:
@@ -138,6 +139,7 @@ class LogAudit:
         return {
             "dialect": self.dialect,
             "log": self.path,
+            "model": self.model,
             "condensations": [a.to_dict() for a in self.condensations],
             "current_view": self.current.to_dict(),
             "overall": kinds_json(self.overall),
@@ -315,7 +317,7 @@ def audit_log(
         sum(len(s) for s in summaries) if summaries else None,
         kinds,
     )
-    return LogAudit(replay.path, replay.dialect, audits, current)
+    return LogAudit(replay.path, replay.dialect, audits, current, replay.model)
 
 
 # --- thresholds (`--fail-under`) ------------------------------------------------------
@@ -339,9 +341,9 @@ def parse_threshold(value: str) -> tuple[str, float]:
     return kind, percent
 
 
-def combined(audits: list[LogAudit]) -> dict[str, Tally]:
-    """Per kind, over every condensation of every log."""
-    tallies = new_tallies()
+def combined(audits: list[LogAudit], into: dict[str, Tally] | None = None) -> dict[str, Tally]:
+    """Per kind, over every condensation of every log (added to `into`, if given)."""
+    tallies = new_tallies() if into is None else into
     for audit in audits:
         for kind, tally in audit.overall.items():
             tallies[kind].add(tally)

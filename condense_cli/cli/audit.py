@@ -9,12 +9,18 @@ import orjson
 import typer
 
 from condense_cli.cli.common import (
+    AddressOpt,
     ClientConfigOpt,
     DialectOpt,
+    EngineName,
+    EngineOpt,
     GroupByOpt,
     JobsOpt,
     TableFormat,
     UptoOpt,
+    each_log,
+    echo,
+    grouping,
     guarded,
     reading,
     say,
@@ -66,6 +72,8 @@ def audit(
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
     jobs: JobsOpt = None,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -78,42 +86,53 @@ def audit(
     """
     from functools import partial
 
-    from condense_cli.analysis.audit import combined, failures, kinds_json, parse_threshold
+    from condense_cli.analysis.audit import (
+        combined,
+        failures,
+        kinds_json,
+        new_tallies,
+        parse_threshold,
+    )
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import LogFailed
-    from condense_cli.core.pool import default_jobs, ordered_map
     from condense_cli.dialects.discovery import find_logs
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None
     found = find_logs(logs, dialect)
-    jobs = jobs or default_jobs()
-    alone = jobs == 1 or len(found.logs) == 1
     work = partial(
-        audit_one, dialect=dialect, upto=upto, everything=everything, client=client, progress=alone
+        audit_one,
+        dialect=dialect,
+        upto=upto,
+        everything=everything,
+        client=client,
+        progress=len(found.logs) == 1,
     )
-    results = []
-    with ordered_map(work, found.logs, jobs) as done:
+    # a row per log: written as each log is audited, only the totals kept
+    table = None
+    if format in (TableFormat.jsonl, TableFormat.csv) or group_by is not None:
+        from condense_cli.terminal.many import AUDIT_COLUMNS, Table, audit_row
+
+        table = Table(AUDIT_COLUMNS, format.value, echo, grouping(group_by))
+    results, audited = [], 0
+    overall = new_tallies()
+    with each_log(work, found.logs, jobs, engine, address, "auditing") as done:
         for result in done:
             if isinstance(result, tuple):  # a log that cannot be read fails the command
                 raise LogFailed(*result)
-            results.append(result)
+            audited += 1
+            combined([result], into=overall)
+            if table is not None:
+                table.add(audit_row(result))
+            else:
+                results.append(result)
     for line in found.says():
         say(line)
-    if not results:
+    if not audited:
         raise usage_error("no log found in what was given")
-    overall = combined(results)
-    if format in (TableFormat.jsonl, TableFormat.csv) or group_by is not None:
-        from condense_cli.terminal.many import AUDIT_COLUMNS, audit_row, render
-
-        rows = [audit_row(r) for r in results]
-        if group_by is not None:
-            from condense_cli.dialects.discovery import group_of
-            from condense_cli.terminal.many import grouped
-
-            rows = grouped(rows, [group_of(r["log"], r["dialect"], group_by.value) for r in rows])
-        typer.echo(render(rows, AUDIT_COLUMNS, format.value), nl=False)
+    if table is not None:
+        table.close()
     elif format is TableFormat.json:
         data: Any = results[0].to_dict()
         if len(results) > 1:

@@ -8,7 +8,18 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import DialectOpt, JobsOpt, emit, guarded, reading, say
+from condense_cli.cli.common import (
+    AddressOpt,
+    DialectOpt,
+    EngineName,
+    EngineOpt,
+    JobsOpt,
+    each_log,
+    emit,
+    guarded,
+    reading,
+    say,
+)
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
@@ -29,6 +40,8 @@ def check(
     ] = False,
     dialect: DialectOpt = None,
     jobs: JobsOpt = None,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
     deep: Annotated[
         bool,
         typer.Option(
@@ -45,7 +58,6 @@ def check(
     from collections import Counter
     from functools import partial
 
-    from condense_cli.core.pool import default_jobs, ordered_map
     from condense_cli.dialects.discovery import find_logs
 
     found_logs = find_logs(logs, dialect)
@@ -55,10 +67,9 @@ def check(
     dialects: set[str] = set()
     replayed_as: Counter[str] = Counter()  # said once for all the logs
     first_of: dict[str, tuple[str, str]] = {}
-    jobs = jobs or default_jobs()
-    alone = jobs == 1 or len(logs) == 1  # a progress bar only when one log is read at a time
-    work = partial(check_one, dialect=dialect, deep=deep, progress=alone)
-    with ordered_map(work, logs, jobs) as results:
+    # one log's reading gets a bar of its own; many logs, one bar for them all
+    work = partial(check_one, dialect=dialect, deep=deep, progress=len(logs) == 1)
+    with each_log(work, logs, jobs, engine, address, "checking") as results:
         for checked in results:
             for line in checked.lines:
                 emit(line)

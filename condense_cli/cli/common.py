@@ -4,11 +4,12 @@ No `from __future__ import annotations`: typer evaluates the annotations of ever
 command at each start, and strings cost more to evaluate.
 """
 
+import contextlib
 import functools
 import math
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -27,9 +28,10 @@ if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
     from condense_cli.dialects.base import Reading
 
-state = {"debug": False}
+state: dict[str, Any] = {"debug": False, "command": "condense"}
 MESSAGE_CHARS = 1000
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 
 def set_debug(ctx: Any, param: Any, value: bool) -> bool:
@@ -55,6 +57,10 @@ class Command(TyperCommand):
                 help="Show the traceback of unexpected errors.",
             )
         )
+
+    def invoke(self, ctx: Any) -> Any:
+        state["command"] = ctx.command_path  # for the hint of a usage error
+        return super().invoke(ctx)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = super().collect_usage_pieces(ctx)
@@ -111,6 +117,7 @@ class GroupBy(StrEnum):
     dialect = "dialect"
     project = "project"
     day = "day"
+    model = "model"
 
 
 GroupByOpt = Annotated[
@@ -118,10 +125,78 @@ GroupByOpt = Annotated[
     typer.Option(
         "--group-by",
         help="Over many logs, a row per dialect, project (Claude Code's project folder, "
-        "a Codex rollout's working folder, an evaluation run's folder) or day (last "
-        "written, UTC), instead of a row per log.",
+        "a Codex rollout's working folder, an evaluation run's folder), day (last "
+        "written, UTC) or model (the one the agent used last), instead of a row per log.",
     ),
 ]
+
+
+class EngineName(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+EngineOpt = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine",
+        help="local: worker processes on this machine (--jobs); ray: Ray tasks on a "
+        "cluster (--address), for the extra `condense-cli[ray]`.",
+    ),
+]
+
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        metavar="ADDR",
+        help="With --engine ray, the cluster to join (host:port, ray://host:port; "
+        "default: $RAY_ADDRESS, else a Ray started for this command).",
+    ),
+]
+
+
+def grouping(group_by: GroupBy | None) -> Callable[[dict[str, Any]], str] | None:
+    """What names a row's group for `--group-by` (None: a row per log)."""
+    if group_by is None:
+        return None
+    from condense_cli.dialects.discovery import group_of
+
+    return lambda row: group_of(row, group_by.value)
+
+
+def echo(text: str) -> None:
+    """Text on stdout as it is (its own line endings)."""
+    typer.echo(text, nl=False)
+
+
+@contextlib.contextmanager
+def each_log(
+    work: Callable[[str], R],
+    logs: list[str],
+    jobs: int | None,
+    engine: EngineName = EngineName.local,
+    address: str | None = None,
+    doing: str = "reading",
+) -> Iterator[Iterator[R]]:
+    """`work` of each log, in the logs' order, on `jobs` processes (default: the cores)
+    or Ray; a bar of the logs and bytes done on a terminal."""
+    from condense_cli.core.pool import default_jobs, ordered_map
+    from condense_cli.terminal.progress import logs_progress
+
+    if address is not None and engine is not EngineName.ray:
+        raise usage_error("--address is for --engine ray")
+    with (
+        ordered_map(work, logs, jobs or default_jobs(), engine.value, address) as results,
+        logs_progress(logs, doing) as done,
+    ):
+        yield _ticking(results, done)
+
+
+def _ticking(results: Iterator[R], done: Callable[[], None]) -> Iterator[R]:
+    for result in results:
+        done()
+        yield result
 
 
 class TableFormat(StrEnum):
@@ -349,6 +424,7 @@ def print_notes(notes: list[str]) -> None:
 
 
 def usage_error(message: str) -> Exception:
+    """A misuse of the command running (exit 2), with where its help is."""
     from condense_cli.core.errors import ConfigError
 
-    return ConfigError(message, hint="see condense diff --help")
+    return ConfigError(message, hint=f"see {state['command']} --help")

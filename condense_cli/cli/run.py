@@ -5,15 +5,16 @@ No `from __future__ import annotations` (see `common`).
 
 import contextlib
 import sys
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
+import orjson
 import typer
 
 from condense_cli.cli.common import (
     ConfigOpt,
     DialectOpt,
     LockOpt,
-    LogArg,
     SetOpt,
     TypeOpt,
     ViewFormat,
@@ -27,10 +28,23 @@ from condense_cli.cli.common import (
 from condense_cli.cli.view import print_view
 from condense_cli.core.text import plural, sanitize
 
+if TYPE_CHECKING:
+    from condense_cli.condensers.base import Condenser
+    from condense_cli.condensers.runner import RunOutcome
+    from condense_cli.core.pins import Pins
+    from condense_cli.dialects.discovery import Found
+
 
 @guarded
 def run(
-    log: LogArg,
+    logs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="LOG...",
+            help="The session log (JSONL), a conversation folder, or - for standard input; "
+            "with --all, several logs or trees searched for logs.",
+        ),
+    ],
     config: ConfigOpt = None,
     type: TypeOpt = None,
     set: SetOpt = None,
@@ -61,27 +75,53 @@ def run(
             "past them, nothing is appended (exit 3).",
         ),
     ] = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Condense every log named or found in the trees, each under its own lock, "
+            "a line per log; exit with the first failure's code.",
+        ),
+    ] = False,
+    max_concurrency: Annotated[
+        int,
+        typer.Option(
+            "--max-concurrency",
+            metavar="N",
+            min=1,
+            help="With --all, logs condensed at once (model calls in flight; a rate "
+            "limit's 429 is retried with backoff, as num_retries allows).",
+        ),
+    ] = 4,
 ) -> None:
     """Run the configured condenser and append its condensation."""
     if timeout is not None and not 0 < timeout < 1e9:
         raise usage_error(f"--timeout must be a positive number of seconds, not {timeout:g}")
+    from condense_cli.dialects.discovery import find_logs
+
+    found = find_logs(logs, dialect)
+    if every or found.logs != logs:
+        if not every:
+            raise usage_error(
+                f"{plural(len(found.logs), 'log')} to condense: add --all to condense each"
+            )
+        if timeout is not None:
+            raise usage_error(
+                "--timeout is for one log; with --all the [llm] timeout bounds each call"
+            )
+        settings = RunSettings(config, type, set, dry_run, force, lock_timeout, dialect, pin_event)
+        run_all(found, settings, max_concurrency)
+        return
+    log = found.logs[0]
     from rich.text import Text
 
-    from condense_cli.condensers.runner import (
-        Feedback,
-        describe_forgotten,
-        describe_rewrite,
-        describe_usage,
-        run_condenser,
-    )
+    from condense_cli.condensers.runner import Feedback, describe_rewrite, run_condenser
     from condense_cli.core.events import Condensation
     from condense_cli.core.logfile import STDIN, is_stream
-    from condense_cli.core.pins import Pins, read_pins
 
     condenser = load_condenser(config, type, set)
-    texts = [*condenser.pins, *([] if is_stream(log) else read_pins(log))]
-    condenser.set_pins(dict.fromkeys(texts))  # the config's, then the log's, each once
-    pins = Pins(condenser.pins, tuple(pin_event or ()))
+    pins = log_pins(condenser, log, pin_event)
+
     err = stderr()
     if is_stream(log) and not dry_run:
         what = "standard input" if log == STDIN else f"{log} is not a regular file: it"
@@ -118,16 +158,8 @@ def run(
             did = "left the view unchanged"
         say(f"{condenser.name}: {'; '.join(filter(None, [result.note, did]))}; nothing appended")
         return
-    assert outcome.after is not None and outcome.record is not None
-    sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
-    report = (
-        f"{condenser.name}: forgot {plural(len(result.forgotten), 'event')} "
-        f"({describe_forgotten(outcome.before, result.forgotten)}), {sizes}"
-    )
-    if result.summary is not None:
-        report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
-    if result.usage:
-        report += ", " + describe_usage(result.usage)
+    assert outcome.record is not None
+    report = describe_condensation(condenser.name, outcome)
     if outcome.appended:
         say(f"{report}; appended to {log}")
         return
@@ -135,3 +167,129 @@ def run(
     sys.stdout.buffer.write(outcome.record.body + b"\n")
     sys.stdout.buffer.flush()
     say(f"{report} (dry run: nothing appended)")
+
+
+def log_pins(condenser: "Condenser", log: str, pin_event: list[str] | None) -> "Pins":
+    """Give `condenser` the config's pins, then the log's, each once; the pins its
+    condensation of `log` must keep."""
+    from condense_cli.core.logfile import is_stream
+    from condense_cli.core.pins import Pins, read_pins
+
+    texts = [*condenser.pins, *([] if is_stream(log) else read_pins(log))]
+    condenser.set_pins(dict.fromkeys(texts))
+    return Pins(condenser.pins, tuple(pin_event or ()))
+
+
+def describe_condensation(name: str, outcome: "RunOutcome") -> str:
+    """What a condensation forgot and put in its place, and what its model calls cost."""
+    from condense_cli.condensers.runner import describe_forgotten, describe_usage
+    from condense_cli.core.events import Condensation
+
+    result = outcome.result
+    assert isinstance(result, Condensation) and outcome.after is not None
+    sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
+    report = (
+        f"{name}: forgot {plural(len(result.forgotten), 'event')} "
+        f"({describe_forgotten(outcome.before, result.forgotten)}), {sizes}"
+    )
+    if result.summary is not None:
+        report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
+    if result.usage:
+        report += ", " + describe_usage(result.usage)
+    return report
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What `run --all` does to each log."""
+
+    config: str | None
+    type: str | None
+    sets: list[str] | None
+    dry_run: bool
+    force: bool
+    lock_timeout: float
+    dialect: str | None
+    pin_event: list[str] | None
+
+
+@dataclass(frozen=True)
+class LogRun:
+    """One log's run: the line that tells it, the record a dry run would append, and
+    the exit code of its failure (0: none)."""
+
+    line: str
+    record: bytes | None = None
+    code: int = 0
+    appended: bool = False  # or, in a dry run, would be
+
+
+def run_all(found: "Found", settings: RunSettings, concurrency: int) -> None:
+    """Condense each log on up to `concurrency` threads (the work waits on the model),
+    a line per log on stderr in the logs' order; a dry run prints the records as
+    JSON lines `{"log", "record"}`. Exit with the first failure's code."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from condense_cli.config.loading import configured_condenser
+
+    _, notes = configured_condenser(settings.config, settings.type, settings.sets)
+    for note in notes:  # the configuration is checked, and its notes said, once
+        say(f"Note: {note}")
+    first_failure = failed = appended = 0
+    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="condense-run")
+    try:
+        for done in executor.map(lambda log: run_one(log, settings), found.logs):
+            say(done.line)
+            if done.record is not None:
+                sys.stdout.buffer.write(done.record)
+                sys.stdout.buffer.flush()
+            appended += done.appended
+            failed += done.code != 0
+            first_failure = first_failure or done.code
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+    for line in found.says():
+        say(line)
+    if not found.logs:
+        raise usage_error("no log found in what was given")
+    verb = "would append to" if settings.dry_run else "appended to"
+    tally = f"{appended:,} of {plural(len(found.logs), 'log')}"
+    say(f"run --all: {verb} {tally}" + (f"; {failed:,} failed" if failed else ""))
+    if first_failure:
+        raise typer.Exit(first_failure)
+
+
+def run_one(log: str, settings: RunSettings) -> LogRun:
+    """One log of `run --all` (in a thread): condensed, or why not."""
+    from condense_cli.condensers.runner import describe_rewrite, run_condenser
+    from condense_cli.config.loading import configured_condenser
+    from condense_cli.core.errors import CondenseError
+    from condense_cli.core.events import Condensation
+
+    try:
+        condenser, _ = configured_condenser(settings.config, settings.type, settings.sets)
+        pins = log_pins(condenser, log, settings.pin_event)
+        outcome = run_condenser(
+            log,
+            condenser,
+            dialect=settings.dialect,
+            dry_run=settings.dry_run,
+            force=settings.force,
+            lock_timeout=settings.lock_timeout,
+            pins=pins,
+        )
+    except CondenseError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        return LogRun(f"{log}: Error: {exc.message}{hint}", code=exc.exit_code)
+    result = outcome.result
+    if not isinstance(result, Condensation):
+        rewrite = describe_rewrite(outcome.before, result)
+        did = result.note or (f"{rewrite} for this step" if rewrite else "left the view unchanged")
+        return LogRun(f"{log}: {condenser.name}: {did}; nothing appended")
+    report = f"{log}: {describe_condensation(condenser.name, outcome)}"
+    if outcome.appended:
+        return LogRun(f"{report}; appended", appended=True)
+    assert outcome.record is not None
+    name = orjson.dumps(outcome.replay.path)
+    line = b'{"log":' + name + b',"record":' + outcome.record.body + b"}\n"
+    return LogRun(f"{report} (dry run: nothing appended)", line, appended=True)

@@ -10,12 +10,18 @@ import orjson
 import typer
 
 from condense_cli.cli.common import (
+    AddressOpt,
     ClientConfigOpt,
     ConfigOpt,
     DialectOpt,
+    EngineName,
+    EngineOpt,
     GroupByOpt,
     JobsOpt,
     TableFormat,
+    each_log,
+    echo,
+    grouping,
     guarded,
     reading,
     say,
@@ -55,6 +61,8 @@ def stats(
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
     jobs: JobsOpt = None,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
     deep: Annotated[
         bool,
         typer.Option(
@@ -91,27 +99,21 @@ def stats(
         return
     from functools import partial
 
-    from condense_cli.core.pool import default_jobs, ordered_map
-    from condense_cli.terminal.many import STATS_COLUMNS, render
+    from condense_cli.terminal.many import STATS_COLUMNS, Table
 
-    rows, failed = [], 0
+    table = Table(STATS_COLUMNS, format.value, echo, grouping(group_by))
+    failed = 0
     # the tokenizer is made again in each worker: it does not cross processes
     counting = config if tokens else False
     work = partial(_row, dialect=dialect, config=counting, client=client, deep=deep)
-    with ordered_map(work, found.logs, jobs or default_jobs()) as results:
+    with each_log(work, found.logs, jobs, engine, address) as results:
         for row, error in results:
             if row is not None:
-                rows.append(row)
+                table.add(row)
             else:
                 say(f"Error: {error}")
                 failed += 1
-    if group_by is not None:
-        from condense_cli.dialects.discovery import group_of
-        from condense_cli.terminal.many import grouped
-
-        keys = [group_of(r["log"], r["dialect"], group_by.value) for r in rows]
-        rows = grouped(rows, keys)
-    typer.echo(render(rows, STATS_COLUMNS, format.value), nl=False)
+    table.close()
     for line in found.says():
         say(line)
     if failed or not found.logs:
@@ -171,6 +173,7 @@ def _report(
         if replay.converts_messages:
             report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
+        report.model = replay.model
         thresholds = replay.thresholds(client)
         for row in report.condensations:
             row.threshold = thresholds.get(row.line)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from condense_cli.core.errors import LogBusyError, LogError
+from condense_cli.core.remote import failed, is_url, open_url
 
 BOM = b"\xef\xbb\xbf"
 
@@ -52,7 +53,10 @@ def is_stream(path: str) -> bool:
 
 
 def refuse_streams(path: str) -> None:
-    """Raise LogError when `path` is standard input or a stream: it cannot be appended to."""
+    """Raise LogError when `path` is standard input, a stream or a URL: it cannot be
+    appended to."""
+    if is_url(path):
+        raise LogError(path, "a log on a store is read-only here", hint="copy it here to append")
     if is_stream(path):
         what = "standard input" if path == STDIN else "a stream (not a regular file)"
         raise LogError(path, f"{what} cannot be appended to; name the log file")
@@ -79,6 +83,14 @@ class LogSource:
         """Open a log file; spool standard input (`-`), a FIFO or a device first."""
         if path == STDIN:
             return cls._spool("<stdin>", sys.stdin.buffer)
+        if is_url(path):
+            with open_url(path) as stream:
+                try:
+                    return cls._spool(path, stream)
+                except LogError:
+                    raise
+                except Exception as exc:  # the store's own errors, mid-stream
+                    raise failed(path, exc) from None
         try:
             file = open(path, "rb")  # noqa: SIM115 - closed by close()
         except FileNotFoundError:

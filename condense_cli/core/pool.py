@@ -1,15 +1,21 @@
 """Work over many logs on several processes: results in the order of the inputs,
-whatever order the workers finish in, so the output is the same for any `jobs`."""
+whatever order the workers finish in, so the output is the same for any `jobs`
+and either engine.
+
+The local engine is a pool of forked worker processes; the Ray engine
+(`core.rayengine`) runs the same work as Ray tasks on a cluster."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 In = TypeVar("In")
 Out = TypeVar("Out")
+Engine = Literal["local", "ray"]
+ENGINES: tuple[Engine, ...] = ("local", "ray")
 
 
 def default_jobs() -> int:
@@ -22,13 +28,23 @@ def default_jobs() -> int:
 
 @contextlib.contextmanager
 def ordered_map(
-    work: Callable[[In], Out], items: Sequence[In], jobs: int
+    work: Callable[[In], Out],
+    items: Sequence[In],
+    jobs: int,
+    engine: Engine = "local",
+    address: str | None = None,
 ) -> Iterator[Iterator[Out]]:
     """`work` of each item, in the items' order: in this process for one job or one
-    item, else in a pool of `jobs` worker processes (`work` must be a module-level
-    function and its results picklable). Leaving the block, however it is left (an
-    error, Ctrl-C), ends the workers: none outlives the command, holding its output
-    open."""
+    item, else in a pool of `jobs` worker processes, or as Ray tasks on the cluster
+    at `address` (`work` must be a module-level function or a partial of one, and its
+    results picklable). Leaving the block, however it is left (an error, Ctrl-C),
+    ends the workers: none outlives the command, holding its output open."""
+    if engine == "ray":
+        from condense_cli.core.rayengine import ray_map
+
+        with ray_map(work, items, address) as results:
+            yield results
+        return
     if jobs <= 1 or len(items) <= 1:
         yield map(work, items)
         return
@@ -37,10 +53,18 @@ def ordered_map(
     context = multiprocessing.get_context("fork")
     pool = context.Pool(min(jobs, len(items)), initializer=_ignore_interrupts)
     try:
-        yield pool.imap(work, items)
+        # a few items per message once there are many: for small logs the pipe
+        # between the processes costs as much as the work
+        yield pool.imap(work, items, chunksize=batch_size(len(items), jobs))
     finally:
         pool.terminate()
         pool.join()
+
+
+def batch_size(items: int, workers: int) -> int:
+    """Items sent to a worker at once: about 8 batches per worker, 1 to 16 items each,
+    so the work stays spread evenly and the order of the output moves in small steps."""
+    return max(1, min(16, items // (workers * 8)))
 
 
 def _ignore_interrupts() -> None:

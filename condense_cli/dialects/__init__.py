@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.errors import CondenseError, ConfigError, LogError
 from condense_cli.core.logfile import BOM, LogSource, is_stream, refuse_streams
+from condense_cli.core.remote import is_folder, is_url, local_folder
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.claude_code import detect as claude_code_detect
 from condense_cli.dialects.codex import detect as codex_detect
@@ -33,6 +34,10 @@ from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
 
 def _no_folder(path: Path) -> bool:
+    return False
+
+
+def _no_listing(folders: Iterable[str], files: Iterable[str]) -> bool:
     return False
 
 
@@ -45,6 +50,7 @@ class Registered:
     claims: Callable[[dict[str, Any]], bool]
     where: str
     claims_folder: Callable[[Path], bool] = _no_folder
+    claims_listing: Callable[[Iterable[str], Iterable[str]], bool] = _no_listing  # on a store
 
     def load(self) -> Dialect:
         """The dialect, ready to read a log."""
@@ -66,6 +72,7 @@ DIALECTS: dict[str, Registered] = {
             openhands_v1_detect.claims,
             "condense_cli.dialects.openhands_v1.dialect:OpenHandsV1",
             openhands_v1_detect.claims_folder,
+            openhands_v1_detect.claims_listing,
         ),
         Registered(
             claude_code_detect.NAME,
@@ -103,7 +110,19 @@ def read_log(
     collect: bool = False,
     reading: Reading = quiet_reading,
 ) -> Iterator[Replay]:
-    """Open, detect, validate and replay the log at `path` (`-` for standard input)."""
+    """Open, detect, validate and replay the log at `path` (`-` for standard input, a
+    URL for a log on a store)."""
+    if is_url(path) and is_folder(path):
+        with local_folder(path) as local:
+            try:
+                chosen = detect_folder(local, dialect)
+                with chosen.reading(local, None, upto=upto, collect=collect) as replay:
+                    replay.path = path
+                    yield replay
+            except CondenseError as exc:  # named by the URL, not the copy
+                exc.message = exc.message.replace(local, path)
+                raise
+        return
     if not is_stream(path) and Path(path).is_dir():
         chosen = detect_folder(path, dialect)
         with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:

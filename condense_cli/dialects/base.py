@@ -190,6 +190,7 @@ class StatsReport:
     # microcompactions older clients recorded, and its compaction on resume).
     client: dict[str, Any] | None = None
     thrash: list[dict[str, Any]] | None = None  # compactions back to back (`analysis.thrash`)
+    model: str | None = None  # the model the agent used last (`Replay.model`)
 
     def to_json(self) -> dict[str, Any]:
         """The report as `stats --format json` prints it (the keys in this order)."""
@@ -198,6 +199,7 @@ class StatsReport:
             report["generation"] = {"name": self.generation[0], "reason": self.generation[1]}
         report |= {
             "log": self.log,
+            "model": self.model,
             "bytes": self.bytes,
             "events": self.events,
             "visible_events": self.visible_events,
@@ -310,6 +312,11 @@ class Replay(ABC):
     def view(self) -> View:
         """The replayed view, every event parsed."""
 
+    @property
+    def model(self) -> str | None:
+        """The model the agent used last, as the log records it (None where it does not)."""
+        return None
+
     def gaps(self) -> list[Gap]:
         """Where forgotten events were in the view, for the text view's markers."""
         return []
@@ -326,7 +333,8 @@ class Replay(ABC):
 
     @abstractmethod
     def view_lines(self) -> Iterator[bytes]:
-        """The view as JSON lines (newline included): kept records byte-for-byte."""
+        """The view as JSON lines, each ended by a newline, kept records byte-for-byte
+        (a chunk may hold several whole lines)."""
 
     def messages(self, view: View) -> Conversion:
         """`view` as the chat messages this dialect's agent sends for it, and what

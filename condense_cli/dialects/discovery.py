@@ -17,11 +17,13 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.logfile import BOM, is_stream
+from condense_cli.core.remote import is_url
 
 SNIFF_BYTES = 1 << 16  # of a file's first line, to read its first JSON object
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -55,6 +57,9 @@ def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
         raise ConfigError(f"--dialect {dialect!r} is not a dialect; choose one of: {choices()}")
     found = Found()
     for name in inputs:
+        if is_url(name):
+            found.logs += _remote_logs(name, dialect, found)
+            continue
         path = Path(name)
         if is_stream(name) or not path.is_dir():  # a file (or none: reading it will say so)
             found.logs.append(name)
@@ -114,8 +119,6 @@ def _folder_dialect(path: Path, dialect: str | None) -> str | None:
 
 def _file_dialect(path: Path, dialect: str | None) -> str | None:
     """The dialect that claims the file (by its first JSON object), or None."""
-    from condense_cli.dialects import DIALECTS
-
     if not path.name.endswith(LOG_SUFFIXES):
         return None
     try:
@@ -126,8 +129,18 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
                 if not line:
                     return None
                 first = line.strip()
+    except OSError:
+        return None
+    return _claimed(first, dialect)
+
+
+def _claimed(first: bytes, dialect: str | None) -> str | None:
+    """The dialect that claims a file whose first line is `first`, or None."""
+    from condense_cli.dialects import DIALECTS
+
+    try:
         value = orjson.loads(first)
-    except (OSError, orjson.JSONDecodeError):
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(value, dict):
         return None
@@ -137,16 +150,44 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
     return None
 
 
-GROUPS = ("dialect", "project", "day")
+def _remote_logs(url: str, dialect: str | None, found: Found) -> list[str]:
+    """The logs at a URL: an object is a log as given; a folder a dialect reads (by
+    its listing) is one log; any other folder is searched as a tree is."""
+    from condense_cli.core.remote import first_line, is_folder, walk
+    from condense_cli.dialects import DIALECTS
+
+    if not is_folder(url):
+        return [url]
+    logs = []
+    for folder, dirs, files in walk(url):
+        if any(
+            dialect in (None, name) and registered.claims_listing(dirs, files)
+            for name, registered in DIALECTS.items()
+        ):
+            logs.append(folder)  # one log: not searched further
+            dirs[:] = []
+            continue
+        for name in files:
+            if name.endswith(LOG_SUFFIXES):
+                first = first_line(f"{folder}/{name}", SNIFF_BYTES).removeprefix(BOM).strip()
+                if _claimed(first, dialect) is not None:
+                    logs.append(f"{folder}/{name}")
+                    continue
+            found.skip("not a session log")
+    return sorted(logs)
 
 
-def group_of(log: str, dialect: str, by: str) -> str:
-    """What a log is grouped under: its `dialect`; its `project` (a Codex rollout's
-    working folder, else the folder the log is in: Claude Code's project folder, an
-    evaluation run's folder); the `day` it was last written (UTC)."""
-    if by == "dialect":
-        return dialect
-    path = Path(log)
+GROUPS = ("dialect", "project", "day", "model")
+
+
+def group_of(row: dict[str, Any], by: str) -> str:
+    """What a log's row (`log`, `dialect`, `model`) is grouped under: its `dialect`;
+    its `model` (the one the agent used last); its `project` (a Codex rollout's working
+    folder, else the folder the log is in: Claude Code's project folder, an evaluation
+    run's folder); the `day` it was last written (UTC)."""
+    if by in ("dialect", "model"):
+        return str(row.get(by) or f"no {by} recorded")
+    path = Path(row["log"])
     if by == "day":
         from datetime import UTC, datetime
 
@@ -155,7 +196,7 @@ def group_of(log: str, dialect: str, by: str) -> str:
         except OSError:
             return "-"
         return datetime.fromtimestamp(stamp, UTC).date().isoformat()
-    if dialect == "codex" and path.is_file():
+    if row.get("dialect") == "codex" and path.is_file():
         try:
             with path.open("rb") as file:
                 first = orjson.loads(file.readline(SNIFF_BYTES))
@@ -165,3 +206,14 @@ def group_of(log: str, dialect: str, by: str) -> str:
         except (OSError, orjson.JSONDecodeError, AttributeError):
             pass
     return path.parent.name or "."
+
+
+def log_bytes(log: str) -> int:
+    """The bytes of a log: its file, or every file of its folder (0 for a stream)."""
+    path = Path(log)
+    try:
+        if not path.is_dir():
+            return path.stat().st_size if path.is_file() else 0
+        return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
+    except OSError:
+        return 0

@@ -1,13 +1,14 @@
 """Several logs in one table: a row per log and the totals, as text (aligned
 columns), JSON (one object), JSONL (a line per log, then the totals) or CSV.
 
-Rows come in the order of the logs; totals add every number column up."""
+Rows come in the order of the logs, written as they come where the format allows;
+totals add every number column up."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -21,6 +22,7 @@ from condense_cli.dialects.base import StatsReport
 STATS_COLUMNS = (
     ("log", "log"),
     ("dialect", "dialect"),
+    ("model", "model"),
     ("events", "events"),
     ("view_events", "in view"),
     ("forgotten", "forgotten"),
@@ -44,6 +46,7 @@ def stats_row(report: StatsReport) -> dict[str, Any]:
     return {
         "log": report.log,
         "dialect": report.dialect,
+        "model": report.model,
         "events": report.visible_events,
         "view_events": report.view_events,
         "forgotten": report.forgotten_events,
@@ -61,6 +64,7 @@ def stats_row(report: StatsReport) -> dict[str, Any]:
 AUDIT_COLUMNS = (
     ("log", "log"),
     ("dialect", "dialect"),
+    ("model", "model"),
     ("condensations", "compactions"),
     ("forgotten", "forgotten"),
     ("facts", "facts"),
@@ -76,6 +80,7 @@ def audit_row(audit: LogAudit) -> dict[str, Any]:
     row: dict[str, Any] = {
         "log": audit.path,
         "dialect": audit.dialect,
+        "model": audit.model,
         "condensations": len(audit.condensations),
         "forgotten": sum(a.forgotten_events for a in audit.condensations),
         "facts": whole.facts,
@@ -85,65 +90,118 @@ def audit_row(audit: LogAudit) -> dict[str, Any]:
     return row
 
 
-def grouped(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per group (`keys[i]` is row i's), in the order groups first appear:
-    the group in the `log` column with its number of logs, every number added up."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row, key in zip(rows, keys, strict=True):
-        groups.setdefault(key, []).append(row)
-    out = []
-    for key, members in groups.items():
-        row = totals(members, [(k, "") for k in members[0]])
-        dialects = sorted({str(m["dialect"]) for m in members})
-        label = {"log": f"{key} ({len(members):,} logs)", "dialect": ", ".join(dialects)}
-        out.append(row | label | {"logs": len(members)})
-    return out
+LABELS = ("log", "dialect", "model")  # the columns that name, not count
 
 
-def totals(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """Every number column added up (None where no row has the number)."""
-    count = sum(r.get("logs", 1) for r in rows)  # a group's row stands for its logs
-    total: dict[str, Any] = {"log": f"{count:,} logs", "dialect": ""}
-    for key, _ in columns:
-        if key in total or key == "logs":
-            continue
-        values = [r[key] for r in rows if isinstance(r.get(key), int)]
-        total[key] = sum(values) if values else None
-    return total
+class Sums:
+    """Rows added up as they come: every number column summed (None where no row has
+    the number), and the names each labelling column took."""
+
+    def __init__(self) -> None:
+        self.logs = 0
+        self.numbers: dict[str, int | None] = {}
+        self.names: dict[str, set[str]] = {key: set() for key in LABELS[1:]}
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.logs += row.get("logs", 1)  # a group's row stands for its logs
+        for key, value in row.items():
+            if key in self.names:
+                if value:
+                    self.names[key].update(str(value).split(", "))
+            elif key not in LABELS and key != "logs":
+                known = self.numbers.get(key)
+                if isinstance(value, int):
+                    self.numbers[key] = (known or 0) + value
+                else:
+                    self.numbers.setdefault(key, None)
+
+    def row(self, label: str | None = None) -> dict[str, Any]:
+        """The totals; with `label`, a group's row (its names, its number of logs)."""
+        if label is None:
+            return {"log": f"{self.logs:,} logs", "dialect": "", "model": ""} | self.numbers
+        names = {key: ", ".join(sorted(values)) for key, values in self.names.items()}
+        logs = f"{label} ({self.logs:,} {'log' if self.logs == 1 else 'logs'})"
+        return {"log": logs, **names, **self.numbers, "logs": self.logs}
 
 
-def render(rows: list[dict[str, Any]], columns: Sequence[tuple[str, str]], format: str) -> str:
-    """The table in `format`: text, json, jsonl or csv."""
-    total = totals(rows, columns)
-    keys = [key for key, _ in columns]
-    if format == "json":
-        data = {"logs": rows, "total": total}
-        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
-    if format == "jsonl":
-        lines = [orjson.dumps(r).decode() for r in rows]
-        lines.append(orjson.dumps({"total": total}).decode())
-        return "\n".join(lines) + "\n"
-    if format == "csv":
+class Table:
+    """A table over many logs, written as rows come: a JSONL or CSV row at once; text
+    and JSON (aligned widths, one document) and groups once every row is in. Memory
+    holds the rows of text and JSON only, never the logs' reports.
+    `group` names a row's group (`--group-by`): then a row per group."""
+
+    def __init__(
+        self,
+        columns: Sequence[tuple[str, str]],
+        format: str,
+        write: Callable[[str], None],
+        group: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
+        self.columns, self.format, self.write, self.group = columns, format, write, group
+        self.keys = [key for key, _ in columns]
+        self.total = Sums()
+        self.rows: list[dict[str, Any]] = []
+        self.groups: dict[str, Sums] = {}
+        if format == "csv":
+            self.write(self._csv({k: k for k in self.keys}))
+
+    def add(self, row: dict[str, Any]) -> None:
+        if self.group is not None:
+            self.groups.setdefault(self.group(row), Sums()).add(row)
+            return
+        self._row(row)
+
+    def _row(self, row: dict[str, Any]) -> None:
+        self.total.add(row)
+        if self.format == "jsonl":
+            self.write(orjson.dumps(row).decode() + "\n")
+        elif self.format == "csv":
+            self.write(self._csv(row))
+        else:
+            self.rows.append(row)
+
+    def close(self) -> None:
+        """Write the groups or the rows kept back, and the totals."""
+        for label, sums in self.groups.items():
+            self._row(sums.row(label))
+        total = self.total.row()
+        for key in self.keys:
+            total.setdefault(key, None)
+        if self.format == "jsonl":
+            self.write(orjson.dumps({"total": total}).decode() + "\n")
+        elif self.format == "csv":
+            self.write(self._csv(total))
+        elif self.format == "json":
+            data = {"logs": self.rows, "total": total}
+            self.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            self.write(self._text(total))
+
+    def _csv(self, row: dict[str, Any]) -> str:
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n", extrasaction="ignore")
-        writer.writeheader()
-        for row in [*rows, total]:
-            writer.writerow({k: "" if row.get(k) is None else row[k] for k in keys})
+        writer = csv.DictWriter(
+            out, fieldnames=self.keys, lineterminator="\n", extrasaction="ignore"
+        )
+        writer.writerow({k: "" if row.get(k) is None else row[k] for k in self.keys})
         return out.getvalue()
-    cells = [[heading for _, heading in columns]]
-    for row in [*rows, total]:
-        cells.append([_cell(row.get(key)) for key in keys])
-    widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
-    text = []
-    for n, line in enumerate(cells):
-        if n == len(cells) - 1:
-            text.append("  ".join("-" * w for w in widths))
-        parts = [
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        text.append("  ".join(parts).rstrip())
-    return "\n".join(text) + "\n"
+
+    def _text(self, total: dict[str, Any]) -> str:
+        keys = self.keys
+        cells = [[heading for _, heading in self.columns]]
+        for row in [*self.rows, total]:
+            cells.append([_cell(row.get(key)) for key in keys])
+        widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
+        names = sum(1 for key in keys if key in LABELS)
+        text = []
+        for n, line in enumerate(cells):
+            if n == len(cells) - 1:
+                text.append("  ".join("-" * w for w in widths))
+            parts = [
+                c.ljust(w) if i < names else c.rjust(w)
+                for i, (c, w) in enumerate(zip(line, widths, strict=True))
+            ]
+            text.append("  ".join(parts).rstrip())
+        return "\n".join(text) + "\n"
 
 
 def _cell(value: Any) -> str:

@@ -103,7 +103,7 @@ def test_stats_gives_a_row_per_log_and_the_totals(tmp_path: Path, cli, proc) -> 
     lines = cli("stats", root, "--no-tokens", "-f", "jsonl").stdout.splitlines()
     assert len(lines) == 5 and json.loads(lines[-1])["total"]["log"] == "4 logs"
     text = proc("stats", root, "--no-tokens").stdout.decode().splitlines()
-    assert text[0].split()[:3] == ["log", "dialect", "events"]
+    assert text[0].split()[:4] == ["log", "dialect", "model", "events"]
     assert text[-1].startswith("4 logs") and set(text[-2]) <= {"-", " "}
     # one log: its own tables, as before
     assert "by type" in cli("stats", root / "v0.jsonl", "--no-tokens").stdout
@@ -153,7 +153,7 @@ def test_rows_grouped_by_dialect_add_up(cli) -> None:
     )
     assert audit[2]["log"] == "openhands-v1 (28 logs)" and audit[2]["lost"] == "257"
     projects = cli("stats", corpus / "codex", "--no-tokens", "-f", "csv", "--group-by", "project")
-    assert "/Users/akash/Desktop/new (1 logs)" in projects.stdout  # the rollout's own cwd
+    assert "/Users/akash/Desktop/new (1 log)" in projects.stdout  # the rollout's own cwd
 
 
 def test_every_number_of_jobs_gives_the_same_output(tmp_path: Path, proc) -> None:
@@ -198,3 +198,116 @@ def test_ctrl_c_stops_the_workers_cleanly(tmp_path: Path) -> None:
     time.sleep(0.3)
     with pytest.raises(ProcessLookupError):
         os.killpg(run.pid, 0)  # nothing of the group is left
+
+
+def test_view_gives_each_logs_view_named_by_its_log(tmp_path: Path, cli, proc) -> None:
+    root = corpus_tree(tmp_path)
+    logs = find_logs([str(root)]).logs
+    one_by_one = {log: cli("view", log, "-f", "jsonl").stdout_bytes.splitlines() for log in logs}
+    lines = proc("view", root, "-f", "jsonl", "-j", "2").stdout.splitlines()
+    assert sum(map(len, one_by_one.values())) == len(lines) > 100
+    at = 0
+    for log in logs:  # in the logs' order, each event as its own view line, byte for byte
+        for expected in one_by_one[log]:
+            assert lines[at] == b'{"log":' + orjson.dumps(log) + b',"event":' + expected + b"}"
+            at += 1
+    document = orjson.loads(proc("view", root, "-f", "json").stdout)
+    assert [v["log"] for v in document["logs"]] == logs
+    for view in document["logs"]:
+        alone = orjson.loads(cli("view", view["log"], "-f", "json").stdout_bytes)
+        assert view == {"log": view["log"]} | alone
+    text = cli("view", root)
+    assert text.exit_code == 2
+    assert text.stderr.splitlines() == [
+        "Error: several logs are viewed as json or jsonl, not text",
+        "Hint: see condense view --help",
+    ]
+
+
+def test_view_of_many_logs_stays_one_document_when_a_log_fails(tmp_path: Path, proc) -> None:
+    root = corpus_tree(tmp_path)
+    (root / "broken.jsonl").write_text('{"id": 1, "action": "message"}\nnot json\n')
+    done = proc("view", root, "-f", "json")
+    assert done.returncode == 1
+    assert len(orjson.loads(done.stdout)["logs"]) == 4  # the others, in one valid document
+    assert b"broken.jsonl:2" in done.stderr and b"1 of 5 logs could not be read" in done.stderr
+
+
+def test_rows_grouped_by_model(cli) -> None:
+    corpus = require_corpus(SHARED)
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "model").stdout
+            )
+        )
+    )
+    by_model = {r["log"]: r for r in rows}
+    v1 = by_model["litellm_proxy/anthropic/claude-sonnet-4-20250514 (28 logs)"]
+    assert v1["dialect"] == "openhands-v1" and v1["model"] == v1["log"].split(" (")[0]
+    assert by_model["claude-opus-4-7 (2 logs)"]["dialect"] == "claude-code"
+    assert {"gpt-5.5 (1 log)", "gpt-5.6-luna (1 log)"} <= set(by_model)
+    # V0 names its model in each agent step's llm_metrics; the runtime tests record none
+    assert by_model["openai/openrouter-llama-4-maverick (3 logs)"]["dialect"] == "openhands-v0"
+    assert by_model["no model recorded (4 logs)"]["dialect"] == "openhands-v0"
+    assert rows[-1]["log"] == "39 logs"
+
+
+def test_a_table_writes_jsonl_and_csv_rows_as_they_come() -> None:
+    from condense_cli.terminal.many import Table
+
+    columns = (("log", "log"), ("dialect", "dialect"), ("events", "events"))
+    for format in ("csv", "jsonl"):
+        written: list[str] = []
+        table = Table(columns, format, written.append)
+        table.add({"log": "a", "dialect": "codex", "events": 3})
+        assert len(written) == (2 if format == "csv" else 1)  # out before the next row
+        table.add({"log": "b", "dialect": "codex", "events": None})
+        table.close()
+        assert written[-1] == (
+            "2 logs,,3\n"
+            if format == "csv"
+            else '{"total":{"log":"2 logs","dialect":"","model":"","events":3}}\n'
+        )
+    kept: list[str] = []
+    text = Table(columns, "text", kept.append)
+    text.add({"log": "a", "dialect": "codex", "events": 3})
+    assert kept == []  # aligned columns need every row
+    text.close()
+    assert kept[0].splitlines()[-1].split() == ["1", "logs", "3"]
+
+
+def test_a_terminal_shows_a_bar_of_the_logs_and_bytes_done(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+
+    from tests.conftest import CONDENSE
+
+    root = corpus_tree(tmp_path)
+    main, secondary = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    done = subprocess.run(
+        [str(CONDENSE), "check", str(root), "-j", "2"],
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        env=env,
+        timeout=60,
+    )
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert done.returncode == 0
+    import re
+
+    assert b"checking" in shown and b"0/4 logs" in shown and b"4/4 logs" in shown
+    assert re.search(rb"4/4 logs \S* ?[0-9.]+/[0-9.]+ [kM]B", shown)  # and the bytes read
+    assert b"logs" not in done.stdout  # the bar is on stderr only

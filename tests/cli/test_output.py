@@ -119,9 +119,9 @@ def test_singular_counts_read_as_singular(cli, make_log) -> None:
 @pytest.mark.parametrize(
     ("command", "usage"),
     [
-        ("view", "Usage: condense view [OPTIONS] LOG"),
+        ("view", "Usage: condense view [OPTIONS] LOG..."),
         ("check", "Usage: condense check [OPTIONS] LOG..."),
-        ("run", "Usage: condense run [OPTIONS] LOG"),
+        ("run", "Usage: condense run [OPTIONS] LOG..."),
         ("request", "Usage: condense request [OPTIONS] LOG"),
         ("stats", "Usage: condense stats [OPTIONS] LOG..."),
     ],

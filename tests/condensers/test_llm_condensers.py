@@ -767,3 +767,47 @@ def test_the_whole_run_stops_at_timeout_and_appends_nothing(config, fake, make_l
     assert done.returncode == 3, done.stderr
     assert b"the condenser took longer than --timeout 1 s" in done.stderr
     assert log.read_bytes() == before
+
+
+# --- run --all: many logs, the model called concurrently -------------------------------
+
+
+def test_run_all_condenses_each_log_within_the_concurrency(proc, config, fake, tmp_path) -> None:
+    from tests.fake_llm import Reply, completion
+
+    fake.replies.append(Reply(200, completion({"content": "SUMMARY"}), delay=0.4))
+    fake.forever()
+    tree = tmp_path / "run"
+    tree.mkdir()
+    logs = []
+    for n in range(6):
+        logs.append(tree / f"task-{n}.jsonl")
+        logs[-1].write_bytes(lines_of(session(12)))
+    (tree / "broken.jsonl").write_bytes(b'{"id": 0, "action": "message"}\nnot json\n')
+    before = {log: log.read_bytes() for log in logs}
+    args = ("-c", config, "-t", "llm", "-s", "max_size=20", "-s", "keep_first=2")
+    refused = proc("run", tree, *args)
+    assert refused.returncode == 2 and b"7 logs to condense: add --all" in refused.stderr
+    done = proc("run", tree, *args, "--all", "--max-concurrency", "3")
+    assert done.returncode == 1  # the broken log's exit code; the others are condensed
+    said = done.stderr.decode().splitlines()
+    assert said[0].startswith(f"{tree / 'broken.jsonl'}: Error: ")
+    assert [line.split(": ")[0] for line in said[1:7]] == [str(log) for log in logs]
+    assert all(line.endswith("; appended") for line in said[1:7])
+    assert said[-1] == "run --all: appended to 6 of 7 logs; 1 failed"
+    assert fake.most_in_flight == 3 and len(fake.requests) == 6
+    for log in logs:
+        added = log.read_bytes().removeprefix(before[log])
+        assert added.count(b"\n") == 1 and orjson.loads(added)["action"] == "condensation"
+        assert "S" in view_ids(log)  # the summary is in the view
+    # a dry run prints each log's record, named by its log, and appends nothing
+    fresh = [tmp_path / "one.jsonl", tmp_path / "two.jsonl"]
+    for log in fresh:
+        log.write_bytes(lines_of(session(12)))
+    dry = proc("run", *fresh, *args, "--all", "--dry-run")
+    assert dry.returncode == 0
+    records = [orjson.loads(line) for line in dry.stdout.splitlines()]
+    assert [r["log"] for r in records] == [str(log) for log in fresh]
+    assert all(r["record"]["action"] == "condensation" for r in records)
+    assert all(log.read_bytes() == lines_of(session(12)) for log in fresh)
+    assert dry.stderr.decode().splitlines()[-1] == "run --all: would append to 2 of 2 logs"

@@ -71,6 +71,7 @@ from condense_cli.dialects.claude_code.lines import Line, Session
 from condense_cli.dialects.claude_code.requests import request_problems
 from condense_cli.dialects.claude_code.resume import (
     compaction_threshold,
+    last_model,
     resume_compaction,
     resume_notes,
 )
@@ -192,6 +193,10 @@ class ClaudeReplay(Replay):
     @property
     def forgotten_events(self) -> int:
         return sum(record.forgotten_events for record in self.condensations)
+
+    @property
+    def model(self) -> str | None:
+        return last_model(self.events)
 
     @property
     def condensations(self) -> list[CondensationRecord]:

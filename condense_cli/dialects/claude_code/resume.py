@@ -146,6 +146,19 @@ def margin_for(version: Any) -> int:
     return RESUME_MARGIN if parts >= MARGIN_SINCE else OLD_MARGIN
 
 
+def last_model(events: list[ClaudeEvent]) -> str | None:
+    """The model that wrote the last of `events` that a model wrote (None if none did)."""
+    return next(
+        (
+            str(m.get("model"))
+            for e in reversed(events)
+            if e.data.get("type") == "assistant"
+            and (m := as_dict(e.data.get("message"))).get("model") not in (None, SYNTHETIC_MODEL)
+        ),
+        None,
+    )
+
+
 def compaction_threshold(
     meta: dict[str, Any],
     version: Any,
@@ -159,15 +172,7 @@ def compaction_threshold(
     pre = meta.get("preTokens")
     if not isinstance(pre, int) or isinstance(pre, bool):
         return None
-    model = next(
-        (
-            str(m.get("model"))
-            for e in reversed(before)
-            if e.data.get("type") == "assistant"
-            and (m := as_dict(e.data.get("message"))).get("model") not in (None, SYNTHETIC_MODEL)
-        ),
-        None,
-    )
+    model = last_model(before)
     if model is None:
         return None
     window, margin = model_window(model), margin_for(version)

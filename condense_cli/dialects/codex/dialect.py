@@ -92,6 +92,10 @@ class CodexReplay(Replay):
         return sum(max(0, c.before - c.after) for c in self.state.compactions)
 
     @property
+    def model(self) -> str | None:
+        return self.state.model
+
+    @property
     def condensations(self) -> list[CondensationRecord]:
         return [
             CondensationRecord(

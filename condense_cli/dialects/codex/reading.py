@@ -56,6 +56,7 @@ class History:
     token_info: dict[str, Any] | None = None  # that token_count's `info`, and its line
     token_line: int | None = None
     rate_limits: Any = None  # that token_count's `rate_limits`, as written
+    model: str | None = None  # of the last turn_context
     compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
     paginated: bool = False  # history_mode "paginated": every line has an ordinal
     next_ordinal: int | None = None  # what the next line appended must carry
@@ -131,6 +132,8 @@ class Reader:
                 self.sent.append((number, None, body))
         elif kind == "event_msg":
             self.event(as_dict(payload), number)
+        elif kind == "turn_context" and isinstance(model := as_dict(payload).get("model"), str):
+            self.state.model = model
         elif kind not in LINE_TYPES:
             self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
         return data

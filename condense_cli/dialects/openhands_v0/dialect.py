@@ -12,6 +12,7 @@ import orjson
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Condensation, CondensationRecord, Event, View
 from condense_cli.core.intervals import IntervalSet
+from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LockedLog, LogSource, line_body
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 # --- the dialect ---------------------------------------------------------------------
 
+MODEL_TAIL = 1 << 20  # bytes at the end of a log searched for the model
+
 
 class V0Replay(Replay):
     """A V0 log scanned into a `LogIndex`; its view is read back from the source."""
@@ -67,6 +70,26 @@ class V0Replay(Replay):
     @property
     def forgotten_events(self) -> int:
         return self.index.forgotten_events
+
+    @property
+    def model(self) -> str | None:
+        """The model of the last agent step's `llm_metrics`, in the log's last MODEL_TAIL
+        bytes (a step records it on every action)."""
+        size = self.source.size
+        tail = self.source.read_at(max(0, size - MODEL_TAIL), size)
+        for body in reversed(tail.splitlines()[1:] if size > MODEL_TAIL else tail.splitlines()):
+            if b'"accumulated_token_usage"' not in body:
+                continue
+            try:
+                data = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                continue
+            usage = as_dict(
+                as_dict(as_dict(data).get("llm_metrics")).get("accumulated_token_usage")
+            )
+            if isinstance(model := usage.get("model"), str) and model:
+                return model
+        return None
 
     @property
     def condensations(self) -> list[CondensationRecord]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,15 @@ def claims_folder(path: Path) -> bool:
     if (path / "event_service").is_dir() or (path / EVENTS_DIR).is_dir():
         return True
     try:
-        return any(FILE_NAME_RE.match(name) for name in os.listdir(path))
+        return claims_listing((), os.listdir(path))
     except OSError:
         return False
+
+
+def claims_listing(folders: Iterable[str], files: Iterable[str]) -> bool:
+    """Whether a folder holding these sub-folders and files (names) is a V1
+    conversation (or its `events/` folder): `claims_folder` for a listing, as an
+    object store gives it."""
+    if {"event_service", EVENTS_DIR} & set(folders):
+        return True
+    return any(FILE_NAME_RE.match(name) for name in files)

@@ -123,6 +123,13 @@ class V1Replay(Replay):
     def forgotten_events(self) -> int:
         return self.replayed.forgotten
 
+    @property
+    def model(self) -> str | None:
+        """The model of the agent's LLM in base_state.json."""
+        agent = as_dict(as_dict(self.conversation.base_state).get("agent"))
+        model = as_dict(agent.get("llm")).get("model")
+        return model if isinstance(model, str) else None
+
     # --- the view --------------------------------------------------------------------
 
     def view(self) -> View:
