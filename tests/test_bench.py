@@ -512,3 +512,26 @@ def test_breakeven_times_both_settings_of_the_variable(tmp_path: Path) -> None:
         ("view --format jsonl", 15),
     ]
     assert all(r["one"] > 0 and r["two"] > 0 for r in result["rows"])
+
+
+def test_the_many_logs_tree_holds_logs_of_every_dialect(tmp_path: Path, monkeypatch) -> None:
+    from bench import many
+
+    monkeypatch.setattr(many, "SIZES", (10, 40))
+    pool = many.pool(tmp_path / "data", 7)
+    total = many.build_tree(tmp_path / "tree", 60, pool, 7)
+    from condense_cli.dialects.discovery import find_logs
+
+    found = find_logs([str(tmp_path / "tree")])
+    assert len(found.logs) == 60 and not found.skipped
+    assert total == sum(logs.size_bytes(Path(log)) for log in found.logs)
+    done = subprocess.run(
+        [*many.condense_argv(ROOT), "stats", str(tmp_path / "tree"), "--no-tokens", "-f", "csv"],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    rows = done.stdout.decode().splitlines()[1:-1]
+    assert len(rows) == 60
+    dialects = {row.split(",")[1] for row in rows}
+    assert dialects == {"claude-code", "codex", "openhands-v1", "openhands-v0"}
