@@ -160,3 +160,26 @@ def test_check_and_stats_never_load_litellm(
     assert under(modules, "litellm", "condense_cli.condensers", "condense_cli.llm.client") == set()
     if "json" in args or "check" in args:  # nothing is drawn: no rich
         assert under(modules, "rich") == set()
+
+
+def test_run_without_a_key_stops_before_litellm_is_imported(tmp_path: Path) -> None:
+    """A call that needs a key and has none is refused before the 3 s import of litellm."""
+    from tests.conftest import lines_of, msg, run_action
+
+    events = [msg(0, "fix the bug")]
+    for n in range(1, 60, 2):
+        events += [run_action(n, f"c{n}"), run_obs(n + 1, n, f"c{n}", "ok")]
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(lines_of(events))
+    config = tmp_path / "config.toml"
+    config.write_text('[llm]\nmodel = "openai/test-model"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    args = ("run", log, "-c", config, "-t", "llm", "-s", "max_size=20")
+    done, modules = condense(tmp_path, *args, env={"OPENAI_API_KEY": ""})  # none set
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "Error: no API key is set for model openai/test-model (OPENAI_API_KEY is not set)",
+        "Hint: set api_key, or api_key_env naming the variable that holds the key, in the "
+        "[llm] table the condenser uses, or export OPENAI_API_KEY",
+    ]
+    assert under(modules, "litellm") == set()
+    assert "condense_cli.condensers.summarizing" in modules  # it got as far as the call

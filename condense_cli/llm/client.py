@@ -42,6 +42,17 @@ OVERFLOW_WORDS = ("context length", "context window", "n_ctx", "exceeds the", "t
 REFUSAL_WORDS = ("validation error", "input should be", "not supported", "unsupported")
 MESSAGE_LIMIT = 300
 T = TypeVar("T")
+# Providers whose calls need a key, and the variables their clients read it from: a
+# call with none of them set, and no key in the [llm] table, is refused before litellm
+# is imported (3 s). Other providers are left to litellm to judge.
+KEY_VARIABLES = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY", "OR_API_KEY"),
+}
 
 
 @dataclass
@@ -118,6 +129,7 @@ def complete(
     **extra: Any,
 ) -> Answer:
     """One chat completion, retried with backoff on rate limits, 5xx and timeouts."""
+    require_key(settings)
     litellm = litellm_module()
     options = {**call_options(settings), **extra}
     attempts = settings.num_retries + 1
@@ -128,7 +140,9 @@ def complete(
         except Exception as exc:
             name = type(exc).__name__
             if name in AUTHENTICATION or any(m in str(exc).lower() for m in MISSING_KEY):
-                raise _credentials_error(litellm, settings, name, str(exc)) from None
+                raise _credentials_error(
+                    settings, name, str(exc), _wanted(litellm, settings)
+                ) from None
             if is_overflow(name, str(exc)):
                 raise ContextOverflow(
                     f"the model refused a prompt longer than its window ({name}): "
@@ -150,6 +164,34 @@ def complete(
                 ) from None
             sleep(min(settings.retry_max_wait, settings.retry_min_wait * 2 ** (attempt - 1)))
     raise AssertionError("unreachable")
+
+
+def provider_of(settings: LLMSettings) -> str | None:
+    """The provider a call goes to, as litellm routes it, where that is plain from the
+    settings: `custom_llm_provider`, the model's prefix, an OpenAI-compatible
+    `base_url`, or the name of an OpenAI or Anthropic model."""
+    if settings.custom_llm_provider:
+        return settings.custom_llm_provider
+    prefix, slash, _ = settings.model.partition("/")
+    if slash:
+        return prefix
+    if settings.base_url:
+        return "openai"  # see call_options
+    if settings.model.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-")):
+        return "openai"
+    return "anthropic" if settings.model.startswith("claude") else None
+
+
+def require_key(settings: LLMSettings) -> None:
+    """Refuse a call that would go out without a key (ConfigError, exit 2), before
+    litellm is imported, where the provider surely needs one."""
+    if settings.resolved_api_key():
+        return
+    variables = KEY_VARIABLES.get(provider_of(settings) or "", ())
+    if variables and not any(os.environ.get(v) for v in variables):
+        raise _credentials_error(
+            settings, f"{' / '.join(variables)} is not set", "", list(variables[:1])
+        )
 
 
 def is_transient(exc: Exception) -> bool:
@@ -181,20 +223,28 @@ def is_overflow(name: str, message: str) -> bool:
     )
 
 
-def _credentials_error(litellm: Any, settings: LLMSettings, name: str, text: str) -> ConfigError:
-    """A refused or missing API key: say what to set."""
-    try:
-        wanted = litellm.validate_environment(model=settings.model).get("missing_keys") or []
-    except Exception:
-        wanted = []
+def _credentials_error(
+    settings: LLMSettings, name: str, text: str, wanted: list[str]
+) -> ConfigError:
+    """A refused or missing API key: say what to set (`wanted`: the variables the
+    provider's client reads the key from)."""
     given = settings.api_key or settings.api_key_env
     export = f", or export {' / '.join(wanted)}" if wanted and not given else ""
     problem = "the API key was refused" if given else "no API key is set"
+    said = f": {_short(text, settings)}" if text else ""
     return ConfigError(
-        f"{problem} for model {settings.model} ({name}): {_short(text, settings)}",
+        f"{problem} for model {settings.model} ({name}){said}",
         hint=f"set api_key, or api_key_env naming the variable that holds the key, in the "
         f"[llm] table the condenser uses{export}",
     )
+
+
+def _wanted(litellm: Any, settings: LLMSettings) -> list[str]:
+    """The variables litellm says the model's key is read from."""
+    try:
+        return list(litellm.validate_environment(model=settings.model).get("missing_keys") or [])
+    except Exception:
+        return []
 
 
 def ask(
