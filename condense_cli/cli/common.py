@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from condense_cli.condensers.base import Condenser
     from condense_cli.dialects.base import Reading
+    from condense_cli.dialects.discovery import Found
 
 state: dict[str, Any] = {"debug": False, "command": "condense"}
 MESSAGE_CHARS = 1000
@@ -191,6 +192,21 @@ def each_log(
         logs_progress(logs, doing) as done,
     ):
         yield _ticking(results, done)
+
+
+def said_logs(found: "Found", failed: int) -> None:
+    """After a command over many logs: what the search passed over, then exit 1 when
+    a log could not be read (`failed` of them) or none was found."""
+    from condense_cli.core.text import plural
+
+    for line in found.says():
+        say(line)
+    if not found.logs:
+        say("no log found in what was given")
+        raise typer.Exit(1)
+    if failed:
+        say(f"{failed} of {plural(len(found.logs), 'log')} could not be read")
+        raise typer.Exit(1)
 
 
 def _ticking(results: Iterator[R], done: Callable[[], None]) -> Iterator[R]:

@@ -24,6 +24,7 @@ from condense_cli.cli.common import (
     grouping,
     guarded,
     reading,
+    said_logs,
     say,
 )
 
@@ -114,15 +115,7 @@ def stats(
                 say(f"Error: {error}")
                 failed += 1
     table.close()
-    for line in found.says():
-        say(line)
-    if failed or not found.logs:
-        say(
-            f"{failed} of {len(found.logs)} logs could not be read"
-            if found.logs
-            else "no log found"
-        )
-        raise typer.Exit(1)
+    said_logs(found, failed)
 
 
 def _row(

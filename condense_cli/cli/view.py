@@ -22,6 +22,7 @@ from condense_cli.cli.common import (
     each_log,
     guarded,
     reading,
+    said_logs,
     say,
     usage_error,
 )
@@ -142,15 +143,7 @@ def _view_many(
     if format is ViewFormat.json:
         out.write(b"]}\n")
     out.flush()
-    for line in found.says():
-        say(line)
-    if failed or not found.logs:
-        say(
-            f"{failed} of {plural(len(found.logs), 'log')} could not be read"
-            if failed
-            else "no log found"
-        )
-        raise typer.Exit(1)
+    said_logs(found, failed)
 
 
 def view_of(

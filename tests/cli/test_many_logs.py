@@ -17,6 +17,11 @@ from tests.conftest import CORPUS, require_corpus
 SHARED = CORPUS.parent  # ../shared/corpus
 
 
+def rows_of(text: str) -> list[dict[str, str]]:
+    """The rows of a CSV table (the totals last)."""
+    return list(csv.DictReader(io.StringIO(text)))
+
+
 def corpus_tree(tmp_path: Path) -> Path:
     """A tree of one log of each dialect (copied from the corpus), nested, with files
     that are no logs and links in and out of it."""
@@ -85,7 +90,7 @@ def test_a_notice_every_conversation_gets_is_said_once(cli) -> None:
 
 def test_stats_gives_a_row_per_log_and_the_totals(tmp_path: Path, cli, proc) -> None:
     root = corpus_tree(tmp_path)
-    rows = list(csv.DictReader(io.StringIO(cli("stats", root, "--no-tokens", "-f", "csv").stdout)))
+    rows = rows_of(cli("stats", root, "--no-tokens", "-f", "csv").stdout)
     assert [r["dialect"] for r in rows] == [
         "claude-code",
         "codex",
@@ -115,13 +120,13 @@ def test_a_log_that_cannot_be_read_fails_the_table_not_the_others(tmp_path: Path
     done = cli("stats", root, "--no-tokens", "-f", "csv")
     assert done.exit_code == 1
     assert "broken.jsonl:2" in done.stderr and "1 of 5 logs could not be read" in done.stderr
-    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 5  # 4 rows and the total
+    assert len(rows_of(done.stdout)) == 5  # 4 rows and the total
 
 
 def test_audit_gives_a_row_per_conversation(cli) -> None:
     corpus = require_corpus(SHARED)
     done = cli("audit", corpus / "openhands-v1", "-f", "csv")
-    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    rows = rows_of(done.stdout)
     assert len(rows) == 29 and rows[-1]["log"] == "28 logs"
     assert (rows[-1]["facts"], rows[-1]["lost"]) == ("698", "257")  # the README's table
     assert sum(int(r["condensations"]) for r in rows[:-1]) == 45
@@ -131,13 +136,7 @@ def test_audit_gives_a_row_per_conversation(cli) -> None:
 
 def test_rows_grouped_by_dialect_add_up(cli) -> None:
     corpus = require_corpus(SHARED)
-    rows = list(
-        csv.DictReader(
-            io.StringIO(
-                cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "dialect").stdout
-            )
-        )
-    )
+    rows = rows_of(cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "dialect").stdout)
     assert [r["log"] for r in rows] == [
         "claude-code (2 logs)",
         "codex (2 logs)",
@@ -146,11 +145,7 @@ def test_rows_grouped_by_dialect_add_up(cli) -> None:
         "39 logs",
     ]
     assert int(rows[-1]["events"]) == sum(int(r["events"]) for r in rows[:-1])
-    audit = list(
-        csv.DictReader(
-            io.StringIO(cli("audit", corpus, "--group-by", "dialect", "-f", "csv").stdout)
-        )
-    )
+    audit = rows_of(cli("audit", corpus, "--group-by", "dialect", "-f", "csv").stdout)
     assert audit[2]["log"] == "openhands-v1 (28 logs)" and audit[2]["lost"] == "257"
     projects = cli("stats", corpus / "codex", "--no-tokens", "-f", "csv", "--group-by", "project")
     assert "/Users/akash/Desktop/new (1 log)" in projects.stdout  # the rollout's own cwd
@@ -235,13 +230,7 @@ def test_view_of_many_logs_stays_one_document_when_a_log_fails(tmp_path: Path, p
 
 def test_rows_grouped_by_model(cli) -> None:
     corpus = require_corpus(SHARED)
-    rows = list(
-        csv.DictReader(
-            io.StringIO(
-                cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "model").stdout
-            )
-        )
-    )
+    rows = rows_of(cli("stats", corpus, "--no-tokens", "-f", "csv", "--group-by", "model").stdout)
     by_model = {r["log"]: r for r in rows}
     v1 = by_model["litellm_proxy/anthropic/claude-sonnet-4-20250514 (28 logs)"]
     assert v1["dialect"] == "openhands-v1" and v1["model"] == v1["log"].split(" (")[0]
