@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,14 +40,21 @@ def cluster() -> Iterator[str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env={**os.environ, **LOOPBACK},
+        start_new_session=True,  # its nodes with it, should it have to be killed
     )
     try:
         assert helper.stdout is not None
+        ready, _, _ = select.select([helper.stdout], [], [], 180)  # never wait forever
+        assert ready, "the Ray cluster did not start within 3 minutes"
         started = json.loads(helper.stdout.readline() or b"{}")
         assert started.get("nodes") == ["127.0.0.1", "127.0.0.1"], started  # two, on loopback
         yield started["address"]
     finally:
-        helper.communicate(timeout=120)  # stdin closed: the cluster shuts down
+        try:
+            helper.communicate(timeout=120)  # stdin closed: the cluster shuts down
+        except subprocess.TimeoutExpired:
+            os.killpg(helper.pid, signal.SIGKILL)
+            helper.communicate()
 
 
 def v0_session(steps: int) -> bytes:
