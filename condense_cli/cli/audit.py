@@ -23,6 +23,7 @@ from condense_cli.cli.common import (
     grouping,
     guarded,
     reading,
+    said_logs,
     say,
     usage_error,
 )
@@ -109,40 +110,44 @@ def audit(
         client=client,
         progress=len(found.logs) == 1,
     )
+    if not found.logs:
+        for line in found.says():
+            say(line)
+        raise usage_error("no log found in what was given")
     # a row per log: written as each log is audited, only the totals kept
     table = None
     if format in (TableFormat.jsonl, TableFormat.csv) or group_by is not None:
         from condense_cli.terminal.many import AUDIT_COLUMNS, Table, audit_row
 
         table = Table(AUDIT_COLUMNS, format.value, echo, grouping(group_by))
-    results, audited = [], 0
+    results, failed = [], 0
     overall = new_tallies()
     with each_log(work, found.logs, jobs, engine, address, "auditing") as done:
         for result in done:
-            if isinstance(result, tuple):  # a log that cannot be read fails the command
-                raise LogFailed(*result)
-            audited += 1
+            if isinstance(result, tuple):  # one log: its error; among many: said, counted
+                if len(found.logs) == 1:
+                    raise LogFailed(*result)
+                say(f"Error: {result[0]}")
+                failed += 1
+                continue
             combined([result], into=overall)
             if table is not None:
                 table.add(audit_row(result))
             else:
                 results.append(result)
-    for line in found.says():
-        say(line)
-    if not audited:
-        raise usage_error("no log found in what was given")
     if table is not None:
         table.close()
-    elif format is TableFormat.json:
+    elif format is TableFormat.json and results:
         data: Any = results[0].to_dict()
-        if len(results) > 1:
+        if len(found.logs) > 1:
             data = {"logs": [r.to_dict() for r in results], "overall": kinds_json(overall)}
         typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
-    else:
+    elif results:
         typer.echo(audits_text(results, overall), nl=False)
     below = failures(overall, thresholds)
     for line in below:
         say(f"fail-under: {line}")
+    said_logs(found, failed)  # exit 1 when a log could not be read
     if below:
         raise typer.Exit(1)
 

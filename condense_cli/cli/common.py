@@ -376,10 +376,13 @@ def guarded(command: F) -> F:
     """Turn core errors into one message and an exit code; never a traceback.
 
     A closed pipe on stdout (`condense check | head`) never changes a verdict.
-    Every command but `check` writes to stdout only once its verdict is settled
-    (errors are raised before any output), so a closed pipe ends it with that
-    verdict: 0. `check` writes as it goes, so it carries on silently and exits 1
-    if a log failed (see `emit`). Ctrl-C exits 130 without a traceback.
+    A command on one log writes to stdout only once its verdict is settled (errors
+    are raised before any output), so a closed pipe ends it with that verdict: 0.
+    `check` writes as it goes, so it carries on silently and exits 1 if a log failed
+    (see `emit`). Over many logs, `stats`, `audit` and `view` write a log's rows as it
+    is done and say a log that cannot be read on stderr; a closed pipe ends them with
+    0, as nothing more can be read of their output. Ctrl-C exits 130 without a
+    traceback.
     """
 
     @functools.wraps(command)

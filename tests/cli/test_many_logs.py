@@ -300,3 +300,19 @@ def test_a_terminal_shows_a_bar_of_the_logs_and_bytes_done(tmp_path: Path) -> No
     assert b"checking" in shown and b"0/4 logs" in shown and b"4/4 logs" in shown
     assert re.search(rb"4/4 logs \S* ?[0-9.]+/[0-9.]+ [kM]B", shown)  # and the bytes read
     assert b"logs" not in done.stdout  # the bar is on stderr only
+
+
+def test_audit_of_many_logs_goes_on_past_one_that_cannot_be_read(tmp_path: Path, proc) -> None:
+    root = corpus_tree(tmp_path)
+    (root / "broken.jsonl").write_text('{"id": 1, "action": "message"}\nnot json\n')
+    for format in ("csv", "text", "json"):
+        done = proc("audit", root, "-f", format)
+        assert done.returncode == 1
+        said = done.stderr.decode().splitlines()
+        assert said[0].startswith(f"Error: {root / 'broken.jsonl'}:2: ")
+        assert said[-1] == "1 of 5 logs could not be read"
+        assert str(root / "eval").encode() in done.stdout  # the others are audited
+    rows = rows_of(proc("audit", root, "-f", "csv").stdout.decode())
+    assert len(rows) == 5 and rows[-1]["log"] == "4 logs"
+    alone = proc("audit", root / "broken.jsonl")  # one log: its error and its exit code
+    assert alone.returncode == 1 and alone.stdout == b""
