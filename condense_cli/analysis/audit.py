@@ -10,7 +10,7 @@ way against every fact any condensation forgot.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,11 +290,15 @@ def pin_facts(replay: Replay) -> list[Fact]:
 
 
 def audit_log(
-    replay: Replay, everything: bool = False, client: ClientConfig | None = None
+    replay: Replay,
+    everything: bool = False,
+    client: ClientConfig | None = None,
+    each_step: Callable[[CondensationStep, Audit], None] | None = None,
 ) -> LogAudit:
     """Audit every condensation of `replay`'s log and its current view (exploration
     commands only with `everything`; thresholds as `client`, the agent's settings,
-    sets them, or its defaults)."""
+    sets them, or its defaults). `each_step` sees every condensation with its audit,
+    while its views are still at hand."""
     replay.require("audits")
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
@@ -304,6 +308,8 @@ def audit_log(
         audit, facts = audit_step(step, pins, everything, f"condensation {number}")
         audit.threshold = thresholds.get(step.line)
         audits.append(audit)
+        if each_step is not None:
+            each_step(step, audit)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
     view = replay.view()

@@ -261,6 +261,7 @@ class Fact:
     # error not resolved; 1 for a file only read, another command, a resolved error.
     rank: int = field(default=0, compare=False)
     about: str | None = field(default=None, compare=False)  # an error's command (core)
+    seen: object = field(default=None, compare=False)  # the id of the event it was first in
 
     @property
     def key(self) -> str:
@@ -327,7 +328,8 @@ def extract(events: Iterable[Event], everything: bool = False, calls: bool = Fal
                 continue
             if fact.about is not None and worked.get(fact.about, -1) > index:
                 fact = replace(fact, rank=1)  # the same command worked later: resolved
-            found.setdefault((fact.kind, fact.key), fact)
+            if (fact.kind, fact.key) not in found:
+                found[fact.kind, fact.key] = replace(fact, seen=event.id)
     return _one_spelling(list(found.values()))
 
 
