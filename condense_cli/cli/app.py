@@ -25,6 +25,7 @@ from condense_cli.cli import (
     hook,
     mcp,
     pin,
+    report,
     request,
     run,
     simulate,
@@ -57,6 +58,7 @@ for name, command in (
     ("audit", audit.audit),
     ("diff", diff.diff),
     ("simulate", simulate.simulate),
+    ("report", report.report),
 ):
     app.command(name, cls=Command)(command)
 app.add_typer(hook.app, name="hook")

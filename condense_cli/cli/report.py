@@ -1,0 +1,191 @@
+"""`condense report`: one self-contained HTML page of one or more sessions.
+
+No `from __future__ import annotations` (see `common`).
+"""
+
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from condense_cli.cli.common import (
+    CallModelOpt,
+    ClientConfigOpt,
+    ConfigsOpt,
+    DialectOpt,
+    SummaryTokensOpt,
+    UptoOpt,
+    guarded,
+    print_notes,
+    reading,
+    said_logs,
+    say,
+    usage_error,
+)
+from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.core.events import Event
+    from condense_cli.terminal.report import LogPage
+
+
+@guarded
+def report(
+    logs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="LOG...",
+            help="Logs to show: files (- for standard input), conversation folders, or "
+            "trees searched for logs of every dialect; several make one page with an index.",
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Where to write the page (- for stdout)."
+        ),
+    ] = Path("report.html"),
+    open_page: Annotated[
+        bool, typer.Option("--open", help="Open the page in the web browser when written.")
+    ] = False,
+    config: ConfigsOpt = None,
+    call_model: CallModelOpt = False,
+    summary_tokens: SummaryTokensOpt = 500,
+    tokens: Annotated[
+        bool,
+        typer.Option(
+            "--tokens/--no-tokens",
+            help="Measure the view in tokens of the [llm] model's tokenizer, or in "
+            "characters (faster on big logs).",
+        ),
+    ] = True,
+    everything: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Audit exploration commands too (ls, grep, cat, find, read-only git)."
+        ),
+    ] = False,
+    upto: UptoOpt = None,
+    dialect: DialectOpt = None,
+    client_config: ClientConfigOpt = None,
+) -> None:
+    """Write one HTML page of each log as the model saw it, and of its condensations.
+
+    The page shows every event in order (who spoke, tool calls with their results,
+    long outputs folded), each condensation as a band where it fired (the summary,
+    the events it forgot, and the facts it lost, pins and instructions first), the
+    view's size per step against the client's threshold (and, for each --config, the
+    same history under that condenser, as `simulate` runs it), and a search over
+    every event. It needs no network: open it from disk or from a CI artefact.
+    """
+    from condense_cli import __version__
+    from condense_cli.core.clientconfig import read_client_config
+    from condense_cli.core.errors import CondenseError
+    from condense_cli.core.files import replace_file
+    from condense_cli.dialects.discovery import find_logs
+    from condense_cli.terminal.report import render_page
+
+    client = read_client_config(client_config) if client_config is not None else None
+    found = find_logs(logs, dialect)
+    if not found.logs:
+        for line in found.says():
+            say(line)
+        raise usage_error("no log found in what was given")
+    pages: list[LogPage] = []
+    failed = 0
+    for log in found.logs:
+        try:
+            page = log_page(
+                len(pages),
+                log,
+                config,
+                call_model,
+                summary_tokens,
+                tokens,
+                everything,
+                upto,
+                dialect,
+                client,
+            )
+        except CondenseError as exc:
+            if len(found.logs) == 1:
+                raise
+            say(f"Error: {exc.message}")  # among many: said, the others shown, exit 1
+            failed += 1
+            continue
+        pages.append(page)
+    command = shlex.join(["condense", *sys.argv[1:]])
+    body = render_page(pages, command, __version__).encode()
+    if str(output) == "-":
+        sys.stdout.buffer.write(body)
+    else:
+        replace_file(output, body)
+        say(f"wrote {output} ({len(body):,} bytes, {plural(len(pages), 'log')})")
+        if open_page:
+            import webbrowser
+
+            webbrowser.open(output.resolve().as_uri())
+    said_logs(found, failed)
+
+
+def log_page(
+    number: int,
+    log: str,
+    configs: list[str] | None,
+    call_model: bool,
+    summary_tokens: int,
+    tokens: bool,
+    everything: bool,
+    upto: str | None,
+    dialect: str | None,
+    client: "ClientConfig | None",
+) -> "LogPage":
+    """One log read, audited, measured, simulated under each config, and laid out."""
+    from condense_cli.analysis.timeline import timeline
+    from condense_cli.condensers.simulate import TokenCache
+    from condense_cli.condensers.simulate import simulate as run_simulation
+    from condense_cli.config.comparing import comparison_sides
+    from condense_cli.config.loading import configured_tokenizer
+    from condense_cli.core.events import View
+    from condense_cli.dialects import read_log
+    from condense_cli.terminal.report import log_page as lay_out
+
+    notes: list[str] = []
+    sides = (
+        comparison_sides(configs, None, None, None, call_model, summary_tokens, notes)
+        if configs
+        else []
+    )
+    if number == 0:
+        print_notes(notes)  # the same for every log
+    with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
+        replay.require("simulates")
+        history = list(replay.history())
+        count: Callable[[Event], int]
+        if tokens:
+            tokenizer = configured_tokenizer(configs[0] if configs else None)
+            cache = TokenCache(tokenizer.count_batch, history)
+            count, unit = cache, "tokens"
+        else:
+            count, unit = _chars, "chars"
+        line = timeline(replay, history, count, everything, client)
+        start = View([], make_summary=replay.view().make_summary)
+    runs = []
+    if sides:
+        measure = cache if tokens else TokenCache(lambda texts: [len(t) for t in texts], history)
+        runs = [
+            run_simulation(history, side.label, side.condenser, start, measure, side.meter)
+            for side in sides
+        ]
+    return lay_out(number, line, runs, unit)
+
+
+def _chars(event: "Event") -> int:
+    """What the model reads of an event, in characters."""
+    from condense_cli.dialects.counting import model_text
+
+    return len(model_text(event))

@@ -1,0 +1,283 @@
+"""`condense report`: the page's structure on every dialect's real logs, what it says of
+each condensation, hostile text kept inert, secrets masked, and the command's errors."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.dialects import read_log
+from tests import stories
+from tests.conftest import ROOT, condensation, msg, require_corpus, run_action, run_obs
+from tests.terminal.page import Page
+
+SHARED = ROOT.parent / "shared" / "corpus"
+
+
+def corpus_folders() -> list[Path]:
+    """Every dialect's folder of real logs."""
+    require_corpus(SHARED)
+    return [SHARED / folder for folder in ("claude-code", "codex", "openhands", "openhands-v1")]
+
+
+def expected(log: str) -> tuple[int, int]:
+    """Events of the history and of them in the view now, from the dialect's replay."""
+    with read_log(log) as replay:
+        history = [e for e in replay.history() if e is not None]
+        keys = {e.key for e in history}
+        in_view = sum(1 for e in replay.view() if e.key in keys)
+    return len(history), in_view
+
+
+def test_every_corpus_log_of_every_dialect_is_one_article_with_every_event(
+    tmp_path: Path, proc, cli
+) -> None:
+    """One page for the whole corpus: an index row and an article per log; in each, a
+    section per event of its history, a band per condensation, the events each band
+    forgot, the events in view, as `stats` counts them."""
+    folders = corpus_folders()
+    out = tmp_path / "corpus.html"
+    done = proc("report", *folders, "-o", out, "--no-tokens")
+    assert done.returncode == 0, done.stderr.decode()
+    page = Page(out.read_text())
+    stats = orjson.loads(proc("stats", *folders, "--no-tokens", "-f", "json").stdout)["logs"]
+    articles = [e for e in page.elements if e.tag == "article"]
+    assert len(articles) == len(stats) == 39
+    rows = [e for e in page.elements if e.tag == "a" and e.attrs.get("href", "").startswith("#l")]
+    assert [r.attrs["href"] for r in rows[: len(stats)]] == [f"#{a.attrs['id']}" for a in articles]
+    for article, report in zip(articles, stats, strict=True):
+        log = article.attrs["id"]
+        title = next(e for e in page.elements if e.log == log and e.tag == "h1")
+        assert title.content == report["log"]
+        sections = page.having("section", "event", log)
+        gone = page.having("section", "gone", log)
+        bands = page.having("details", "band", log)
+        history, in_view = expected(report["log"])
+        assert len(sections) == history, report["log"]
+        assert len(sections) - len(gone) == in_view
+        assert len(gone) == report["forgotten"]
+        assert len(bands) == report["condensations"]
+        if not bands:
+            continue
+        one = orjson.loads(cli("stats", report["log"], "--no-tokens", "-f", "json").stdout)
+        for band, row in zip(bands, one["condensations"], strict=True):
+            assert forgotten_by_band(page, log)[band.attrs["id"]] == row["forgotten_events"]
+    # the real condensations: 7 in the longest V1 conversation, 1 in a Claude Code session
+    counts = {r["log"].rstrip("/").rsplit("/", 1)[-1]: r["condensations"] for r in stats}
+    assert counts["0535c419f44a4e248c72e40c77a06a32"] == 7
+
+
+def forgotten_by_band(page: Page, log: str | None = None) -> dict[str, int]:
+    """Each band's id -> the events listed as forgotten in it."""
+    counts: dict[str, int] = {}
+    band = ""
+    for element in page.elements:
+        if element.tag == "details" and "band" in element.classes:
+            band = element.attrs["id"]
+            counts[band] = 0
+        elif element.tag == "li" and "forgot" in element.classes and element.log == log:
+            counts[band] += 1
+    return counts
+
+
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_a_condensation_band_shows_its_summary_what_it_forgot_and_what_it_lost(
+    dialect: str, tmp_path: Path, cli
+) -> None:
+    log = stories.write(dialect, tmp_path / f"{dialect}.jsonl")
+    out = tmp_path / "story.html"
+    result = cli("report", log, "-o", out)
+    assert result.exit_code == 0, result.output
+    page = Page(out.read_text())
+    (band,) = page.having("details", "band")
+    assert stories.SUMMARY in band.content
+    assert "Condensation 1" in band.content
+    gone = page.having("section", "gone")
+    assert forgotten_by_band(page, "l0") == {"l0-c1": len(gone)}
+    assert len(gone) > 0
+    # every event it forgot is marked so, linked to the band
+    for section in gone:
+        assert "forgotten by condensation 1" in section.content
+    # what it lost: the failing command's output is in no summary; each lost fact links
+    # to an event of the page
+    lost = [e for e in page.elements if e.tag == "ul" and "lost" in e.classes]
+    assert lost
+    links = [e.attrs["href"][1:] for e in page.having("a", "seen")]
+    assert links and set(links) <= page.ids
+    # the summary covers links to the first and last event it forgot
+    covers = re.findall(r'It covers <a href="#([^"]+)">', out.read_text())
+    assert covers and covers[0] in page.ids
+    # the user's first instruction is on the page, marked as said by the user
+    said = page.having("section", "said")
+    assert any(stories.FIRST in s.content for s in said)
+
+
+HOSTILE = [
+    "<script>document.title='owned'</script>",
+    "</textarea><img src=x onerror=alert(1)>",
+    '[click](javascript:alert(1)) <a href="javascript:alert(2)">here</a>',
+    "bidi \u202etxt.exe\u202c and \u2066isolate\u2069",
+    "--></style></svg><svg onload=alert(3)>",
+]
+
+
+def test_hostile_text_in_events_and_names_stays_inert(tmp_path: Path, make_log, cli) -> None:
+    events = [msg(1, HOSTILE[0])]
+    for i, text in enumerate(HOSTILE[1:], start=2):
+        events += [run_action(2 * i), run_obs(2 * i + 1, 2 * i, content=text)]
+    events.append(condensation(20, ids=[4, 5], summary=HOSTILE[1], offset=1))
+    events.append(msg(21, HOSTILE[4]))
+    name = "<b onmouseover=alert(4)>\u202elog.jsonl"
+    log = make_log(events, name=name)
+    out = tmp_path / "page.html"
+    result = cli("report", log, "-o", out)
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    page = Page(html)
+    scripts = [e for e in page.elements if e.tag == "script"]
+    assert len(scripts) == 1 and "owned" not in scripts[0].content
+    for element in page.elements:
+        assert not [a for a in element.attrs if a.startswith("on")], element
+        href = element.attrs.get("href")
+        assert href is None or href.startswith("#"), element
+        assert element.tag not in ("img", "textarea", "iframe", "object", "embed")
+    assert "\u202e" not in html and "\u2066" not in html
+    assert "\\u202e" in html  # shown as an escape, where it was
+    # the text is all there, as text
+    for text in HOSTILE[:2]:
+        assert text in "".join(e.content for e in page.having("section", "event"))
+    # the log's name (a file name may hold markup) is text in the title
+    title = next(e for e in page.elements if e.tag == "h1")
+    assert title.content.endswith("<b onmouseover=alert(4)>\\u202elog.jsonl")
+    # no script runs but the page's own: its hash is the only one the policy allows
+    policy = next(
+        e for e in page.elements if e.attrs.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert "default-src 'none'" in policy.attrs["content"]
+    assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'$", policy.attrs["content"])
+
+
+def test_secrets_are_masked(tmp_path: Path, make_log, cli) -> None:
+    log = make_log(
+        [
+            msg(1, "clone https://alice:hunter2secret@git.example.com/repo.git"),
+            run_action(2),
+            run_obs(3, 2, content="fetched https://bob:pa55word99@mirror.example.org/x"),
+        ]
+    )
+    out = tmp_path / "page.html"
+    assert cli("report", log, "-o", out).exit_code == 0
+    html = out.read_text()
+    assert "hunter2secret" not in html and "pa55word99" not in html
+    assert "https://***@git.example.com/repo.git" in html
+
+
+def test_the_page_says_its_version_and_command(tmp_path: Path, make_log, proc) -> None:
+    log = make_log([msg(1, "hello")])
+    out = tmp_path / "page.html"
+    done = proc("report", log, "-o", out, "--no-tokens")
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {out}" in done.stderr.decode()
+    html = out.read_text()
+    assert '<meta name="generator" content="condense 0.1.0">' in html
+    footer = next(e for e in Page(html).elements if e.tag == "footer")
+    assert footer.content == f"Made by condense 0.1.0: condense report {log} -o {out} --no-tokens"
+
+
+def test_to_stdout(make_log, proc) -> None:
+    log = make_log([msg(1, "hello there")])
+    done = proc("report", log, "-o", "-")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(b"<!DOCTYPE html>")
+    assert b"hello there" in done.stdout
+
+
+def test_a_bad_log_is_one_message_and_no_page(tmp_path: Path, make_log, proc) -> None:
+    log = make_log(b'{"id": 1, "source": "user", "action": "message", "args": {}}\n{oops\n')
+    out = tmp_path / "page.html"
+    done = proc("report", log, "-o", out)
+    assert done.returncode == 1, done.stderr
+    err = done.stderr.decode()
+    assert err.startswith(f"Error: {log}:2: invalid JSON") and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_among_many_logs_a_bad_one_is_said_and_the_page_has_the_others(
+    tmp_path: Path, make_log, proc
+) -> None:
+    good = make_log([msg(1, "first log")])
+    bad = make_log(b"{oops\n", name="bad.jsonl")
+    other = make_log([msg(1, "second log")])
+    out = tmp_path / "page.html"
+    done = proc("report", good, bad, other, "-o", out)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert "bad.jsonl" in err and "1 of 3 logs could not be read" in err
+    page = Page(out.read_text())
+    assert len([e for e in page.elements if e.tag == "article"]) == 2
+    assert "2 logs" in out.read_text()
+
+
+def test_no_log_found(tmp_path: Path, cli) -> None:
+    (tmp_path / "empty").mkdir()
+    result = cli("report", tmp_path / "empty", "-o", tmp_path / "page.html")
+    assert result.exit_code == 2
+    assert "no log found" in result.output
+
+
+def test_each_config_is_a_simulated_line_on_the_charts(tmp_path: Path, make_log, cli) -> None:
+    events = [msg(1, "start")]
+    for i in range(2, 60, 2):
+        events += [run_action(i), run_obs(i + 1, i, content="x" * 200)]
+    log = make_log(events)
+    config = tmp_path / "window.toml"
+    config.write_text('[condenser]\ntype = "amortized"\nmax_size = 20\nkeep_first = 1\n')
+    out = tmp_path / "page.html"
+    result = cli("report", log, "-o", out, "--config", config)
+    assert result.exit_code == 0, result.output
+    page = Page(out.read_text())
+    lines = [e for e in page.elements if e.tag == "polyline"]
+    assert len(lines) == 4  # this session and the config, on both charts
+    assert "window.toml" in out.read_text()
+    # the simulated view never grows past max_size events
+    events_chart = [e for e in lines if e.content.strip() == "window.toml"][1]
+    ys = [float(p.split(",")[1]) for p in events_chart.attrs["points"].split()]
+    session = [e for e in lines if e.content.strip() == "this session"][1]
+    session_ys = [float(p.split(",")[1]) for p in session.attrs["points"].split()]
+    assert min(ys) > min(session_ys)  # lower on the page: fewer events
+
+
+def test_a_long_session_waits_in_chunks(tmp_path: Path, make_log, cli) -> None:
+    events = [msg(1, "start")]
+    for i in range(2, 5000, 2):
+        events += [run_action(i), run_obs(i + 1, i, content=f"output number {i}")]
+    events.append(condensation(6000, start=2, end=2500, summary="the first half", offset=1))
+    events.append(msg(6001, "the needle at the end"))
+    log = make_log(events)
+    out = tmp_path / "page.html"
+    assert cli("report", log, "-o", out, "--no-tokens").exit_code == 0
+    page = Page(out.read_text())
+    templates = [e for e in page.elements if e.tag == "template"]
+    assert len(templates) == 3  # 2,000 at once, then chunks of 1,000
+    sections = page.having("section", "event")
+    assert len(sections) == 5000
+    assert "the needle at the end" in sections[-1].content
+    assert len(page.having("details", "band")) == 1
+
+
+def test_open_hands_the_page_to_the_browser(tmp_path: Path, make_log, proc) -> None:
+    """`--open` asks the user's browser ($BROWSER, as Python's webbrowser reads it)."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.chmod(0o755)
+    log = make_log([msg(1, "hello")])
+    out = tmp_path / "page.html"
+    env = {**os.environ, "BROWSER": f"{browser} %s"}
+    done = proc("report", log, "-o", out, "--open", "--no-tokens", env=env)
+    assert done.returncode == 0, done.stderr
+    assert opened.read_text().strip() == out.resolve().as_uri()
