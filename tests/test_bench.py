@@ -12,6 +12,7 @@ import hashlib
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -535,3 +536,22 @@ def test_the_many_logs_tree_holds_logs_of_every_dialect(tmp_path: Path, monkeypa
     assert len(rows) == 60
     dialects = {row.split(",")[1] for row in rows}
     assert dialects == {"claude-code", "codex", "openhands-v1", "openhands-v0"}
+
+
+def test_the_report_benchmark_times_the_command_and_the_page(tmp_path: Path) -> None:
+    """`bench/report.py` on a small generated session: both variants timed, the page's
+    size, and (where Chromium is) the page opened and its last event found."""
+    from bench import report
+
+    out = tmp_path / "report.json"
+    report.main(
+        ["--events", "400", "--runs", "1", "--data", str(tmp_path / "data"), "--out", str(out)]
+    )
+    rows = orjson.loads(out.read_bytes())["rows"]
+    assert [(r["events"], r["options"]) for r in rows] == [(400, ""), (400, "--no-tokens")]
+    assert all(r["seconds"] > 0 and r["page_bytes"] > r["log_bytes"] / 10 for r in rows)
+    browser = rows[0]["browser"]
+    if shutil.which("chromium") or os.environ.get("CI"):
+        assert browser is not None and browser["open_s"] > 0 and browser["find_s"] > 0
+        # a session this small fits the first chunk: every event is shown at once
+        assert browser["events_in_dom"] == rows[0]["page_events"] > 300
