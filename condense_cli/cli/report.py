@@ -119,12 +119,13 @@ def report(
             continue
         pages.append(page)
     command = shlex.join(["condense", *sys.argv[1:]])
-    body = render_page(pages, command, __version__).encode()
+    parts = render_page(pages, command, __version__)
     if str(output) == "-":
-        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.writelines(parts)
     else:
-        replace_file(output, body)
-        say(f"wrote {output} ({len(body):,} bytes, {plural(len(pages), 'log')})")
+        replace_file(output, parts)
+        size = output.stat().st_size
+        say(f"wrote {output} ({size:,} bytes, {plural(len(pages), 'log')})")
         if open_page:
             import webbrowser
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
-def replace_file(path: Path, body: bytes) -> None:
-    """Write `body` to a new file beside `path`, fsync it, rename it over `path`,
-    and fsync the folder (which is made when missing)."""
+def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
+    """Write `body` (or its parts, as they come) to a new file beside `path`, fsync it,
+    rename it over `path`, and fsync the folder (which is made when missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(body)
+            if isinstance(body, bytes):
+                out.write(body)
+            else:
+                out.writelines(body)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

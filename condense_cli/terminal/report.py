@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -423,8 +423,9 @@ def _charts(line: Timeline, prefix: str, runs: list[Run], unit: str) -> list[Cha
     return charts
 
 
-def render_page(pages: list[LogPage], command: str, version: str) -> str:
-    """The whole page."""
+def render_page(pages: list[LogPage], command: str, version: str) -> Iterator[bytes]:
+    """The whole page, in parts as the template makes them (a big page is never held
+    whole)."""
     from jinja2 import Environment, PackageLoader
 
     environment = Environment(
@@ -435,10 +436,19 @@ def render_page(pages: list[LogPage], command: str, version: str) -> str:
     )
     script = environment.loader.get_source(environment, "page.js")[0]  # type: ignore[union-attr]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    return environment.get_template("page.html.j2").render(
+    parts = environment.get_template("page.html.j2").generate(
         pages=pages,
         command=shown(command).replace("\n", " "),
         version=version,
         script=script,
         script_hash=f"sha256-{digest}",
     )
+    buffer: list[str] = []
+    size = 0
+    for part in parts:
+        buffer.append(part)
+        size += len(part)
+        if size >= 1 << 20:
+            yield "".join(buffer).encode()
+            buffer, size = [], 0
+    yield "".join(buffer).encode()
