@@ -64,6 +64,7 @@ class Row:
     by: int | None  # the condensation that forgot it (None: in the current view)
     answers: str | None  # the anchor of the call a result answers
     instruction: bool
+    result: str | None = None  # the anchor of a call's result
 
 
 @dataclass
@@ -143,7 +144,7 @@ def _who(event: Event) -> str:
     return "environment"
 
 
-def _row(event: Event, index: int, prefix: str, by: int | None, calls: dict[object, str]) -> Row:
+def _row(event: Event, index: int, prefix: str, by: int | None, answers: str | None) -> Row:
     call = event.tool_call
     call_text = text = None
     if call is not None:
@@ -157,9 +158,6 @@ def _row(event: Event, index: int, prefix: str, by: int | None, calls: dict[obje
     lines = text.splitlines()
     folded = len(text) > FOLD_CHARS or len(lines) > FOLD_LINES
     preview = "\n".join(lines[:FOLD_LINES])[:FOLD_CHARS] if folded else text
-    answers = None
-    if not event.is_action:
-        answers = calls.get(event.tool_call_id) or calls.get(event.cause)
     label = event.type or event.kind
     if event.url:
         label += f" {event.url}"
@@ -320,17 +318,27 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
     """The part of the page for one log (`runs`: the simulated condensers)."""
     prefix = f"l{number}"
     by = line.forgotten_by
-    anchors: dict[str, str] = {}
-    calls: dict[object, str] = {}
+    anchors: dict[str, str] = {}  # an event's id -> its anchor
+    calls: dict[object, int] = {}  # a tool call's id, and an action's key -> its index
+    answered: dict[int, int] = {}  # a result's index -> its call's
     for index, event in enumerate(line.events):
-        anchor = f"{prefix}-e{index}"
-        anchors.setdefault(str(event.id), anchor)
+        anchors.setdefault(str(event.id), f"{prefix}-e{index}")
         if event.is_action:
             if event.tool_call_id is not None:
-                calls.setdefault(event.tool_call_id, anchor)
+                calls.setdefault(event.tool_call_id, index)
             if event.key is not None:
-                calls.setdefault(event.key, anchor)
-    rows = [_row(e, i, prefix, by.get(i), calls) for i, e in enumerate(line.events)]
+                calls.setdefault(event.key, index)
+        else:
+            call = calls.get(event.tool_call_id, calls.get(event.cause))
+            if call is not None:
+                answered[index] = call
+    rows = []
+    for index, event in enumerate(line.events):
+        call = answered.get(index)
+        answers = f"{prefix}-e{call}" if call is not None else None
+        rows.append(_row(event, index, prefix, by.get(index), answers))
+    for result, call in answered.items():
+        rows[call].result = rows[result].anchor
     bands = [_band(b, prefix, rows, anchors) for b in line.bands]
     items = _items(rows, bands, line)
     charts = _charts(line, prefix, runs, unit)
