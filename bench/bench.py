@@ -17,11 +17,8 @@ Medians, their spread and the peak memory go to a table and `bench/results.json`
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +28,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import logs
-from bench.measure import Code, Job, Launcher, check_checkout, measure_all
+from bench.measure import Code, Job, Launcher, check_checkout, machine_facts, measure_all
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -493,15 +490,11 @@ def main(argv: list[str] | None = None) -> None:
                 args.timeout,
                 args.tree_memory,
             )
-    machine = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
-        "runs": args.runs,
-        "code": describe(codes[0].root),
-        "baseline": describe(codes[1].root) if len(codes) > 1 else None,
-    }
+    machine = machine_facts(
+        args.runs,
+        code=describe(codes[0].root),
+        baseline=describe(codes[1].root) if len(codes) > 1 else None,
+    )
     result = {"machine": machine, "rows": rows, "verdicts": verdicts(rows), "notes": [PEAK_NOTE]}
     args.out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     print(table(rows))

@@ -19,12 +19,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import random
 import shutil
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import logs
-from bench.measure import Launcher, RunFailed
+from bench.measure import Launcher, RunFailed, machine_facts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -147,15 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         ]
         ray_start = measure(launcher, [*two, "--engine", "ray"], env, args.runs, args.timeout)
         local_two = measure(launcher, [*two, "-j", "2"], env, args.runs, args.timeout)
-    machine = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
-        "logs": args.logs,
-        "log_bytes": log_bytes,
-        "runs": args.runs,
-    }
+    machine = machine_facts(args.runs, logs=args.logs, log_bytes=log_bytes)
     fixed = {
         "ray_two_logs_s": ray_start.get("seconds"),
         "local_two_logs_s": local_two.get("seconds"),

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,6 +222,18 @@ class Launcher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def machine_facts(runs: int, **more: object) -> dict[str, object]:
+    """What a result file says of the machine and the run (and `more`)."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+        "runs": runs,
+        **more,
+    }
 
 
 @dataclass

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -29,11 +28,12 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import logs
-from bench.measure import Launcher
+from bench.measure import Launcher, machine_facts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 KIND = "claude-code"
+# Chromium as the tests start it: headless, and asking nothing of the network.
 LAUNCH = [
     "--headless",
     "--no-sandbox",
@@ -42,6 +42,7 @@ LAUNCH = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-quic",
 ]
 
 
@@ -59,9 +60,14 @@ def needle(log: Path) -> str:
     return line[:60]
 
 
+def chromium() -> str | None:
+    """Debian's Chromium (`make browser`), or the one `$CONDENSE_CHROMIUM` names."""
+    return os.environ.get("CONDENSE_CHROMIUM") or shutil.which("chromium")
+
+
 def in_browser(page: Path, find: str) -> dict[str, Any] | None:
     """Seconds to open the page, and to find `find` (None without Chromium or Playwright)."""
-    executable = os.environ.get("CONDENSE_CHROMIUM") or shutil.which("chromium")
+    executable = chromium()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -121,13 +127,7 @@ def main(argv: list[str] | None = None) -> None:
                     row["browser"] = in_browser(page, needle(log))
                 rows.append(row)
                 print(_line(row), flush=True)
-    machine = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
-        "runs": args.runs,
-    }
+    machine = machine_facts(args.runs)
     result = {"machine": machine, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))

@@ -25,7 +25,7 @@ from condense_cli.cli.common import (
     reading,
     said_logs,
     say,
-    usage_error,
+    some_logs,
 )
 
 if TYPE_CHECKING:
@@ -96,12 +96,11 @@ def audit(
     )
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import LogFailed
-    from condense_cli.dialects.discovery import find_logs
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None
-    found = find_logs(logs, dialect)
+    found = some_logs(logs, dialect)
     work = partial(
         audit_one,
         dialect=dialect,
@@ -110,10 +109,6 @@ def audit(
         client=client,
         progress=len(found.logs) == 1,
     )
-    if not found.logs:
-        for line in found.says():
-            say(line)
-        raise usage_error("no log found in what was given")
     # a row per log: written as each log is audited, only the totals kept
     table = None
     if format in (TableFormat.jsonl, TableFormat.csv) or group_by is not None:

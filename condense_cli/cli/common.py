@@ -194,6 +194,18 @@ def each_log(
         yield _ticking(results, done)
 
 
+def some_logs(logs: list[str], dialect: str | None) -> "Found":
+    """The logs in `logs`; none is a usage error (exit 2), after what was passed over."""
+    from condense_cli.dialects.discovery import find_logs
+
+    found = find_logs(logs, dialect)
+    if not found.logs:
+        for line in found.says():
+            say(line)
+        raise usage_error("no log found in what was given")
+    return found
+
+
 def said_logs(found: "Found", failed: int) -> None:
     """After a command over many logs: what the search passed over, then exit 1 when
     a log could not be read (`failed` of them) or none was found."""

@@ -23,7 +23,7 @@ from condense_cli.cli.common import (
     reading,
     said_logs,
     say,
-    usage_error,
+    some_logs,
 )
 from condense_cli.core.text import plural
 
@@ -86,15 +86,10 @@ def report(
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import CondenseError
     from condense_cli.core.files import replace_file
-    from condense_cli.dialects.discovery import find_logs
     from condense_cli.terminal.report import render_page
 
     client = read_client_config(client_config) if client_config is not None else None
-    found = find_logs(logs, dialect)
-    if not found.logs:
-        for line in found.says():
-            say(line)
-        raise usage_error("no log found in what was given")
+    found = some_logs(logs, dialect)
     pages: list[LogPage] = []
     failed = 0
     for log in found.logs:

@@ -6,29 +6,20 @@ as they are needed, and leaves hostile text inert. Screenshots go to the test's 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.report import LAUNCH
+from bench.report import chromium as installed_chromium
 from condense_cli.dialects import read_log
 from tests import stories
 from tests.conftest import msg, run_action, run_obs
 from tests.terminal.test_report import HOSTILE, SHARED, corpus_folders
 
 pytestmark = pytest.mark.slow
-LAUNCH = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 
 
 def _needed(reason: str) -> None:
@@ -40,7 +31,7 @@ def _needed(reason: str) -> None:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     """Debian's Chromium (`make test` installs it), started once for the module."""
-    executable = os.environ.get("CONDENSE_CHROMIUM") or shutil.which("chromium")
+    executable = installed_chromium()
     if executable is None:
         _needed("no chromium on this machine (`make browser` installs Debian's, as root)")
     try:
