@@ -166,10 +166,12 @@ def check_facts(
     facts: list[Fact], summaries: Iterable[str], kept: Iterable[Event]
 ) -> dict[str, Tally]:
     """Look each fact up in the summaries, then in the events kept."""
+    tallies = new_tallies()
+    if not facts:
+        return tallies  # nothing to look up: the texts are not read
     names = unique_names(facts)
     summary = Memory.of(summaries, loose=True)
     view = Memory.of(text for event in kept for text in event_texts(event))
-    tallies = new_tallies()
     for fact in facts:
         tally = tallies[fact.kind]
         tally.facts += 1
