@@ -128,6 +128,8 @@ class CodexReplay(Replay):
     # --- history -------------------------------------------------------------------------
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
+        if not self.state.compactions:
+            return  # never compacted: nothing to read again
         reader = Reader(self.path, collect=True, record=True)
         read_lines(reader, self.source, self.upto)
         for line, before, old, after, new in reader.steps:

@@ -126,6 +126,8 @@ class V0Replay(Replay):
                 yield number, data, body
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
+        if not self.condensations:
+            return  # never condensed: nothing to read again
         kept: list[Event] = []
         forgotten = IntervalSet()
         summary: str | None = None
