@@ -164,7 +164,8 @@ def _report(
     with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
         report = replay.stats(tokenizer, shown or reading("counting"))
         if replay.converts_messages:
-            report.messages = message_numbers(replay.messages(replay.view()), tokenizer)
+            conversion = replay.messages(replay.view())
+            report.messages = message_numbers(conversion, tokenizer, replay.token_counts)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
         report.model = replay.model
         thresholds = replay.thresholds(client)

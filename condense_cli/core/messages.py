@@ -16,8 +16,9 @@ Tool schemas are not counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -144,23 +145,37 @@ def _token_texts(message: dict[str, Any]) -> tuple[list[str], int]:
     return texts, overhead
 
 
-def count_tokens(messages: Iterable[dict[str, Any]], tokenizer: Tokenizer) -> int:
-    """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas)."""
+def count_tokens(
+    messages: Iterable[dict[str, Any]],
+    tokenizer: Tokenizer,
+    known: Mapping[str, int] = MappingProxyType({}),
+) -> int:
+    """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas);
+    a text in `known` is not tokenized again."""
     total = REPLY_PRIMING
     count = tokenizer.count
     for message in messages:
         texts, overhead = _token_texts(message)
-        total += overhead + sum(count(text) for text in texts)
+        total += overhead
+        for text in texts:
+            tokens = known.get(text)
+            total += count(text) if tokens is None else tokens
     return total
 
 
-def message_numbers(conversion: Conversion, tokenizer: Tokenizer | None) -> dict[str, Any]:
-    """The `messages` part of `condense stats`."""
+def message_numbers(
+    conversion: Conversion,
+    tokenizer: Tokenizer | None,
+    known: Mapping[str, int] = MappingProxyType({}),
+) -> dict[str, Any]:
+    """The `messages` part of `condense stats` (`known`: texts already tokenized)."""
     chars = sum(len(message_text(m)) for m in conversion.messages)
     return {
         "count": len(conversion.messages),
         "chars": chars,
-        "tokens": count_tokens(conversion.messages, tokenizer) if tokenizer is not None else None,
+        "tokens": (
+            count_tokens(conversion.messages, tokenizer, known) if tokenizer is not None else None
+        ),
         "tool_schemas": "not counted",
         **conversion.report(),
     }

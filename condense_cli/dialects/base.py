@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from condense_cli.core.errors import ConfigError
@@ -257,6 +258,9 @@ class Replay(ABC):
     dialect: ClassVar[str]
     path: str
     problems: list[Problem]
+    # The tokens of the view's texts, once `stats` has counted them (replaced, never
+    # changed in place), so that the view's messages are not tokenized again.
+    token_counts: Mapping[str, int] = MappingProxyType({})
 
     converts_messages: ClassVar[bool] = False
     audits: ClassVar[bool] = False

@@ -128,6 +128,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
     lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
     view = lines.tally(replay.events)
+    replay.token_counts = counts.known
     condensations: list[CondensationRow] = []
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")

@@ -86,6 +86,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     if tokenizer is not None:
         by_type, full, events, sent, known = in_halves(source, source.size, walk, _merge)
         counts.known.update(known)
+        replay.token_counts = counts.known
     else:
         by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
     compactions = replay.state.compactions

@@ -282,6 +282,7 @@ class V1Replay(Replay):
             sum(len(r.raw) for r in sent),
         )
         seen = counts.tally(view_texts)
+        self.token_counts = counts.known
         rows = condensation_rows(self.condensations)
         return StatsReport(
             self.dialect,
