@@ -49,9 +49,10 @@ class Fields(msgspec.Struct, gc=False, rename={"parent": "parentUuid"}):
 DECODER = BlockDecoder(Fields)
 
 
-def line_of(value: Fields, number: int, raw: bytes) -> "Line | None":
-    """The line the exact path would make of `raw`, from its decoded fields; None
-    when the exact path must read it (it is bad, or a value may read differently)."""
+def line_of(value: Fields, number: int, at: "tuple[LogSource, int, int]") -> "Line | None":
+    """The line the exact path would make of the bytes `at` (the log, from, to), from
+    their decoded fields; None when the exact path must read it (it is bad, or a value
+    may read differently)."""
     message = value.message
     content = message.content if message is not None else None
     if line_problem(value.type, value.uuid, value.parent, message is not None, content):
@@ -74,11 +75,12 @@ def line_of(value: Fields, number: int, raw: bytes) -> "Line | None":
     message_id = message.id if message is not None else None
     return Line(
         number,
-        raw,
+        None,
         None,
         cast(str, kind),  # line_problem refused any other type
         uuid if type(uuid) is str else None,
         parent if type(parent) is str else None,
+        at=at,
         boundary=kind == "system" and value.subtype == BOUNDARY,
         sidechain=value.isSidechain is True,
         compact_summary=value.isCompactSummary is True,
@@ -102,15 +104,17 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
                 session.read(number, raw, collect)
         else:
             values, lines = decoded
+            start = offset
             for value, raw in zip(values, lines, strict=True):
                 number += 1
-                body = raw[:-1] if raw.endswith(b"\r") else raw
-                line = line_of(value, number, body)
+                stop = start + len(raw) - raw.endswith(b"\r")  # a CR is not the line's
+                line = line_of(value, number, (source, start, stop))
                 if line is None:
                     session.read(number, raw + b"\n", collect)
                 else:
                     session.size += len(raw) + 1
                     session.add(line)
+                start += len(raw) + 1
         if report is not None:
             report(offset + len(block))
     return number, end

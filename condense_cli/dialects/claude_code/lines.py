@@ -11,7 +11,7 @@ import orjson
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
-from condense_cli.core.logfile import line_body
+from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.claude_code.events import (
     BOUNDARY,
     COPY_OF,
@@ -25,18 +25,21 @@ class Line:
     """One non-blank line: its position, its bytes, and what the replay reads of it.
 
     `data` (the parsed object) is parsed from `raw` when first asked for: the fast
-    path (`claude_code.fast`) builds lines from a few decoded fields only.
+    path (`claude_code.fast`) builds lines from a few decoded fields only, and keeps
+    where the line is in the log instead of its bytes (`at`), which are read back
+    when asked for, so that memory grows with the lines the replay uses, not the log.
     """
 
     __slots__ = (
         "_data",
+        "_raw",
+        "at",
         "compact_summary",
         "copy",
         "is_boundary",
         "message_id",
         "number",
         "parent",
-        "raw",
         "sidechain",
         "tools",
         "type",
@@ -46,12 +49,13 @@ class Line:
     def __init__(
         self,
         number: int,
-        raw: bytes,
+        raw: bytes | None,
         data: dict[str, Any] | None,
         kind: str,
         uuid: str | None,
         parent: str | None,
         *,
+        at: tuple[LogSource, int, int] | None = None,
         boundary: bool = False,
         sidechain: bool = False,
         compact_summary: bool = False,
@@ -60,7 +64,8 @@ class Line:
         tools: tuple[tuple[bool, Any], ...] = (),
     ) -> None:
         self.number = number
-        self.raw = raw
+        self._raw = raw
+        self.at = at  # the log, and the line's bytes from..to, when `raw` is not kept
         self._data = data
         self.type = kind  # "" when the line has no type string
         self.uuid = uuid
@@ -112,6 +117,15 @@ class Line:
             message_id=message_id if isinstance(message_id, str) else None,
             tools=tools,
         )
+
+    @property
+    def raw(self) -> bytes:
+        """The line's bytes (without its newline), read back from the log if not kept."""
+        raw = self._raw
+        if raw is None:
+            source, start, end = self.at  # type: ignore[misc]
+            raw = source.read_at(start, end)
+        return raw
 
     @property
     def data(self) -> dict[str, Any]:
