@@ -9,6 +9,7 @@ import orjson
 
 from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_str, encode
+from condense_cli.core.logfile import LogSource
 
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
@@ -54,19 +55,33 @@ def _texts(value: Any) -> list[str]:
 
 
 class CodexEvent(Event):
-    """One response item; `data` is the item (the payload), `raw` its whole line."""
+    """One response item; `data` is the item (the payload), `raw` its whole line:
+    kept, or read back from the log where `at` says it is (the log, from, to)."""
 
-    __slots__ = ("answers", "line", "origin", "sub", "summary")
+    __slots__ = ("_raw", "answers", "at", "line", "origin", "sub", "summary")
 
     def __init__(
         self, data: dict[str, Any], raw: bytes | None, line: int | None, sub: int = 0
     ) -> None:
+        self.at: tuple[LogSource, int, int] | None = None
         super().__init__(data, None, raw)
         self.line = line
         self.sub = sub
         self.summary = False
         self.answers: int | None = None  # the key of the call an output answers
         self.origin = ""  # "base", "base2", …: the line is in a fork's base rollout
+
+    @property
+    def raw(self) -> bytes | None:
+        at = self.at
+        if at is None:
+            return self._raw
+        source, start, end = at
+        return source.read_at(start, end)
+
+    @raw.setter
+    def raw(self, value: bytes | None) -> None:
+        self._raw = value
 
     @property
     def id(self) -> object:

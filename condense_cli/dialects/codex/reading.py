@@ -22,7 +22,7 @@ import orjson
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, json_type
-from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
 from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, is_sent, summary_item
 
@@ -101,7 +101,11 @@ class Reader:
         if self.collect:
             self.problems.append(Problem(line, message, "error"))
 
-    def read_line(self, number: int, body: bytes) -> dict[str, Any] | None:
+    def read_line(
+        self, number: int, body: bytes, at: tuple[LogSource, int, int] | None = None
+    ) -> dict[str, Any] | None:
+        """Read line `number` (`at`: the log and the body's bytes from..to in it, for
+        an item to read its line back instead of keeping it; None: it keeps it)."""
         try:
             data = decode_line(body)
         except LineProblem as exc:
@@ -122,7 +126,7 @@ class Reader:
         if self.state.paginated and not self.origin:
             self.ordinal(number, data.get("ordinal"))
         if kind == "response_item":
-            self.item(number, as_dict(payload), body)
+            self.item(number, as_dict(payload), body, at)
         elif kind == "compacted":
             self.compacted(number, as_dict(payload), body)
         elif kind == REQUEST:
@@ -210,7 +214,13 @@ class Reader:
             self.depth -= 1
             self.origin = outer
 
-    def item(self, number: int, payload: dict[str, Any], body: bytes) -> None:
+    def item(
+        self,
+        number: int,
+        payload: dict[str, Any],
+        body: bytes,
+        at: tuple[LogSource, int, int] | None = None,
+    ) -> None:
         kind = payload.get("type")
         if not isinstance(kind, str):
             self.problem(number, f'a response item needs a string "type", not {json_type(kind)}')
@@ -221,7 +231,8 @@ class Reader:
             )
             return
         if is_sent(payload):
-            event = CodexEvent(payload, body, number)
+            event = CodexEvent(payload, body if at is None else None, number)
+            event.at = at
             event.origin = self.origin
             self.state.history.append(event)
             if self.record:
@@ -395,17 +406,20 @@ def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
     limit, wanted = _parse_upto(upto)
     lines = 0
     found = wanted is None
+    offset = 0  # where the line starts
     for number, raw in enumerate(source.raw_lines(), start=1):
         if limit is not None and number > limit:
             break
         lines = number
+        start, offset = offset, offset + len(raw)
         body = line_body(raw, first=number == 1)
         if not body.strip():
             continue
         if not raw.endswith(b"\n") and not _complete(body):
             reader.problem(number, "the last line is cut off (torn write); it is not read")
             continue
-        data = reader.read_line(number, body)
+        start += len(BOM) if number == 1 and raw.startswith(BOM) else 0
+        data = reader.read_line(number, body, (source, start, start + len(body)))
         if wanted is not None and isinstance(data, dict):
             payload = data.get("payload")
             if isinstance(payload, dict) and wanted in (payload.get("id"), payload.get("call_id")):
