@@ -39,8 +39,9 @@ def _message(role: str, text: str, **extra: Any) -> dict[str, Any]:
 class CodexSession(Generated):
     """A long Codex rollout; `lines()` yields its lines, then `manifest` is set."""
 
-    def __init__(self, count: int, seed: int = 7) -> None:
+    def __init__(self, count: int, seed: int = 7, compacts: bool = True) -> None:
         super().__init__(count, seed)
+        self.compacts = compacts  # False: a session that never filled its window
         self.thread = new_uuid(self.rng)
         self.cwd = f"/Users/dev/{self.rng.choice(self.texts.repos)}"
         self.turn_id = new_uuid(self.rng)
@@ -100,7 +101,9 @@ class CodexSession(Generated):
         users = [_message("user", task)]
         written, condensations = len(head), 0
         summary: str | None = None
-        next_compaction = r.randint(300, 600)
+        next_compaction: float = r.randint(300, 600)
+        if not self.compacts:
+            next_compaction = float("inf")
         while written < self.count:
             left = self.count - written
             if history >= next_compaction and left >= 2:
@@ -357,8 +360,9 @@ def _output(
     return item, event
 
 
-def write_rollout(path: Path, count: int, seed: int = 7) -> Manifest:
-    """Write a Codex rollout of `count` lines to `path`."""
-    session = CodexSession(count, seed)
+def write_rollout(path: Path, count: int, seed: int = 7, compacts: bool = True) -> Manifest:
+    """Write a Codex rollout of `count` lines to `path` (never compacted unless
+    `compacts`)."""
+    session = CodexSession(count, seed, compacts)
     write_lines(path, session.lines())
     return session.manifest

@@ -60,10 +60,18 @@ KINDS: dict[str, LogKind] = {
             (*COMMON, "gen_claude.py"),
         ),
         LogKind("codex", "codex", False, gen_codex.write_rollout, (*COMMON, "gen_codex.py")),
+        # A session that never filled its window: its whole history is the view.
+        LogKind(
+            "codex-uncompacted",
+            "codex",
+            False,
+            lambda path, count, seed: gen_codex.write_rollout(path, count, seed, compacts=False),
+            (*COMMON, "gen_codex.py", "logs.py"),
+        ),
     )
 }
 V0_KINDS = ("uniform", "realistic")
-DIALECT_KINDS = ("openhands-v1", "openhands-v1-jsonl", "claude-code", "codex")
+DIALECT_KINDS = ("openhands-v1", "openhands-v1-jsonl", "claude-code", "codex", "codex-uncompacted")
 
 
 def fingerprint(kind: LogKind, seed: int) -> str:
