@@ -65,6 +65,7 @@ COMMANDS: dict[str, list[str]] = {
     "check": ["check", LOG],
     "stats": ["stats", LOG, "--format", "json"],
     "stats --no-tokens": ["stats", LOG, "--format", "json", "--no-tokens"],
+    "audit": ["audit", LOG, "--format", "json"],
     "run amortized --dry-run": [
         "run",
         LOG,
@@ -81,6 +82,7 @@ DIALECT_COMMANDS = (
     "check",
     "stats",
     "stats --no-tokens",
+    "audit",
     "run amortized --dry-run",
 )
 STARTUP: dict[str, list[str]] = {
@@ -111,7 +113,7 @@ PEAK_NOTE = (
 
 def runs_for(command: str, log_bytes: int, events: int, runs: int) -> int:
     """How often to time a command on a log: fewer runs where one takes minutes."""
-    if command == "stats":
+    if command in ("stats", "audit"):
         if log_bytes >= 1_000_000_000:
             return 1
         if log_bytes >= 100_000_000:
