@@ -12,6 +12,7 @@ import typer
 from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
 
 NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
+CODEX_STARTUP_SECONDS = 60  # how long Codex waits for the server to list its tools
 
 app = typer.Typer(
     help="An MCP server (stdio) that lets the agent search and read back what its "
@@ -101,7 +102,14 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
     if client is Client.codex:
         path = codex_home(Path.home()) / "config.toml"
         old = path.read_text(encoding="utf-8") if path.exists() else ""
-        body = None if remove else (f"command = {json.dumps(argv[0])}\nargs = {json.dumps(args)}\n")
+        body = (
+            None
+            if remove
+            else f"command = {json.dumps(argv[0])}\nargs = {json.dumps(args)}\n"
+            # Codex gives a server 10 s to list its tools, then goes on without them:
+            # the server imports its MCP library first, which a busy machine slows
+            f"startup_timeout_sec = {CODEX_STARTUP_SECONDS}\n"
+        )
         new = with_toml_table(old, f"mcp_servers.{NAME}", body)
     else:
         path = Path.cwd() / ".mcp.json" if project else Path.home() / ".claude.json"
