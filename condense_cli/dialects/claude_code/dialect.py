@@ -109,14 +109,17 @@ class ClaudeReplay(Replay):
         self._records: list[CondensationRecord] | None = None
 
     @staticmethod
-    def _events(lines: list[Line]) -> list[ClaudeEvent]:
+    def _events(lines: list[Line], lazy: bool = False) -> list[ClaudeEvent]:
+        """The events of `lines`; `lazy`: each reads its line's bytes only when asked
+        for them, which must be while the log is open (the replay's own figures)."""
         events: list[ClaudeEvent] = []
         uses: dict[str, int] = {}
         for line in lines:
             if line.type not in MESSAGE_TYPES:
                 continue
             key = None if line.compact_summary else line.number
-            event = ClaudeEvent(line._data, key, line.raw, line.number, line)
+            raw = None if lazy else line.raw
+            event = ClaudeEvent(line._data, key, raw, line.number, line)
             for use, call in line.tools:
                 if use:
                     uses[call] = line.number
@@ -208,23 +211,26 @@ class ClaudeReplay(Replay):
         """The session's compactions (their `compact_boundary` lines), in order."""
         return [line for line in self.session.lines if line.is_boundary]
 
-    def before(self, boundary: Line) -> list[ClaudeEvent]:
-        """The view right before the compaction at `boundary`."""
+    def before(self, boundary: Line, lazy: bool = False) -> list[ClaudeEvent]:
+        """The view right before the compaction at `boundary` (`lazy`: see `_events`)."""
         session = self.session
         logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
-        return self._events(active_chain(session, logical).lines) if logical else []
+        return self._events(active_chain(session, logical).lines, lazy) if logical else []
 
-    def after(self, boundary: Line) -> list[ClaudeEvent]:
-        """The view right after the compaction at `boundary`."""
-        return self._events(active_chain(self.session, _block_end(self.session, boundary)).lines)
+    def after(self, boundary: Line, lazy: bool = False) -> list[ClaudeEvent]:
+        """The view right after the compaction at `boundary` (`lazy`: see `_events`)."""
+        end = _block_end(self.session, boundary)
+        return self._events(active_chain(self.session, end).lines, lazy)
 
-    def around(self, boundary: Line) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
+    def around(
+        self, boundary: Line, lazy: bool = False
+    ) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
         """The view right before the compaction at `boundary`, and right after it."""
-        return self.before(boundary), self.after(boundary)
+        return self.before(boundary, lazy), self.after(boundary, lazy)
 
     def _record(self, boundary: Line) -> CondensationRecord:
         """What the compaction at `boundary` did."""
-        before, after = self.around(boundary)
+        before, after = self.around(boundary, lazy=True)
         kept = {e.copy_of or e.uuid for e in after}
         forgotten = [e.key for e in before if e.key is not None and e.uuid not in kept]
         summary = next((e for e in after if e.is_summary), None)
@@ -245,7 +251,8 @@ class ClaudeReplay(Replay):
         for boundary in self.boundaries():
             meta = as_dict(boundary.data.get("compactMetadata"))
             version = boundary.data.get("version")
-            threshold = compaction_threshold(meta, version, self.before(boundary), client)
+            before = self.before(boundary, lazy=True)
+            threshold = compaction_threshold(meta, version, before, client)
             if threshold is not None:
                 found[boundary.number] = threshold
         return found

@@ -65,7 +65,7 @@ class ClaudeEvent(Event):
     knows (uuid, summary, copy) without parsing.
     """
 
-    __slots__ = ("_data", "answers", "line", "read_from")
+    __slots__ = ("_data", "_raw", "answers", "line", "read_from")
 
     def __init__(
         self,
@@ -76,10 +76,23 @@ class ClaudeEvent(Event):
         read_from: Line | None = None,
     ) -> None:
         self._data: dict[str, Any] | None = None
+        self.read_from = read_from  # the session line it is (its data is the line's)
         super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
         self.answers: int | None = None  # key of the tool_use line a result answers
-        self.read_from = read_from  # the session line it is (its data is the line's)
+
+    @property
+    def raw(self) -> bytes | None:
+        """Its bytes; made from a line without them, the line's, read when asked for
+        (only while the log is open: see `ClaudeReplay.before`)."""
+        raw = self._raw
+        if raw is None and self.read_from is not None:
+            return self.read_from.raw
+        return raw
+
+    @raw.setter
+    def raw(self, value: bytes | None) -> None:
+        self._raw = value
 
     @property
     def data(self) -> dict[str, Any]:

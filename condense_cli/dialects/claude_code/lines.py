@@ -128,6 +128,15 @@ class Line:
         return raw
 
     @property
+    def size(self) -> int:
+        """The line's bytes, without its newline (not read for this)."""
+        raw = self._raw
+        if raw is None:
+            _, start, end = self.at  # type: ignore[misc]
+            return end - start
+        return len(raw)
+
+    @property
     def data(self) -> dict[str, Any]:
         """The parsed line (parsed now if the fast path read it)."""
         data = self._data

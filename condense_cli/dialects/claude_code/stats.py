@@ -62,15 +62,17 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
     full = Tally()
     chars, tokens = array("q"), array("q")
     for line in lines:
-        data = line._data if line._data is not None else orjson.loads(line.raw)  # not kept
+        data = line._data
+        if data is None:
+            data = orjson.loads(line.raw)  # read and parsed once, not kept
         kind = _kind(line, data)
         slot = by_type.get(kind)
         if slot is None:
             slot = by_type[kind] = {"events": 0, "bytes": 0}
         slot["events"] += 1
-        slot["bytes"] += len(line.raw) + 1
+        slot["bytes"] += line.size + 1
         if line.type in MESSAGE_TYPES and not line.sidechain:
-            tally = counts.tally((model_text(ClaudeEvent(data, line.number, line.raw)),))
+            tally = counts.tally((model_text(ClaudeEvent(data, line.number, None)),))
             full.merge(tally)
             chars.append(tally.chars)
             tokens.append(tally.tokens)
@@ -123,7 +125,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     """The numbers of `condense stats`, in the shape every dialect returns."""
     session = replay.session
     seen = [x for x in session.lines if x.type in MESSAGE_TYPES and not x.sidechain]
-    size = sum(len(x.raw) for x in seen)
+    size = sum(x.size for x in seen)
     # A text of the view that several lines hold is tokenized once.
     counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
     lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
@@ -133,7 +135,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
-        before = replay.before(boundary)
+        before = replay.before(boundary, lazy=True)
         row = CondensationRow(
             record.id,
             record.line,
@@ -147,7 +149,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
         )
         if tokenizer is not None:
             row.tokens_before = lines.tally(before).tokens
-            row.tokens_after = lines.tally(replay.after(boundary)).tokens
+            row.tokens_after = lines.tally(replay.after(boundary, lazy=True)).tokens
         condensations.append(row)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
     report = StatsReport(

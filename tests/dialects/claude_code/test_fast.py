@@ -206,6 +206,10 @@ def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
             (24, "tool_result for c9: no tool_use before it"),
         ]
         assert [x._data for x in session.lines[:3]] == [None, None, None]  # not parsed
+        # nor kept: a line keeps where it is, and its bytes are read back from the log
+        assert [x._raw for x in session.lines[:3]] == [None, None, None]
+        assert [x.raw for x in session.lines[:3]] == lines[:3]
+        assert [x.size for x in session.lines[:3]] == [len(x) for x in lines[:3]]
     assert outcome(log, collect=False) == (
         "error",
         "LogError",

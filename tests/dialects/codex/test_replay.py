@@ -162,6 +162,22 @@ def test_jsonl_view_keeps_the_lines_and_round_trips(proc, make_log) -> None:
     assert again.stdout == first.stdout
 
 
+def test_items_keep_where_their_lines_are_and_read_them_back(proc, make_log) -> None:
+    """An item read from the rollout keeps no bytes, but where its line is: the JSONL
+    view is still the lines as stored, after a byte-order mark and CRLF endings too."""
+    from condense_cli.dialects import read_log
+
+    lines = [orjson.dumps(x) for x in [item(user("start")), *PLAIN[1:]]]
+    path = make_log(b"\xef\xbb\xbf" + b"\r\n".join(lines) + b"\r\n", name="rollout.jsonl")
+    with read_log(str(path)) as replay:
+        events = list(replay.view())
+        assert all(e._raw is None and e.at is not None for e in events)  # type: ignore[attr-defined]
+        assert [e.raw for e in events] == [x for x in lines if b'"response_item"' in x]
+    shown = proc("view", path, "-f", "jsonl")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [x for x in lines if b'"response_item"' in x]
+
+
 def test_check_reports_broken_pairs_bad_lines_and_unknown_types(cli, make_log) -> None:
     lines = [
         *PLAIN,
