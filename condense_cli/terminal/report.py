@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ import orjson
 
 from condense_cli.analysis.audit import Audit, total
 from condense_cli.core.events import Event
+from condense_cli.core.intervals import runs as id_runs
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
 
@@ -146,7 +147,7 @@ def _who(event: Event) -> str:
 
 def _row(event: Event, index: int, prefix: str, by: int | None, answers: str | None) -> Row:
     call = event.tool_call
-    call_text = text = None
+    call_text = None
     if call is not None:
         arguments = orjson.dumps(call[1], option=orjson.OPT_INDENT_2).decode()
         call_text = shown(f"{call[0]} {arguments}")
@@ -203,18 +204,8 @@ def _lost(audit: Audit, anchors: dict[str, str]) -> list[LostFact]:
     return found
 
 
-def _runs(indexes: Sequence[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for index in indexes:
-        if runs and runs[-1][1] == index - 1:
-            runs[-1] = (runs[-1][0], index)
-        else:
-            runs.append((index, index))
-    return runs
-
-
 def _band(band: Band, prefix: str, rows: list[Row], anchors: dict[str, str]) -> BandPage:
-    covers = [(rows[first], rows[last]) for first, last in _runs(band.forgotten)]
+    covers = [(rows[first], rows[last]) for first, last in id_runs(band.forgotten)]
     threshold = band.audit.threshold
     return BandPage(
         band.number,
@@ -254,8 +245,7 @@ def _thin(points: list[tuple[int, int]], columns: int) -> list[tuple[int, int]]:
 def _corners(bucket: list[tuple[int, int]]) -> list[tuple[int, int]]:
     low = min(bucket, key=lambda p: p[1])
     high = max(bucket, key=lambda p: p[1])
-    picked = sorted({bucket[0], low, high, bucket[-1]}, key=bucket.index)
-    return picked
+    return sorted({bucket[0], low, high, bucket[-1]}, key=bucket.index)
 
 
 def _chart(
