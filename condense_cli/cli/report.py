@@ -113,6 +113,8 @@ def report(
             failed += 1
             continue
         pages.append(page)
+    if not pages:
+        said_logs(found, failed)  # none could be read: no page (exit 1)
     command = shlex.join(["condense", *sys.argv[1:]])
     parts = render_page(pages, command, __version__)
     if str(output) == "-":

@@ -222,6 +222,16 @@ def test_among_many_logs_a_bad_one_is_said_and_the_page_has_the_others(
     assert "2 logs" in out.read_text()
 
 
+def test_when_no_log_can_be_read_no_page_is_written(tmp_path: Path, make_log, proc) -> None:
+    bad = make_log(b"{oops\n", name="bad.jsonl")
+    worse = make_log(b'{"id": 1}\n[\n', name="worse.jsonl")
+    out = tmp_path / "page.html"
+    done = proc("report", bad, worse, "-o", out)
+    assert done.returncode == 1
+    assert "2 of 2 logs could not be read" in done.stderr.decode()
+    assert not out.exists()
+
+
 def test_no_log_found(tmp_path: Path, cli) -> None:
     (tmp_path / "empty").mkdir()
     result = cli("report", tmp_path / "empty", "-o", tmp_path / "page.html")
