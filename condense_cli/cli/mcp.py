@@ -106,8 +106,9 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
             None
             if remove
             else f"command = {json.dumps(argv[0])}\nargs = {json.dumps(args)}\n"
-            # Codex gives a server 10 s to list its tools, then goes on without them:
-            # the server imports its MCP library first, which a busy machine slows
+            # how long Codex gives the server to list its tools (10 s by default): it
+            # imports its MCP library first, which a busy machine slows; until it has,
+            # a turn goes on without its tools (unless the user marks it `required`)
             f"startup_timeout_sec = {CODEX_STARTUP_SECONDS}\n"
         )
         new = with_toml_table(old, f"mcp_servers.{NAME}", body)
