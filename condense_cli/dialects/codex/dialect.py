@@ -48,8 +48,8 @@ from condense_cli.dialects.codex.items import CodexEvent, new_summary
 from condense_cli.dialects.codex.reading import (
     History,
     Reader,
+    feed_lines,
     history_length,
-    read_lines,
     read_rollout,
 )
 from condense_cli.dialects.codex.resume import (
@@ -130,33 +130,36 @@ class CodexReplay(Replay):
     def condensation_steps(self) -> Iterator[CondensationStep]:
         if not self.state.compactions:
             return  # never compacted: nothing to read again
-        reader = Reader(self.path, collect=True, record=True)
-        read_lines(reader, self.source, self.upto)
-        for line, before, old, after, new in reader.steps:
-            view = _view_of(before, old, False)
-            kept = {encode(e.data) for e in after}
-            gone = [e for e in before if not e.is_summary and encode(e.data) not in kept]
-            summary = new.text if new is not None else None
-            yield CondensationStep(line, line, view, gone, summary, _view_of(after, new, False))
+        reader = Reader(self.path, collect=True, keep_steps=True)
+        for _ in feed_lines(reader, self.source, self.upto):
+            steps, reader.steps = reader.steps, []
+            for line, before, old, after, new in steps:
+                view = _view_of(before, old, False)
+                kept = {encode(e.data) for e in after}
+                gone = [e for e in before if not e.is_summary and encode(e.data) not in kept]
+                summary = new.text if new is not None else None
+                after_view = _view_of(after, new, False)
+                yield CondensationStep(line, line, view, gone, summary, after_view)
 
     def history(self) -> Iterator[Event | None]:
-        reader = Reader(self.path, collect=True, record=True)
-        read_lines(reader, self.source, self.upto)
+        reader = Reader(self.path, collect=True, keep_sent=True)
         calls: dict[str, int] = {}
         key = 0
-        for number, payload, body in reader.sent:
-            if payload is None:
-                yield None
-                continue
-            event = CodexEvent(payload, body, number)
-            event.key = key
-            key += 1
-            call = event.tool_call_id
-            if call is not None and event.is_action:
-                calls[call] = event.key
-            elif call is not None:
-                event.answers = calls.get(call)
-            yield event
+        for _ in feed_lines(reader, self.source, self.upto):
+            sent, reader.sent = reader.sent, []
+            for number, payload, body in sent:
+                if payload is None:
+                    yield None
+                    continue
+                event = CodexEvent(payload, body, number)
+                event.key = key
+                key += 1
+                call = event.tool_call_id
+                if call is not None and event.is_action:
+                    calls[call] = event.key
+                elif call is not None:
+                    event.answers = calls.get(call)
+                yield event
 
     def messages(self, view: View) -> Conversion:
         from condense_cli.dialects.codex.messages import convert

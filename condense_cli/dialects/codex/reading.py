@@ -13,6 +13,7 @@ prefix is replayed first, its items shown with ids `base:LINE`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -75,16 +76,21 @@ def history_length(raw: bytes) -> int:
 class Reader:
     """Validates lines and rebuilds the history; problems are collected or raised."""
 
-    def __init__(self, path: str, collect: bool, record: bool = False) -> None:
+    def __init__(
+        self, path: str, collect: bool, keep_steps: bool = False, keep_sent: bool = False
+    ) -> None:
         self.path = path
         self.collect = collect
         self.problems: list[Problem] = []
         self.state = History()
+        self.lines = 0  # lines read
         self.origin = ""  # "base", "base2", …: the lines read are a fork's base
         self.depth = 0  # how many bases deep the lines read are
-        # With `record`: each compaction (line, history and summary before, after),
-        # and every item sent in file order (a request as None), for `history`.
-        self.record = record
+        # Waiting to be taken (`feed_lines`): with `keep_steps`, each compaction (line,
+        # history and summary before, after); with `keep_sent`, each item sent, in
+        # file order (a request as None), for `history`.
+        self.keep_steps = keep_steps
+        self.keep_sent = keep_sent
         self.steps: list[tuple[int, list[CodexEvent], Any, list[CodexEvent], Any]] = []
         self.sent: list[tuple[int, dict[str, Any] | None, bytes]] = []
 
@@ -132,7 +138,7 @@ class Reader:
         elif kind == REQUEST:
             self.state.request_pending = True
             self.state.requests += 1
-            if self.record:
+            if self.keep_sent:
                 self.sent.append((number, None, body))
         elif kind == "event_msg":
             self.event(as_dict(payload), number)
@@ -235,7 +241,7 @@ class Reader:
             event.at = at
             event.origin = self.origin
             self.state.history.append(event)
-            if self.record:
+            if self.keep_sent:
                 self.sent.append((number, payload, body))
 
     def compacted(self, number: int, payload: dict[str, Any], body: bytes) -> None:
@@ -283,7 +289,7 @@ class Reader:
         state.compactions.append(
             Compaction(number, before, len(events), summary_chars, says, self.origin)
         )
-        if self.record:
+        if self.keep_steps:
             self.steps.append((number, previous, previous_summary, list(events), state.summary))
 
     def event(self, payload: dict[str, Any], number: int) -> None:
@@ -403,14 +409,21 @@ def read_prefix(reader: Reader, source: LogSource, end: int, end_byte: object) -
 
 def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
     """Feed every line (up to `upto`) to `reader`; return how many were read."""
+    for _ in feed_lines(reader, source, upto):
+        pass
+    return reader.lines
+
+
+def feed_lines(reader: Reader, source: LogSource, upto: str | None) -> Iterator[None]:
+    """Feed every line (up to `upto`) to `reader`, pausing whenever it has steps or
+    items waiting, for the caller to take them (and so hold no more than a step)."""
     limit, wanted = _parse_upto(upto)
-    lines = 0
     found = wanted is None
     offset = 0  # where the line starts
     for number, raw in enumerate(source.raw_lines(), start=1):
         if limit is not None and number > limit:
             break
-        lines = number
+        reader.lines = number
         start, offset = offset, offset + len(raw)
         body = line_body(raw, first=number == 1)
         if not body.strip():
@@ -424,10 +437,12 @@ def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
             payload = data.get("payload")
             if isinstance(payload, dict) and wanted in (payload.get("id"), payload.get("call_id")):
                 found = True
-                break
+        if reader.steps or reader.sent:
+            yield
+        if found and wanted is not None:
+            break
     if not found:
         raise ConfigError(f"--upto {upto}: {source.path} has no item with this id")
-    return lines
 
 
 def _complete(body: bytes) -> bool:
