@@ -225,6 +225,8 @@ ANNOUNCED = re.compile(
 )
 MARKUP = re.compile(r"\]\(|<a |<img|\[!\[|image::|target::|\.\. _|href=")
 SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
+# It needs "Error", "Exception" or "Failure" in the text, and each of FAILING_TESTS
+# "FAIL" or "ERROR": `_error_lines` looks for those words before it runs them.
 EXCEPTION = re.compile(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Failure))(?::\s*(.*?))?\s*$",
     re.M,
@@ -347,14 +349,18 @@ def _last_success(events: list[Event], commands: dict[object, str]) -> dict[str,
 def _one_spelling(facts: list[Fact]) -> list[Fact]:
     """Path facts that are a tail (two names or more) of a longer one are the same
     file written another way: only the longest spelling is kept."""
-    paths = [components(f.key) for f in facts if f.kind == "paths"]
+    by_name: dict[str, list[tuple[str, ...]]] = {}  # a tail ends in the same name
+    for fact in facts:
+        if fact.kind == "paths" and (parts := components(fact.key)):
+            by_name.setdefault(parts[-1], []).append(parts)
     longer: set[str] = set()
     for fact in facts:
         if fact.kind != "paths":
             continue
         parts = components(fact.key)
         if len(parts) >= 2 and any(
-            len(other) > len(parts) and other[len(other) - len(parts) :] == parts for other in paths
+            len(other) > len(parts) and other[len(other) - len(parts) :] == parts
+            for other in by_name[parts[-1]]
         ):
             longer.add(fact.key)
     return [f for f in facts if not (f.kind == "paths" and f.key in longer)]
@@ -607,9 +613,13 @@ def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:
 
 
 def _error_lines(text: str) -> Iterator[Fact]:
-    for pattern in FAILING_TESTS:
-        for test in pattern.findall(text):
-            yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
+    # each pattern needs a word tested for first, which most outputs do not have
+    if "FAIL" in text or "ERROR" in text:
+        for pattern in FAILING_TESTS:
+            for test in pattern.findall(text):
+                yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
+    if "Error" not in text and "Exception" not in text and "Failure" not in text:
+        return
     for name, message in EXCEPTION.findall(text):
         line = f"{name}: {message}" if message else name
         quoted = list(dict.fromkeys(QUOTED.findall(message or "")))
