@@ -146,7 +146,7 @@ class V1Replay(Replay):
             else:
                 head = heads.get(entry.id)
                 unit = keys.get(head) if head is not None else None
-                event = V1Event(entry.data, entry.position, entry.raw, unit)
+                event = _event(entry, unit)
             keys[event.id] = event.key
             events.append(event)
         summary, offset = self._latest_summary(entries, events)
@@ -185,7 +185,7 @@ class V1Replay(Replay):
             if record.kind == CONDENSATION_REQUEST:
                 yield None
             elif record.sent and record.kind not in (CONDENSATION, SUMMARY_KIND):
-                yield V1Event(record.data, record.position, record.raw)
+                yield _event(record)
 
     @staticmethod
     def _latest_summary(
@@ -271,15 +271,15 @@ class V1Replay(Replay):
             name = f"{record.kind}:{tool}" if tool_event and isinstance(tool, str) else record.kind
             slot = by_type.setdefault(name, {"events": 0, "bytes": 0})
             slot["events"] += 1
-            slot["bytes"] += len(record.raw)
+            slot["bytes"] += record.size
         view = self.view()
         view_texts = [model_text(event) for event in view]
         counts = TextCounts(tokenizer, again=view_texts)  # the view's texts: counted once
         sent = [r for r in records if r.sent]
         full = counts.tally_log(
             sent,
-            lambda r: model_text(V1Event(r.data, r.position, r.raw)),
-            sum(len(r.raw) for r in sent),
+            lambda r: model_text(_event(r)),
+            sum(r.size for r in sent),
         )
         seen = counts.tally(view_texts)
         self.token_counts = counts.known
@@ -287,7 +287,7 @@ class V1Replay(Replay):
         return StatsReport(
             self.dialect,
             self.path,
-            sum(len(r.raw) for r in records),
+            sum(r.size for r in records),
             len(records),
             len(sent),
             largest_first(by_type),
@@ -462,6 +462,12 @@ class OpenHandsV1(Dialect):
             _refuse_invalid(conversation)
             expected = len(conversation.records)
             yield V1Replay(path, conversation, writer=lambda b: events.append(b, expected))
+
+
+def _event(record: StoredEvent, unit: int | None = None) -> V1Event:
+    """A stored event as an event of a view (its file read once), keyed by position."""
+    data, raw = record.parsed()
+    return V1Event(data, record.position, raw, unit)
 
 
 def _refuse_invalid(conversation: Conversation) -> None:

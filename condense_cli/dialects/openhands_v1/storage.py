@@ -67,10 +67,13 @@ class StoredEvent:
     """One stored event: its place in the log, its id and kind, the bytes as stored,
     and the few fields replay reads of every event. The parsed event (`data`) is
     kept only for condensations; other events are parsed again when a view shows
-    them, so that a replay holds bytes, not every event's objects."""
+    them, so that a replay holds bytes, not every event's objects. An event of a
+    conversation folder does not even keep its bytes: its file is read again when
+    they are wanted (`keep=False`)."""
 
     __slots__ = (
         "_data",
+        "_raw",
         "call",
         "date",
         "id",
@@ -79,8 +82,8 @@ class StoredEvent:
         "parent",
         "path",
         "position",
-        "raw",
         "response",
+        "size",
         "thinking",
         "tool",
     )
@@ -94,11 +97,13 @@ class StoredEvent:
         data: dict[str, Any],
         path: str,  # the event file, or the JSONL file
         line: int | None = None,  # the line in a JSONL file
+        keep: bool = True,  # keep `raw` (else it is read again from `path`, a file)
     ) -> None:
         self.position = position
         self.id = id
         self.kind = kind
-        self.raw = raw
+        self._raw = raw if keep else None
+        self.size = len(raw)
         self.path = path
         self.line = line
         self._data = data if kind == CONDENSATION else None
@@ -112,10 +117,34 @@ class StoredEvent:
         self.tool: Any = get("tool_name")
 
     @property
+    def raw(self) -> bytes:
+        """The bytes as stored: kept, or the event file read again."""
+        raw = self._raw
+        if raw is not None:
+            return raw
+        try:
+            raw = read_event_file(self.path)
+        except OSError as exc:
+            raise LogError(self.path, f"cannot be read again: {refusal(exc)}") from None
+        if len(raw) != self.size:
+            raise LogError(
+                self.path,
+                f"changed while condense was reading the conversation ({self.size:,} bytes, "
+                f"now {len(raw):,}); the SDK never rewrites an event file",
+                hint="run the command again",
+            )
+        return raw
+
+    @property
     def data(self) -> dict[str, Any]:
         """The event as parsed (again, for all but condensations)."""
         data = self._data
         return data if data is not None else orjson.loads(self.raw)
+
+    def parsed(self) -> tuple[dict[str, Any], bytes]:
+        """The event as parsed and its bytes, read once."""
+        raw = self.raw
+        return (self._data if self._data is not None else orjson.loads(raw)), raw
 
     @property
     def where(self) -> str:
@@ -218,10 +247,22 @@ def read_event_file(file_path: str) -> bytes:
     block the read."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     fd = os.open(file_path, flags)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise NotRegular(errno.EINVAL, "not a regular file")
-        return file.read()
+        # one read of one byte more than its size finds the end: no file object
+        # (half the cost of a small file's read); a file that grew is read on
+        wanted = info.st_size + 1
+        data = os.read(fd, wanted)
+        if len(data) < wanted:
+            return data
+        parts = [data]
+        while more := os.read(fd, 1 << 20):
+            parts.append(more)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def refusal(exc: OSError) -> str:
@@ -297,7 +338,7 @@ def read_folder(path: str | Path) -> Conversation:
         if not raw.strip():
             problems.append(problem_at(file_path, "empty file; the SDK skips it"))
             continue
-        record = _record(raw, index, file_path, None, problems)
+        record = _record(raw, index, file_path, None, problems, keep=False)
         if record is None:
             continue
         name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
@@ -337,9 +378,15 @@ def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | N
 
 
 def _record(
-    raw: bytes, position: int, path: str, line: int | None, problems: list[Problem]
+    raw: bytes,
+    position: int,
+    path: str,
+    line: int | None,
+    problems: list[Problem],
+    keep: bool = True,
 ) -> StoredEvent | None:
-    """Parse and validate one event; None (and a problem) when it is not one."""
+    """Parse and validate one event; None (and a problem) when it is not one (`keep`:
+    see `StoredEvent`)."""
     try:
         data = decode_line(raw)
     except LineProblem as exc:
@@ -349,7 +396,7 @@ def _record(
     if message is not None:
         problems.append(problem_at(path, message, line))
         return None
-    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line)
+    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line, keep)
 
 
 def _unique(record: StoredEvent, seen: dict[str, StoredEvent], problems: list[Problem]) -> bool:

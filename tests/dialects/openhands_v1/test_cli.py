@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from condense_cli.config.loading import LLMTables, build_condenser
+from condense_cli.core.errors import LogError
 from condense_cli.core.events import Event, View, apply_condensation
 from condense_cli.core.text import plural
 from condense_cli.dialects import read_log
@@ -629,3 +630,18 @@ def test_links_and_special_files_in_a_conversation_are_refused_unread(tmp_path: 
     assert "TOP-SECRET" not in out
     view = proc("view", folder, "--format", "json")
     assert view.returncode == 1 and b"TOP-SECRET" not in view.stdout + view.stderr
+
+
+def test_a_folder_event_is_read_again_when_shown_and_a_changed_one_is_refused(tmp_path) -> None:
+    """A conversation folder's events keep their files, not their bytes: the view
+    reads each file again, byte for byte, and a file rewritten in between is a clear
+    error naming it, never a view of bytes the replay did not read."""
+    folder = write_folder(tmp_path / "conv", [system(0), message(1), call(2, "r"), result(3, 2)])
+    files = sorted((folder / "events").iterdir())
+    with read_log(str(folder)) as replay:
+        assert [e.raw for e in replay.view()] == [f.read_bytes() for f in files]
+        files[2].write_bytes(files[2].read_bytes() + b" ")
+        with pytest.raises(LogError) as caught:
+            replay.view()
+    assert caught.value.path == str(files[2])
+    assert "changed while condense was reading" in caught.value.message
