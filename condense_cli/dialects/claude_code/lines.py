@@ -4,6 +4,7 @@ in order, by uuid, and the side branches a chain may take lines back from."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,8 @@ from condense_cli.dialects.claude_code.events import (
     TREE_TYPES,
     BadLine,
 )
+
+READ_AHEAD = 1 << 20  # bytes read at once by `Line.each_raw`
 
 
 class Line:
@@ -126,6 +129,22 @@ class Line:
             source, start, end = self.at  # type: ignore[misc]
             raw = source.read_at(start, end)
         return raw
+
+    @staticmethod
+    def each_raw(lines: Iterable[Line]) -> Iterator[bytes]:
+        """`raw` of each of `lines`, in order; lines read back from the log are read a
+        megabyte at a time (they mostly follow each other), not one by one."""
+        held: LogSource | None = None
+        buffer, first, last = b"", 0, 0  # the bytes first..last of `held`, when read
+        for line in lines:
+            raw = line._raw
+            if raw is None:
+                source, start, end = line.at  # type: ignore[misc]
+                if source is not held or not (first <= start and end <= last):
+                    buffer = source.read_at(start, max(end, start + READ_AHEAD))
+                    held, first, last = source, start, start + len(buffer)
+                raw = buffer[start - first : end - first]
+            yield raw
 
     @property
     def size(self) -> int:

@@ -23,6 +23,7 @@ import orjson
 
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
+from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
 from condense_cli.dialects.counting import (
     Tally,
@@ -36,7 +37,6 @@ from condense_cli.fast.halves import in_two, splits
 
 if TYPE_CHECKING:
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
-    from condense_cli.dialects.claude_code.lines import Line
     from condense_cli.llm.tokens import Tokenizer
 
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
@@ -61,10 +61,10 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
     by_type: dict[str, dict[str, int]] = {}
     full = Tally()
     chars, tokens = array("q"), array("q")
-    for line in lines:
+    for line, raw in zip(lines, Line.each_raw(lines), strict=True):
         data = line._data
         if data is None:
-            data = orjson.loads(line.raw)  # read and parsed once, not kept
+            data = orjson.loads(raw)  # read and parsed once, not kept
         kind = _kind(line, data)
         slot = by_type.get(kind)
         if slot is None:
