@@ -45,19 +45,14 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.codex.detect import NAME, REQUEST
 from condense_cli.dialects.codex.items import CodexEvent, new_summary
-from condense_cli.dialects.codex.reading import (
-    History,
-    Reader,
-    feed_lines,
-    history_length,
-    read_rollout,
-)
+from condense_cli.dialects.codex.reading import History, Reader, history_length
 from condense_cli.dialects.codex.resume import (
     ResumeCompaction,
     after_compaction,
     compaction_threshold,
     resume_compaction,
 )
+from condense_cli.dialects.codex.rollout import feed_lines, read_rollout
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
@@ -234,12 +229,14 @@ class CodexReplay(Replay):
 
 
 def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: bool) -> View:
-    """The view of a history: keys are positions (the summary has none)."""
+    """The view of a history: keys are positions (the summary has none); its events
+    parsed, since a view outlives the log being open."""
     events = list(history)
     offset = None
     position = 0
     calls: dict[str, int] = {}
     for index, event in enumerate(events):
+        event.parse()
         if event is summary:
             event.key = None
             offset = index

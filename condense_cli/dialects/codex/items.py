@@ -56,15 +56,32 @@ def _texts(value: Any) -> list[str]:
 
 class CodexEvent(Event):
     """One response item; `data` is the item (the payload), `raw` its whole line:
-    kept, or read back from the log where `at` says it is (the log, from, to)."""
+    kept, or read back from the log where `at` says it is (the log, from, to).
 
-    __slots__ = ("_raw", "answers", "at", "line", "origin", "sub", "summary")
+    Made by the fast path (`codex.fast`) with `data` None, it knows its item type and
+    call id (`fast_type`, `fast_call`) and parses its line when `data` is first asked for."""
+
+    __slots__ = (
+        "_data",
+        "_raw",
+        "answers",
+        "at",
+        "fast_call",
+        "fast_type",
+        "line",
+        "origin",
+        "sub",
+        "summary",
+    )
 
     def __init__(
-        self, data: dict[str, Any], raw: bytes | None, line: int | None, sub: int = 0
+        self, data: dict[str, Any] | None, raw: bytes | None, line: int | None, sub: int = 0
     ) -> None:
         self.at: tuple[LogSource, int, int] | None = None
-        super().__init__(data, None, raw)
+        self.fast_type: str | None = None  # the item type, when `data` is not parsed yet
+        self.fast_call: str | None = None  # and its `call_id`, when a string
+        self._data: dict[str, Any] | None = None
+        super().__init__(data, None, raw)  # type: ignore[arg-type]
         self.line = line
         self.sub = sub
         self.summary = False
@@ -84,6 +101,23 @@ class CodexEvent(Event):
         self._raw = value
 
     @property
+    def data(self) -> dict[str, Any]:
+        data = self._data
+        if data is None:
+            line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
+            data = self._data = line["payload"]
+        return data
+
+    @data.setter
+    def data(self, value: dict[str, Any] | None) -> None:
+        self._data = value
+
+    def parse(self) -> None:
+        """Parse the item now, while its log is open (the event will outlive it)."""
+        if self._data is None:
+            self.data = self.data
+
+    @property
     def id(self) -> object:
         if self.line is None:
             return None
@@ -92,7 +126,8 @@ class CodexEvent(Event):
 
     @property
     def item_type(self) -> str:
-        return as_str(self.data.get("type"))
+        kind = self.fast_type
+        return kind if kind is not None else as_str(self.data.get("type"))
 
     @property
     def role(self) -> str:
@@ -134,6 +169,8 @@ class CodexEvent(Event):
     @property
     def tool_call_id(self) -> str | None:
         if self.item_type in CALLS or self.item_type in OUTPUTS:
+            if self.fast_type is not None:
+                return self.fast_call
             call = self.data.get("call_id")
             return call if isinstance(call, str) else None
         return None

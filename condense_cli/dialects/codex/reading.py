@@ -13,14 +13,13 @@ prefix is replayed first, its items shown with ids `base:LINE`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
-from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, json_type
 from condense_cli.core.logfile import BOM, LogSource, line_body
@@ -350,24 +349,6 @@ class Reader:
 MAX_FORK_DEPTH = 16
 
 
-def read_rollout(
-    source: LogSource, upto: str | None, collect: bool
-) -> tuple[History, list[Problem], int]:
-    """Validate and replay a rollout; return its state, problems and lines read."""
-    reader = Reader(source.path, collect)
-    lines = read_lines(reader, source, upto)
-    if lines == 0 and not reader.problems:
-        reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
-    if reader.state.unnumbered is not None and upto is None:
-        reader.flaw(
-            reader.state.unnumbered,
-            "the final line of this paginated rollout has no ordinal: Codex refuses to "
-            'resume it ("final paginated rollout record ... is missing an ordinal")',
-        )
-    reader.check_pairs()
-    return reader.state, reader.problems, lines
-
-
 def find_rollout(near: str, thread: str) -> Path | None:
     """The rollout of `thread`: beside `near`, else anywhere in the `sessions` (or
     `archived_sessions`) tree `near` is in."""
@@ -407,56 +388,11 @@ def read_prefix(reader: Reader, source: LogSource, end: int, end_byte: object) -
         reader.read_line(number, body)
 
 
-def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
-    """Feed every line (up to `upto`) to `reader`; return how many were read."""
-    for _ in feed_lines(reader, source, upto):
-        pass
-    return reader.lines
-
-
-def feed_lines(reader: Reader, source: LogSource, upto: str | None) -> Iterator[None]:
-    """Feed every line (up to `upto`) to `reader`, pausing whenever it has steps or
-    items waiting, for the caller to take them (and so hold no more than a step)."""
-    limit, wanted = _parse_upto(upto)
-    found = wanted is None
-    offset = 0  # where the line starts
-    for number, raw in enumerate(source.raw_lines(), start=1):
-        if limit is not None and number > limit:
-            break
-        reader.lines = number
-        start, offset = offset, offset + len(raw)
-        body = line_body(raw, first=number == 1)
-        if not body.strip():
-            continue
-        if not raw.endswith(b"\n") and not _complete(body):
-            reader.problem(number, "the last line is cut off (torn write); it is not read")
-            continue
-        start += len(BOM) if number == 1 and raw.startswith(BOM) else 0
-        data = reader.read_line(number, body, (source, start, start + len(body)))
-        if wanted is not None and isinstance(data, dict):
-            payload = data.get("payload")
-            if isinstance(payload, dict) and wanted in (payload.get("id"), payload.get("call_id")):
-                found = True
-        if reader.steps or reader.sent:
-            yield
-        if found and wanted is not None:
-            break
-    if not found:
-        raise ConfigError(f"--upto {upto}: {source.path} has no item with this id")
-
-
-def _complete(body: bytes) -> bool:
-    try:
-        orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
-
-def _parse_upto(upto: str | None) -> tuple[int | None, str | None]:
-    """`--upto`: a line number, or the id of an item (`msg_…`, a call id)."""
-    if upto is None:
-        return None, None
-    if upto.isdigit():
-        return int(upto), None
-    return None, upto
+def line_at(
+    source: LogSource, number: int, raw: bytes, start: int
+) -> tuple[bytes, tuple[LogSource, int, int]]:
+    """Line `number` (as read, from offset `start`) without its line ending and byte
+    order mark, and where those bytes are in the log."""
+    body = line_body(raw, first=number == 1)
+    start += len(BOM) if number == 1 and raw.startswith(BOM) else 0
+    return body, (source, start, start + len(body))

@@ -1,0 +1,244 @@
+"""Codex's fast path (msgspec blocks, items parsed lazily) against the exact path
+(orjson line by line): the same history, problems, views and errors on every input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.jsonlines import encode
+from condense_cli.dialects import read_log
+from tests.conftest import require_corpus
+from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
+from tests.dialects.fast_paths import EXACT, FAST, use_path
+
+DIALECT = "codex"
+
+
+def outcome(log: Path, collect: bool = True) -> Any:
+    """Everything a replay decides about a rollout, or the error it stops with."""
+    try:
+        with read_log(str(log), dialect=DIALECT, collect=collect) as replay:
+            state = replay.state  # type: ignore[attr-defined]
+            view = replay.view()
+            return (
+                [(p.line, p.message, p.severity) for p in replay.problems],
+                b"".join(replay.view_lines()),
+                [(e.id, e.key, e.cause, e.type, e.tool_call_id, encode(e.data)) for e in view],
+                [
+                    (c.id, c.line, c.forgotten_events, c.summary_chars, c.view_size)
+                    for c in replay.condensations
+                ],
+                (state.model, state.tokens_seen, state.token_line, state.request_pending),
+                (state.paginated, state.next_ordinal, state.unnumbered, replay.lines),  # type: ignore[attr-defined]
+                [
+                    (s.id, [e.id for e in s.before], [e.id for e in s.forgotten], s.summary)
+                    for s in replay.condensation_steps()
+                ],
+                [None if e is None else (e.key, e.raw) for e in replay.history()],
+                [m for m in replay.messages(view).messages],
+            )
+    except (LogError, ConfigError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+def both_paths(monkeypatch: pytest.MonkeyPatch, log: Path, block: int = 256, **read: Any) -> Any:
+    results = {}
+    for path in (EXACT, FAST):
+        use_path(monkeypatch, path, block)
+        results[path] = outcome(log, **read)
+    return results
+
+
+def story(paginated: bool = False) -> list[bytes]:
+    """A rollout with turns, parallel calls, a token count, a rollback, a compaction
+    with a replacement history, a legacy one, a request, and more turns after them."""
+    lines = [
+        META
+        if not paginated
+        else line("session_meta", {**META["payload"], "history_mode": "paginated"}),
+        item(user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")),
+        line("turn_context", {"cwd": "/w", "model": "gpt-5.5"}),
+        item(user("fix the bug in héllo ✓ 日本")),
+        line("event_msg", {"type": "user_message", "message": "fix the bug"}),
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}),
+        item(call("c1", "pytest -q")),
+        item(call("c2", "ls")),
+        item(output("c2", "a.py")),
+        item(output("c1", "FAILED tests/test_a.py::test_x - ValueError: bad")),
+        line(
+            "event_msg",
+            {"type": "token_count", "info": {"last_token_usage": {"total_tokens": 900}}},
+        ),
+        item({"type": "ghost_snapshot", "ghost_commit": {"id": "g"}}),
+        item({"type": "message", "role": "system", "content": "not sent"}),
+        item(user("now the docs")),
+        item(said("on it")),
+        line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
+        item(user("the docs, then")),
+        item(call("c3")),
+        item(output("c3", "x" * 300)),
+        line(
+            "compacted",
+            {"message": "", "replacement_history": [user("fix the bug"), user("SUMMARY")]},
+        ),
+        line("event_msg", {"type": "context_compacted"}),
+        line("turn_context", {"cwd": "/w", "model": "gpt-5.6"}),
+        item(said("resumed")),
+        item(call("c4")),
+        line("condensation_request", {"requested_by": "condense"}),
+        line("compacted", {"message": "a legacy summary"}),
+        item(output("c9", "an answer to nothing")),
+        item(said("end")),
+        line("world_state", {"x": 1}),
+    ]
+    if paginated:
+        lines = [{**x, "ordinal": i} for i, x in enumerate(lines)]
+    return [orjson.dumps(x) for x in lines]
+
+
+def response(payload: bytes, after: bytes = b"") -> bytes:
+    return (
+        b'{"timestamp":"'
+        + TS.encode()
+        + b'","type":"response_item","payload":'
+        + payload
+        + after
+        + b"}"
+    )
+
+
+# Lines the fast path must judge exactly as the exact path does, each placed in the
+# middle of an ordinary rollout.
+TRICKY = {
+    "overflowing exponent": response(b'{"type":"message","role":"user","x":1e400}'),
+    "overflowing integer": response(b'{"type":"message","role":"user","n":' + b"9" * 400 + b"}"),
+    "invalid UTF-8 in a skipped field": response(b'{"type":"message","z":"\xc3("}'),
+    "lone surrogate escape": response(b'{"type":"message","z":"\\ud800"}'),
+    "trailing garbage": response(b'{"type":"message"}', b"} x"),
+    "two objects": b'{"type":"world_state"}{"type":"world_state"}',
+    "carriage return": response(b'{"type":"message","role":"user","content":"x"}', b"\r"),
+    "blank": b"",
+    "spaces": b"   ",
+    "split object": response(b'{"type":"message",\n"role":"user"}'),
+    "deep nesting": response(b'{"type":"message","x":' + b"[" * 1000 + b"]" * 1000 + b"}"),
+    "not an object": b'["response_item"]',
+    "null": b"null",
+    "duplicate type key": b'{"type":"response_item","type":"world_state","payload":{}}',
+    "duplicate payload key": response(b'{"type":"message"}', b',"payload":{"type":"reasoning"}'),
+    "duplicate item type": response(b'{"type":"message","type":"function_call","call_id":"c7"}'),
+    "duplicate call id": response(b'{"type":"function_call","call_id":"c7","call_id":"c8"}'),
+    "type a number": b'{"type":5,"payload":{}}',
+    "no type": b'{"payload":{"type":"message"}}',
+    "payload a string": b'{"type":"response_item","payload":"message"}',
+    "payload null": b'{"type":"response_item","payload":null}',
+    "no payload": b'{"type":"response_item"}',
+    "item type a number": response(b'{"type":5}'),
+    "item type unknown": response(b'{"type":"hologram"}'),
+    "item type a list": response(b'{"type":["message"]}'),
+    "role a number": response(b'{"type":"message","role":5,"content":"x"}'),
+    "call id a number": response(b'{"type":"function_call","call_id":5}'),
+    "call id a 20-digit number": response(
+        b'{"type":"function_call_output","call_id":18446744073709551616}'
+    ),
+    "call id null": response(b'{"type":"function_call","call_id":null}'),
+    "an answered call": response(b'{"type":"function_call_output","call_id":"c4","output":"ok"}'),
+    "a system message": response(b'{"type":"message","role":"system","content":"s"}'),
+    "event_msg payload a list": b'{"type":"event_msg","payload":[1]}',
+    "event_msg type a number": b'{"type":"event_msg","payload":{"type":5}}',
+    "a token count": b'{"type":"event_msg","payload":{"type":"token_count","info":null}}',
+    "a rollback": b'{"type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":9}}',
+    "model a number": b'{"type":"turn_context","payload":{"model":5}}',
+    "model a string": b'{"type":"turn_context","payload":{"model":"o9"}}',
+    "turn_context payload a string": b'{"type":"turn_context","payload":"x"}',
+    "unknown line type": b'{"type":"hologram","payload":{}}',
+    "a request": b'{"type":"condensation_request","payload":{}}',
+    "a second session_meta": b'{"type":"session_meta","payload":{"id":"s2"}}',
+}
+# The same, for a paginated rollout: ordinals right and wrong.
+ORDINALS = {
+    "ordinal missing": response(b'{"type":"message","role":"user","content":"x"}'),
+    "ordinal a string": response(b'{"type":"message"}', b',"ordinal":"12"'),
+    "ordinal negative": response(b'{"type":"message"}', b',"ordinal":-1'),
+    "ordinal a float": response(b'{"type":"message"}', b',"ordinal":12.0'),
+    "ordinal true": response(b'{"type":"message"}', b',"ordinal":true'),
+    "ordinal 20 digits": response(b'{"type":"message"}', b',"ordinal":18446744073709551616'),
+    "ordinal too far": response(b'{"type":"message"}', b',"ordinal":99'),
+    "ordinal repeated": response(b'{"type":"message"}', b',"ordinal":11'),
+    "ordinal null": response(b'{"type":"message"}', b',"ordinal":null'),
+}
+
+
+def write(tmp_path: Path, lines: list[bytes]) -> Path:
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return log
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_a_tricky_line_is_judged_alike_on_both_paths(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = story()
+    lines[12:12] = [TRICKY[name]]
+    log = write(tmp_path, lines)
+    for collect in (True, False):
+        results = both_paths(monkeypatch, log, collect=collect)
+        assert results[FAST] == results[EXACT], name
+
+
+@pytest.mark.parametrize("name", sorted(ORDINALS))
+def test_a_paginated_rollouts_ordinals_are_judged_alike_on_both_paths(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = story(paginated=True)
+    lines[12:12] = [ORDINALS[name]]
+    log = write(tmp_path, lines)
+    results = both_paths(monkeypatch, log)
+    assert results[FAST] == results[EXACT], name
+
+
+@pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
+def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> None:
+    """Lines longer than a block, CRLF endings, a BOM, and a torn last line."""
+    lines = story()
+    variants = {
+        "lf": b"\n".join(lines) + b"\n",
+        "crlf": b"\r\n".join(lines) + b"\r\n",
+        "bom": b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n",
+        "torn": b"\n".join(lines) + b"\n" + lines[6][:20],
+        "no final newline": b"\n".join(lines),
+    }
+    for name, data in variants.items():
+        log = tmp_path / f"{name}.jsonl"
+        log.write_bytes(data)
+        results = both_paths(monkeypatch, log, block)
+        assert results[FAST] == results[EXACT], name
+
+
+def test_the_fast_path_keeps_items_unparsed_until_asked(tmp_path: Path, monkeypatch) -> None:
+    """The checks above must not pass only because every line fell back: ordinary
+    items are neither parsed nor kept until the view is asked for, then read back."""
+    lines = story()
+    log = write(tmp_path, lines)
+    use_path(monkeypatch, FAST, block=1 << 20)
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        history = replay.state.history  # type: ignore[attr-defined]
+        fast = [e for e in history if e.fast_type is not None]
+        assert [e.line for e in fast] == [27, 28]  # after the last compaction (line 26)
+        assert [(e._data, e._raw) for e in fast] == [(None, None), (None, None)]
+        view = replay.view()
+        assert [e.data for e in fast] == [orjson.loads(x)["payload"] for x in lines[26:28]]
+    assert len(view) == len(history)
+
+
+@pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
+def test_corpus_rollouts_read_alike_on_both_paths(name: str, monkeypatch) -> None:
+    require_corpus(CORPUS)
+    results = both_paths(monkeypatch, CORPUS / name, block=4096)
+    assert results[FAST] == results[EXACT]
+    assert results[FAST][0] is not None and results[FAST][0] != "error"
