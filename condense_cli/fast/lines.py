@@ -1,6 +1,6 @@
 """Reading big JSON-lines logs fast: whole blocks of lines decoded by msgspec, checked
 line by line by simdjson to be exactly what the exact path would accept (the Claude
-Code dialect uses it).
+Code and Codex dialects use it).
 
 The exact path (`orjson.loads` of each line, then the dialect's validator) stays the
 definition of a valid line. msgspec decodes a block of lines into small Structs and
