@@ -9,8 +9,10 @@ way against every fact any condensation forgot.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ from condense_cli.core.events import Event, View
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay, Threshold
+from condense_cli.fast.halves import splits
 
 OVERALL = "overall"
 
@@ -306,12 +309,14 @@ def audit_log(
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = pin_facts(replay)
     thresholds = replay.thresholds(client)
-    for number, step in enumerate(replay.condensation_steps(), start=1):
-        audit, facts = audit_step(step, pins, everything, f"condensation {number}")
-        audit.threshold = thresholds.get(step.line)
+    audited: Iterable[Audited]
+    if each_step is None and splits(_size(replay.path)):
+        audited = _in_two_processes(replay, pins, everything)
+    else:
+        audited = _steps_audited(replay, pins, everything, each_step, thresholds)
+    for audit, facts in audited:
+        audit.threshold = thresholds.get(audit.line) if audit.line is not None else None
         audits.append(audit)
-        if each_step is not None:
-            each_step(step, audit)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
     view = replay.view()
@@ -326,6 +331,65 @@ def audit_log(
         kinds,
     )
     return LogAudit(replay.path, replay.dialect, audits, current, replay.model)
+
+
+Audited = tuple[Audit, list[Fact]]
+
+
+def _steps_audited(
+    replay: Replay,
+    pins: list[Fact],
+    everything: bool,
+    each_step: Callable[[CondensationStep, Audit], None] | None,
+    thresholds: dict[int, Threshold],
+) -> Iterator[Audited]:
+    """Each condensation audited in turn, `each_step` shown it with its audit."""
+    for number, step in enumerate(replay.condensation_steps(), start=1):
+        audit, facts = audit_step(step, pins, everything, f"condensation {number}")
+        if each_step is not None:
+            audit.threshold = thresholds.get(step.line)
+            each_step(step, audit)
+        yield audit, facts
+
+
+def _every_other(
+    replay: Replay, pins: list[Fact], everything: bool, parity: int, skip: Container[int] = ()
+) -> Iterator[tuple[int, Audited]]:
+    """The condensations whose number has this parity (but those in `skip`) audited,
+    with their numbers: each of two processes walks every step and audits half."""
+    for number, step in enumerate(replay.condensation_steps(), start=1):
+        if number % 2 == parity and number not in skip:
+            yield number, audit_step(step, pins, everything, f"condensation {number}")
+
+
+def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> list[Audited]:
+    """Every condensation audited, the odd ones by a forked child (the walk is cheap,
+    the audits are not), in the log's order: exactly what one process gives. What
+    the child did not send (it failed, or no process could be forked) is done here."""
+    from condense_cli.fast.halves import Worker
+
+    def odd() -> Iterator[tuple[int, Audited]]:
+        replay.forked()
+        return _every_other(replay, pins, everything, 1)
+
+    child = Worker.start(odd)
+    try:
+        done = dict(_every_other(replay, pins, everything, 0))
+        if child is not None:
+            done.update(child.items())
+    finally:
+        if child is not None:
+            child.stop()
+    done.update(_every_other(replay, pins, everything, 1, skip=done))
+    return [done[number] for number in sorted(done)]
+
+
+def _size(path: str) -> int:
+    """The bytes of a log file; a folder (or anything else) counts as big."""
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else sys.maxsize
+    except OSError:
+        return sys.maxsize
 
 
 # --- thresholds (`--fail-under`) ------------------------------------------------------

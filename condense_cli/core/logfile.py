@@ -204,6 +204,12 @@ class LogSource:
         self.file.seek(offset)
         return self.file.readline()
 
+    def detach(self) -> None:
+        """From now on, read through a file description of this process's own (Linux):
+        a forked child reading line by line (`raw_lines`) would otherwise move the
+        offset of the file its parent reads. OSError where that cannot be done."""
+        self.file = open(f"/proc/self/fd/{self.file.fileno()}", "rb")  # noqa: SIM115
+
     def close(self) -> None:
         self.file.close()
 

@@ -279,6 +279,11 @@ class Replay(ABC):
                     f"{cls.__name__} declares {flag} but does not define {', '.join(missing)}"
                 )
 
+    def forked(self) -> None:
+        """In a forked child, before it reads the log again: see `LogSource.detach`
+        (a replay that reads its log line by line after replaying it says so here)."""
+        return None
+
     def require(self, flag: Capability) -> None:
         """Refuse, with a clear message, what this dialect does not do."""
         if not getattr(self, flag):

@@ -122,6 +122,9 @@ class CodexReplay(Replay):
 
     # --- history -------------------------------------------------------------------------
 
+    def forked(self) -> None:
+        self.source.detach()  # its steps read the log again, line by line
+
     def condensation_steps(self) -> Iterator[CondensationStep]:
         if not self.state.compactions:
             return  # never compacted: nothing to read again

@@ -125,6 +125,9 @@ class V0Replay(Replay):
             if is_seen_by_agent(data):
                 yield number, data, body
 
+    def forked(self) -> None:
+        self.source.detach()  # its steps read the log again, line by line
+
     def condensation_steps(self) -> Iterator[CondensationStep]:
         if not self.condensations:
             return  # never condensed: nothing to read again

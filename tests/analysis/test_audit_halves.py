@@ -1,0 +1,77 @@
+"""`audit` of a big log in two processes: a forked child audits every other
+condensation, and the result is exactly the one a single process gives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import logs
+from condense_cli.analysis.audit import audit_log
+from condense_cli.dialects import read_log
+from condense_cli.fast import halves
+
+# Generated logs with several condensations each (events of each kind).
+SIZES = {"realistic": 600, "openhands-v1": 600, "claude-code": 1500, "codex": 3000}
+NEVER = "9" * 20  # bytes: more than any log, a folder included
+
+
+def audited(path: Path, split: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.setenv(halves.SPLIT_ENV, split)
+    with read_log(str(path)) as replay:
+        return audit_log(replay).to_dict()
+
+
+@pytest.mark.parametrize("kind", sorted(SIZES))
+def test_a_child_audits_half_the_condensations_and_the_audit_is_the_same(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = logs.ensure_log(tmp_path, kind, SIZES[kind])
+    workers: list[halves.Worker] = []
+    start = halves.Worker.start
+
+    def started(task: Any) -> halves.Worker | None:
+        worker = start(task)
+        assert worker is not None
+        workers.append(worker)
+        return worker
+
+    monkeypatch.setattr(halves.Worker, "start", started)
+    one = audited(path, NEVER, monkeypatch)
+    assert workers == []
+    two = audited(path, "0", monkeypatch)
+    assert [w.complete for w in workers] == [True]
+    assert len(one["condensations"]) >= 3
+    assert two == one
+
+
+def test_what_a_failed_child_did_not_send_is_audited_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that dies before sending anything only costs time."""
+    path = logs.ensure_log(tmp_path, "codex", SIZES["codex"])
+    one = audited(path, NEVER, monkeypatch)
+    from condense_cli.dialects.codex.dialect import CodexReplay
+
+    def dies(self: CodexReplay) -> None:
+        os._exit(3)
+
+    monkeypatch.setattr(CodexReplay, "forked", dies)
+    assert audited(path, "0", monkeypatch) == one
+
+
+def test_the_command_prints_the_same_audit_with_and_without_a_child(
+    tmp_path: Path, proc: Any
+) -> None:
+    path = logs.ensure_log(tmp_path, "realistic", SIZES["realistic"])
+    outputs = []
+    for split in ("0", NEVER):
+        env = dict(os.environ, **{halves.SPLIT_ENV: split})
+        run = proc("audit", path, "--format", "json", env=env)
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count(b'"label": "condensation') >= 3
