@@ -8,7 +8,8 @@ encodes, so threads would spread the encoding, but the walk would stay on one
 core; a second process takes half of both. The child is forked, so it counts with
 the very same tokenizer (same encoding, same files) and sees the validated index;
 it sends back partial tallies (sums, and types in order of appearance), so the two
-halves add up to exactly what one process counts.
+halves add up to exactly what one process counts. `audit` starts a `Worker` that
+audits every other condensation of the log (`analysis.audit`), by the same threshold.
 
 Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a temporary file and a wait
 cost a few milliseconds); below it, and where `os.fork` does not exist, one process walks
@@ -16,7 +17,8 @@ the whole log. The environment variable `CONDENSE_STATS_SPLIT_MIN_BYTES` overrid
 the threshold, in bytes: `0` splits every log of more than one line (tests use
 it), a huge number never splits; a value that is not a whole number is ignored.
 
-Both halves read with `os.pread`, never moving the offset of the file they share.
+Both halves read with `os.pread`, never moving the offset of the file they share
+(a child that must read line by line first takes a file of its own: `Replay.forked`).
 A child that fails in any way (killed, an error, an answer cut short) is not
 trusted: this process then walks the second half itself, so the numbers are those
 of one process or there is an error, never a silent mix. The log must still hold
