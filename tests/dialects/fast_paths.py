@@ -37,3 +37,16 @@ def repeated(lines: list[bytes], copies: int, ids: set[str]) -> bytes:
     for copy in range(1, copies):
         out += [orjson.dumps(fresh_ids(orjson.loads(x), ids, f"-{copy}")) for x in lines]
     return b"\n".join(out) + b"\n"
+
+
+def line_endings(lines: list[bytes], torn: bytes) -> dict[str, bytes]:
+    """A log's lines written with each line ending the paths must read alike: LF,
+    CRLF, a byte-order mark, a torn last line (`torn`), no final newline, blank lines."""
+    return {
+        "lf": b"\n".join(lines) + b"\n",
+        "crlf": b"\r\n".join(lines) + b"\r\n",
+        "bom": b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n",
+        "torn": b"\n".join(lines) + b"\n" + torn,
+        "no final newline": b"\n".join(lines),
+        "blank lines": b"\n\n".join(lines) + b"\n\n",
+    }

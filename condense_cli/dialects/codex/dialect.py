@@ -141,7 +141,7 @@ class CodexReplay(Replay):
 
     def history(self) -> Iterator[Event | None]:
         reader = Reader(self.path, collect=True, keep_sent=True)
-        calls: dict[str, int] = {}
+        calls: dict[str, int | None] = {}
         key = 0
         for _ in feed_lines(reader, self.source, self.upto):
             sent, reader.sent = reader.sent, []
@@ -152,11 +152,7 @@ class CodexReplay(Replay):
                 event = CodexEvent(payload, body, number)
                 event.key = key
                 key += 1
-                call = event.tool_call_id
-                if call is not None and event.is_action:
-                    calls[call] = event.key
-                elif call is not None:
-                    event.answers = calls.get(call)
+                _pair(event, calls)
                 yield event
 
     def messages(self, view: View) -> Conversion:
@@ -237,7 +233,7 @@ def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: boo
     events = list(history)
     offset = None
     position = 0
-    calls: dict[str, int] = {}
+    calls: dict[str, int | None] = {}
     for index, event in enumerate(events):
         event.parse()
         if event is summary:
@@ -246,11 +242,7 @@ def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: boo
             continue
         event.key = position
         position += 1
-        call = event.tool_call_id
-        if call is not None and event.is_action:
-            calls[call] = event.key
-        elif call is not None:
-            event.answers = calls.get(call)
+        _pair(event, calls)
     return View(
         cast(list[Event], events),
         unhandled_request=pending,
@@ -258,6 +250,16 @@ def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: boo
         summary_offset=offset,
         make_summary=new_summary,
     )
+
+
+def _pair(event: CodexEvent, calls: dict[str, int | None]) -> None:
+    """Pair tool calls and outputs by call id: a call's key is remembered in `calls`,
+    an output answers the key of its call (None when no call came before it)."""
+    call = event.tool_call_id
+    if call is not None and event.is_action:
+        calls[call] = event.key
+    elif call is not None:
+        event.answers = calls.get(call)
 
 
 def _now() -> str:

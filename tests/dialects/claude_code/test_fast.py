@@ -17,7 +17,7 @@ from condense_cli.dialects import read_log
 from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
 from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
-from tests.dialects.fast_paths import EXACT, FAST, repeated, use_path
+from tests.dialects.fast_paths import EXACT, FAST, line_endings, repeated, use_path
 
 DIALECT = "claude-code"
 
@@ -236,15 +236,7 @@ def test_a_block_goes_whole_to_the_exact_path_only_for_a_line_simdjson_refuses()
 def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> None:
     """Lines longer than a block, CRLF endings, a BOM, and a torn last line."""
     lines = story()
-    variants = {
-        "lf": b"\n".join(lines) + b"\n",
-        "crlf": b"\r\n".join(lines) + b"\r\n",
-        "bom": b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n",
-        "torn": b"\n".join(lines) + b"\n" + lines[-1][:-9],
-        "no final newline": b"\n".join(lines),
-        "blank lines": b"\n\n".join(lines) + b"\n\n",
-    }
-    for name, data in variants.items():
+    for name, data in line_endings(lines, torn=lines[-1][:-9]).items():
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
         for collect in (True, False):

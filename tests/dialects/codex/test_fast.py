@@ -14,7 +14,7 @@ from condense_cli.core.jsonlines import encode
 from condense_cli.dialects import read_log
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
-from tests.dialects.fast_paths import EXACT, FAST, use_path
+from tests.dialects.fast_paths import EXACT, FAST, line_endings, use_path
 
 DIALECT = "codex"
 
@@ -204,16 +204,9 @@ def test_a_paginated_rollouts_ordinals_are_judged_alike_on_both_paths(
 
 @pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
 def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> None:
-    """Lines longer than a block, CRLF endings, a BOM, and a torn last line."""
+    """Lines longer than a block, CRLF endings, a BOM, blank lines, a torn last line."""
     lines = story()
-    variants = {
-        "lf": b"\n".join(lines) + b"\n",
-        "crlf": b"\r\n".join(lines) + b"\r\n",
-        "bom": b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n",
-        "torn": b"\n".join(lines) + b"\n" + lines[6][:20],
-        "no final newline": b"\n".join(lines),
-    }
-    for name, data in variants.items():
+    for name, data in line_endings(lines, torn=lines[6][:20]).items():
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
         results = both_paths(monkeypatch, log, block)
