@@ -53,11 +53,14 @@ class TextCounts:
         self.again = set(again)
         self.known: dict[str, int] = {}
 
-    def tally_log(self, items: Sequence[X], text: Callable[[X], str], size: int) -> Tally:
+    def tally_log(
+        self, items: Sequence[X], text: Callable[[X], str], size: int, reads: bool = False
+    ) -> Tally:
         """`tally` of the texts of `items` (the log's, `size` bytes); from
         `halves.SPLIT_MIN_BYTES` up, a forked child counts the second half and sends
-        back its tally and the counts it kept."""
-        if self.count is None or not splits(size):
+        back its tally and the counts it kept. Without tokens that pays only when
+        `text` reads a file for each item (`reads`)."""
+        if (self.count is None and not reads) or not splits(size):
             return self.tally(map(text, items))
         half = len(items) // 2
 

@@ -280,6 +280,7 @@ class V1Replay(Replay):
             sent,
             lambda r: model_text(_event(r)),
             sum(r.size for r in sent),
+            reads=self.conversation.events_dir is not None,  # a folder: a file an event
         )
         seen = counts.tally(view_texts)
         self.token_counts = counts.known

@@ -645,3 +645,27 @@ def test_a_folder_event_is_read_again_when_shown_and_a_changed_one_is_refused(tm
             replay.view()
     assert caught.value.path == str(files[2])
     assert "changed while condense was reading" in caught.value.message
+
+
+def test_stats_without_tokens_reads_a_folders_files_in_two_processes(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each event file is read again for its text: from the split threshold a child
+    reads half of them, and the figures are those of one process."""
+    from condense_cli.fast import halves
+
+    events = [system(0)] + [
+        e for n in range(1, 40, 2) for e in (call(n, f"r{n}"), result(n + 1, n))
+    ]
+    folder = write_folder(tmp_path / "conv", events)
+    started = []
+    start = halves.Worker.start
+    monkeypatch.setattr(halves.Worker, "start", lambda task: started.append(1) or start(task))
+    figures = []
+    for split in ("9" * 20, "0"):
+        monkeypatch.setenv(halves.SPLIT_ENV, split)
+        with read_log(str(folder)) as replay:
+            figures.append(replay.stats(None).to_json())
+    assert started == [1]
+    assert figures[0] == figures[1]
+    assert figures[0]["events"] == len(events)
