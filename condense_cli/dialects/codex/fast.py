@@ -17,7 +17,7 @@ import msgspec
 from msgspec import UNSET
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.codex.items import ITEM_TYPES, NOT_SENT, CodexEvent
+from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, sends
 from condense_cli.dialects.codex.reading import Reader, line_at
 from condense_cli.fast.lines import BlockDecoder, lines_end
 from condense_cli.fast.lines import read_blocks as file_blocks
@@ -56,7 +56,7 @@ def read_fast(reader: Reader, value: Fields, number: int, at: "tuple[LogSource, 
         item = payload.type
         if type(item) is not str or item not in ITEM_TYPES or reader.keep_sent:
             return False
-        if item not in NOT_SENT and not (item == "message" and payload.role == "system"):
+        if sends(item, payload.role):
             event = CodexEvent(None, None, number)
             event.at, event.fast_type = at, item
             call = payload.call_id

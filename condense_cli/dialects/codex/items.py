@@ -253,6 +253,9 @@ def new_summary(text: str) -> CodexEvent:
 def is_sent(item: dict[str, Any]) -> bool:
     """Whether Codex sends this recorded item to the model."""
     kind = item.get("type")
-    if not isinstance(kind, str) or kind not in ITEM_TYPES or kind in NOT_SENT:
-        return False
-    return not (kind == "message" and item.get("role") == "system")
+    return isinstance(kind, str) and kind in ITEM_TYPES and sends(kind, item.get("role"))
+
+
+def sends(kind: str, role: object) -> bool:
+    """Whether Codex sends an item of this (known) type and role to the model."""
+    return kind not in NOT_SENT and not (kind == "message" and role == "system")
