@@ -5,8 +5,10 @@ of the earlier figures) and `realistic`, at `--sizes`; and logs of the other dia
 (an OpenHands V1 conversation folder and its JSONL form, a Claude Code session, a Codex
 rollout) at `--dialect-sizes`. Every command is a real subprocess, timed in rounds
 with the floors a user would compare with (reading every line; `orjson.loads` of
-every line or event file) and, with `--baseline DIR`, with the same command run from
-an earlier checkout (same interpreter, `PYTHONPATH=DIR`), interleaved run by run.
+every line or event file), with a peer where one reads the same log (ccusage beside
+`stats --no-tokens` on a Claude Code session; see `bench/peers.py`) and, with
+`--baseline DIR`, with the same command run from an earlier checkout (same interpreter,
+`PYTHONPATH=DIR`), interleaved run by run.
 Medians, their spread and the peak memory go to a table and `bench/results.json`.
 
     python bench/bench.py                                # the full benchmark (GBs of logs)
@@ -27,7 +29,7 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import logs
+from bench import logs, peers
 from bench.measure import Code, Job, Launcher, check_checkout, machine_facts, measure_all
 
 HERE = Path(__file__).resolve().parent
@@ -99,6 +101,8 @@ MEMORY_LIMIT_MB = 150
 MEMORY_AIM_MB = 60
 STARTUP_TARGET_S = 0.12
 STATS_TARGET = 0.4  # x the baseline's `stats`
+PEER = "peer: "  # a peer's variant starts so; the rest is what the report calls it
+PEER_COMMAND = "stats --no-tokens"  # the command timed beside ccusage
 TARGET_EVENTS = 1_000_000
 
 PEAK_NOTE = (
@@ -200,6 +204,12 @@ def rows_of(kind: str, events: int, log_bytes: int, jobs: list[Job]) -> list[dic
         if seconds is not None and not startup:
             row["events_per_s"] = round(events / seconds)
             row["mb_per_s"] = round(mb / seconds, 1)
+        peer = next((j for j in jobs if j.name == name and j.variant.startswith(PEER)), None)
+        if peer is not None:
+            row["peer"] = peer.variant.removeprefix(PEER)
+            row.update(_figures(peer, "peer_", floor_s, startup))
+            if seconds is not None and row.get("peer_seconds"):
+                row["over_peer"] = round(seconds / row["peer_seconds"], 2)
         before = by.get((name, "baseline"))
         if before is not None:
             row.update(_figures(before, "before_", floor_s, startup))
@@ -226,6 +236,8 @@ def _progress(row: dict[str, Any]) -> str:
         line += f"   before {_seconds(row, 'before_')} s"
         if "after_over_before" in row:
             line += f" ({row['after_over_before']}x)"
+    if "peer" in row:
+        line += f"   {row['peer'].split()[0]} {_seconds(row, 'peer_')} s"
     return line
 
 
@@ -240,8 +252,9 @@ def bench_log(
     seed: int,
     timeout: float | None = None,
     tree: bool = False,
+    with_peers: bool = True,
 ) -> list[dict[str, Any]]:
-    """Time every command that applies to one generated log."""
+    """Time every command that applies to one generated log, and its peers."""
     log = logs.ensure_log(data, kind, events, seed)
     log_bytes = logs.size_bytes(log)
     names = list(COMMANDS) if kind in logs.V0_KINDS else list(DIALECT_COMMANDS)
@@ -253,8 +266,22 @@ def bench_log(
     ]
     plan = {n: runs_for(n, log_bytes, events, runs) for n in [*FLOORS, *names]}
     jobs = group_jobs(log, names, codes, plan, COMMANDS, timeout_for(log_bytes, timeout))
+    if with_peers and kind == "claude-code" and PEER_COMMAND in names:
+        jobs += peer_jobs(log, data, plan[PEER_COMMAND], timeout_for(log_bytes, timeout))
     measure_all(launcher, jobs, cwd=data, tree=tree)
     return rows_of(kind, events, log_bytes, jobs)
+
+
+def peer_jobs(log: Path, data: Path, runs: int, timeout: float) -> list[Job]:
+    """ccusage on a Claude Code session, beside `stats --no-tokens`; none (said so) when
+    it cannot be installed."""
+    binary = peers.ccusage_binary()
+    if isinstance(binary, str):
+        print(f"no ccusage beside {PEER_COMMAND}: {binary}", file=sys.stderr)
+        return []
+    peer = peers.ccusage_on(log, data, binary)
+    variant = PEER + peer.label
+    return [Job(PEER_COMMAND, variant, peer.argv, peer.env, runs, required=False, timeout=timeout)]
 
 
 def bench_startup(
@@ -289,6 +316,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     """A Markdown table; the baseline's columns when any row has them."""
     compare = any(key.startswith("before_") for r in rows for key in r)
     tree = any("tree_mb" in r for r in rows)
+    beside = any("peer" in r for r in rows)
     head = [
         "log",
         "events",
@@ -306,6 +334,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         head.insert(head.index("peak MB") + 1, "tree MB")
     if compare:
         head += ["before s", "before min-max", "after/before", "before peak MB", "before x loads"]
+    if beside:
+        head += ["peer", "peer s", "peer peak MB", "x peer"]
     lines = [
         "| " + " | ".join(head) + " |",
         "|" + "|".join("---" if h in ("log", "command") else "---:" for h in head) + "|",
@@ -339,12 +369,16 @@ def table(rows: list[dict[str, Any]]) -> str:
                     _num(r.get("before_ratio_to_loads"), 2),
                 ]
             )
+        if beside:
+            peer_cells = [r.get("peer", "-"), _seconds(r, "peer_"), _num(r.get("peer_peak_mb"), 1)]
+            cells += [*peer_cells, _num(r.get("over_peer"), 2)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
-    """Issue 15's targets, met or missed, on the largest V0 log of each kind."""
+    """Issue 15's targets, met or missed, on the largest V0 log of each kind; and each
+    peer, beaten or not."""
     out: list[str] = []
 
     def say(what: str, ok: bool, where: str = "") -> None:
@@ -391,6 +425,13 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
                     where,
                 )
     for r in rows:
+        if "peer_seconds" in r and "seconds" in r:
+            say(
+                f"{r['command']}: {r['seconds']} s against {r['peer']}: {r['peer_seconds']} s "
+                "(target: faster)",
+                r["seconds"] < r["peer_seconds"],
+                f" ({r['log']}, {r['events']:,} events)",
+            )
         if r["command"].startswith("start-up"):
             seconds = r.get("seconds")
             say(
@@ -461,6 +502,11 @@ def main(argv: list[str] | None = None) -> None:
         "together (PSS of its process group every 20 ms): the tree MB column",
     )
     parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="time no peer (ccusage beside stats --no-tokens on a Claude Code session)",
+    )
+    parser.add_argument(
         "--only", help="comma-separated command names to time (the floors always run)"
     )
     args = parser.parse_args(argv)
@@ -491,6 +537,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.seed,
                 args.timeout,
                 args.tree_memory,
+                not args.no_peers,
             )
     machine = machine_facts(
         args.runs,

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
-from bench import bench, breakeven, logs
+from bench import bench, breakeven, logs, peers
 from bench.generate import write_log
 from bench.measure import Code, Job, Launcher, RunFailed, check_checkout, measure_all
 from bench.textpool import Texts
@@ -460,6 +460,65 @@ def test_the_benchmark_runs_end_to_end_with_a_baseline(tmp_path: Path) -> None:
     assert (check["log"], check["events"], check["runs"]) == ("uniform", 50, 1)
     assert check["before_seconds"] > 0 and check["seconds"] > 0
     assert result["notes"] == [bench.PEAK_NOTE]
+
+
+def test_a_peer_is_timed_beside_its_command_and_judged(tmp_path: Path) -> None:
+    jobs = [
+        _job("floor: orjson.loads", "floor", [1.0], 13.0),
+        _job("stats --no-tokens", "current", [2.0, 2.2, 1.8], 90.0),
+        _job("stats --no-tokens", "peer: ccusage 18.0.11 session", [2.5, 2.4, 2.6], 250.0),
+    ]
+    rows = bench.rows_of("claude-code", 1000, 2_000_000, jobs)
+    assert {k: v for k, v in rows[1].items() if k.startswith(("peer", "over"))} == {
+        "peer": "ccusage 18.0.11 session",
+        "peer_seconds": 2.5,
+        "peer_min": 2.4,
+        "peer_max": 2.6,
+        "peer_peak_mb": 250.0,
+        "peer_ratio_to_loads": 2.5,
+        "over_peer": 0.8,
+    }
+    lines = bench.table(rows).splitlines()
+    assert lines[0].endswith("| peer | peer s | peer peak MB | x peer |")
+    assert lines[2].endswith("| 1.00 | - | - | - | - |")  # the floor has no peer
+    assert lines[3].endswith("| ccusage 18.0.11 session | 2.500 | 250.0 | 0.80 |")
+    assert len({line.count("|") for line in lines}) == 1
+    assert bench.verdicts(rows) == [
+        "stats --no-tokens: 2.0 s against ccusage 18.0.11 session: 2.5 s (target: faster): "
+        "met (claude-code, 1,000 events)"
+    ]
+    rows[1]["seconds"] = 2.5
+    assert bench.verdicts(rows)[0].startswith("stats --no-tokens: 2.5 s against")
+    assert "MISSED" in bench.verdicts(rows)[0]
+
+
+def test_ccusage_reads_the_session_through_a_folder_of_its_own(tmp_path: Path) -> None:
+    # A stand-in for ccusage at the pinned place in the cache: it lists what it finds
+    # under CLAUDE_CONFIG_DIR, as ccusage's own search does, and reads it.
+    cache = tmp_path / "cache"
+    launcher = cache / f"ccusage-{peers.CCUSAGE_VERSION}" / "node_modules" / ".bin" / "ccusage"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys, pathlib\n"
+        "home = pathlib.Path(os.environ['CLAUDE_CONFIG_DIR'])\n"
+        "found = sorted(home.glob('projects/*/*.jsonl'))\n"
+        "print(len(found), sum(len(p.read_bytes()) for p in found), *sys.argv[1:])\n"
+    )
+    launcher.chmod(0o755)
+    assert peers.ccusage_binary(cache) == launcher
+    data = tmp_path / "data"
+    log = logs.ensure_log(data, "claude-code", 50)
+    first = peers.ccusage_on(log, data, launcher)
+    again = peers.ccusage_on(log, data, launcher)  # the link is kept, not doubled
+    assert first == again
+    done = subprocess.run(first.argv, env=first.env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", str(log.stat().st_size), "session", "--json", "--offline"]
+    stale = Path(first.env["CLAUDE_CONFIG_DIR"]) / "projects" / "bench" / log.name
+    stale.unlink()
+    stale.symlink_to(tmp_path)  # a link left by another data folder is made again
+    peers.ccusage_on(log, data, launcher)
+    assert stale.resolve() == log.resolve()
 
 
 def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_path: Path) -> None:
