@@ -31,6 +31,7 @@ from condense_cli.analysis.facts import (
 from condense_cli.core.clientconfig import ClientConfig
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View
+from condense_cli.core.jsonlines import Items
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay, Threshold
@@ -138,12 +139,14 @@ class LogAudit:
                 tallies[kind].add(tally)
         return tallies
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, lazy: bool = False) -> dict[str, Any]:
+        """For JSON; `lazy`: each condensation made as it is written (`Items`)."""
+        each = (a.to_dict() for a in self.condensations)
         return {
             "dialect": self.dialect,
             "log": self.path,
             "model": self.model,
-            "condensations": [a.to_dict() for a in self.condensations],
+            "condensations": Items(each) if lazy else list(each),
             "current_view": self.current.to_dict(),
             "overall": kinds_json(self.overall),
         }

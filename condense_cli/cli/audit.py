@@ -5,7 +5,6 @@ No `from __future__ import annotations` (see `common`).
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
 import typer
 
 from condense_cli.cli.common import (
@@ -26,6 +25,7 @@ from condense_cli.cli.common import (
     said_logs,
     say,
     some_logs,
+    write_pieces,
 )
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ def audit(
     )
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import LogFailed
+    from condense_cli.core.jsonlines import Items, indented
     from condense_cli.terminal.reports import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
@@ -133,12 +134,14 @@ def audit(
     if table is not None:
         table.close()
     elif format is TableFormat.json and results:
-        data: Any = results[0].to_dict()
+        data: Any = results[0].to_dict(lazy=True)
         if len(found.logs) > 1:
-            data = {"logs": [r.to_dict() for r in results], "overall": kinds_json(overall)}
-        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+            every = Items(r.to_dict(lazy=True) for r in results)
+            data = {"logs": every, "overall": kinds_json(overall)}
+        write_pieces(indented(data), end=b"\n")
     elif results:
-        typer.echo(audits_text(results, overall), nl=False)
+        for part in audits_text(results, overall):
+            echo(part)
     below = failures(overall, thresholds)
     for line in below:
         say(f"fail-under: {line}")

@@ -9,7 +9,7 @@ import functools
 import math
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -169,6 +169,17 @@ def grouping(group_by: GroupBy | None) -> Callable[[dict[str, Any]], str] | None
 def echo(text: str) -> None:
     """Text on stdout as it is (its own line endings)."""
     typer.echo(text, nl=False)
+
+
+def write_pieces(pieces: Iterable[bytes], end: bytes = b"") -> None:
+    """Bytes on stdout as they are made, then `end`: a big document is never whole
+    in memory."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    for piece in pieces:
+        out.write(piece)
+    out.write(end)
+    out.flush()
 
 
 @contextlib.contextmanager

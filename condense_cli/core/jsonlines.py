@@ -1,9 +1,11 @@
 """Reading one JSON object per line, for every dialect: the shared decoder and the
-wording of what is wrong with a line."""
+wording of what is wrong with a line; and writing JSON as orjson does, a big list
+item by item."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -70,6 +72,51 @@ def encode(value: Any, *, indent: bool = False) -> bytes:
     finally:
         sys.setrecursionlimit(limit)
     return text.encode("utf-8")
+
+
+class Items:
+    """A list in a document that `indented` writes item by item, as each is made:
+    the items are never all in memory, nor is the document."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def indented(value: Any, depth: int = 0) -> Iterator[bytes]:
+    """`value` as `encode(value, indent=True)` writes it, byte for byte, in pieces: a
+    dict is opened key by key when an `Items` is among its values (at any depth), and
+    an `Items` list item by item. (A string in JSON holds no raw newline, so a piece
+    written alone is indented by the lines it starts.)"""
+    pad = b"\n" + b"  " * depth
+    if isinstance(value, list) and _streams(value):
+        value = Items(value)
+    if isinstance(value, Items):
+        opened = False
+        for item in value.items:
+            yield (b",\n  " if opened else b"[\n  ") + pad[1:]
+            opened = True
+            yield from indented(item, depth + 1)
+        yield pad + b"]" if opened else b"[]"
+    elif isinstance(value, dict) and value and _streams(value):
+        opener = b"{"
+        for key, item in value.items():
+            yield opener + pad + b"  " + encode(key) + b": "
+            opener = b","
+            yield from indented(item, depth + 1)
+        yield pad + b"}"
+    else:
+        yield encode(value, indent=True).replace(b"\n", pad)
+
+
+def _streams(value: Any) -> bool:
+    """Whether an `Items` is in `value` (a dict's values, a list's items, at any depth)."""
+    if isinstance(value, Items):
+        return True
+    if isinstance(value, dict):
+        return any(_streams(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_streams(item) for item in value)
+    return False
 
 
 def json_type(value: Any) -> str:

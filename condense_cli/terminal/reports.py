@@ -6,7 +6,7 @@ exactly what a user sees.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
@@ -68,10 +68,12 @@ def _audit_block(audit: Audit, title: str) -> list[str]:
     return lines
 
 
-def audit_text(audit: LogAudit) -> str:
-    """The whole audit: each condensation, the current view, and the totals."""
+def audit_text(audit: LogAudit) -> Iterator[str]:
+    """The whole audit, a piece at a time (its head, each condensation, the current
+    view, the totals), each piece ending in a newline."""
     count = len(audit.condensations)
-    lines = [sanitize(f"audit of {audit.path} ({audit.dialect}): {plural(count, 'condensation')}")]
+    yield sanitize(f"audit of {audit.path} ({audit.dialect}): {plural(count, 'condensation')}")
+    yield "\n"
     for item in audit.condensations:
         where = f"id {item.id}" + (f", line {item.line}" if item.line != item.id else "")
         said = (
@@ -82,7 +84,7 @@ def audit_text(audit: LogAudit) -> str:
         title = f"{item.label} ({where}): forgot {plural(item.forgotten_events, 'event')}, {said}"
         if item.threshold is not None:
             title += f"; fired {item.threshold.describe()}"
-        lines += ["", *_audit_block(item, sanitize(title, one_line=True))]
+        yield _block(_audit_block(item, sanitize(title, one_line=True)))
     current = audit.current
     said = (
         f"summaries of {current.summary_chars:,} chars"
@@ -93,20 +95,27 @@ def audit_text(audit: LogAudit) -> str:
         f"current view: {plural(current.forgotten_events, 'event')} forgotten in all, {said}; "
         "every forgotten fact looked up in it"
     )
-    lines += ["", *_audit_block(current, title)]
+    yield _block(_audit_block(current, title))
     if count:
-        lines += ["", f"overall ({plural(count, 'condensation')}):", *kinds_table(audit.overall)]
-    return "\n".join(lines) + "\n"
+        yield _block([f"overall ({plural(count, 'condensation')}):", *kinds_table(audit.overall)])
 
 
-def audits_text(audits: list[LogAudit], overall: dict[str, Tally]) -> str:
-    """Several logs: each audit, then every condensation of every log together."""
-    parts = [audit_text(audit) for audit in audits]
+def _block(lines: list[str]) -> str:
+    """Lines after an empty one, each ending in a newline."""
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def audits_text(audits: list[LogAudit], overall: dict[str, Tally]) -> Iterator[str]:
+    """Several logs, a piece at a time: each audit, then every condensation of every
+    log together."""
+    for number, audit in enumerate(audits):
+        if number:
+            yield "\n"
+        yield from audit_text(audit)
     count = sum(len(a.condensations) for a in audits)
     if len(audits) > 1:
         title = f"all {len(audits)} logs ({plural(count, 'condensation')}):"
-        parts.append("\n".join([title, *kinds_table(overall)]) + "\n")
-    return "\n".join(parts)
+        yield "\n" + "\n".join([title, *kinds_table(overall)]) + "\n"
 
 
 # --- diff ------------------------------------------------------------------------------
