@@ -22,6 +22,7 @@ from condense_cli.dialects.claude_code.events import (
 )
 
 READ_AHEAD = 1 << 20  # bytes read at once by `Line.each_raw`
+SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its length
 
 
 class Line:
@@ -29,14 +30,15 @@ class Line:
 
     `data` (the parsed object) is parsed from `raw` when first asked for: the fast
     path (`claude_code.fast`) builds lines from a few decoded fields only, and keeps
-    where the line is in the log instead of its bytes (`at`), which are read back
-    when asked for, so that memory grows with the lines the replay uses, not the log.
+    where the line is in the log instead of its bytes (`source` and `span`), which are
+    read back when asked for, so that memory grows with the lines the replay uses, not
+    the log. A line is kept for every line of the session: its fields are few, and
+    `Session.add` shares the strings it repeats.
     """
 
     __slots__ = (
         "_data",
         "_raw",
-        "at",
         "compact_summary",
         "copy",
         "is_boundary",
@@ -44,6 +46,8 @@ class Line:
         "number",
         "parent",
         "sidechain",
+        "source",
+        "span",
         "tools",
         "type",
         "uuid",
@@ -68,7 +72,11 @@ class Line:
     ) -> None:
         self.number = number
         self._raw = raw
-        self.at = at  # the log, and the line's bytes from..to, when `raw` is not kept
+        # When `raw` is not kept: the log, and where the line's bytes are in it, as
+        # one number (start * SPAN + length: a tuple of two would take three times
+        # the memory).
+        self.source: LogSource | None = at[0] if at else None
+        self.span = at[1] * SPAN + at[2] - at[1] if at else 0
         self._data = data
         self.type = kind  # "" when the line has no type string
         self.uuid = uuid
@@ -126,8 +134,8 @@ class Line:
         """The line's bytes (without its newline), read back from the log if not kept."""
         raw = self._raw
         if raw is None:
-            source, start, end = self.at  # type: ignore[misc]
-            raw = source.read_at(start, end)
+            start, length = divmod(self.span, SPAN)
+            raw = self.source.read_at(start, start + length)  # type: ignore[union-attr]
         return raw
 
     @staticmethod
@@ -139,9 +147,11 @@ class Line:
         for line in lines:
             raw = line._raw
             if raw is None:
-                source, start, end = line.at  # type: ignore[misc]
+                source = line.source
+                start, length = divmod(line.span, SPAN)
+                end = start + length
                 if source is not held or not (first <= start and end <= last):
-                    buffer = source.read_at(start, max(end, start + READ_AHEAD))
+                    buffer = source.read_at(start, max(end, start + READ_AHEAD))  # type: ignore[union-attr]
                     held, first, last = source, start, start + len(buffer)
                 raw = buffer[start - first : end - first]
             yield raw
@@ -150,10 +160,7 @@ class Line:
     def size(self) -> int:
         """The line's bytes, without its newline (not read for this)."""
         raw = self._raw
-        if raw is None:
-            _, start, end = self.at  # type: ignore[misc]
-            return end - start
-        return len(raw)
+        return self.span % SPAN if raw is None else len(raw)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -243,9 +250,19 @@ class Session:
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
     _side: SideLines | None = None
+    _message_id: str | None = None  # the last line's `message_id`
 
     def add(self, line: Line) -> None:
+        """`line`, last; the strings it repeats of earlier lines (its parent's uuid, its
+        message's id) are the earlier lines' own, so that each is held once."""
         self.lines.append(line)
+        parent = self.by_uuid.get(line.parent) if line.parent is not None else None
+        if parent is not None:
+            line.parent = parent.uuid
+        message_id = line.message_id
+        if message_id is not None and message_id == self._message_id:
+            line.message_id = self._message_id
+        self._message_id = message_id
         key = line.uuid
         if key is not None and line.type in TREE_TYPES:
             first = self.by_uuid.get(key)

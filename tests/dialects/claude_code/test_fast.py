@@ -379,3 +379,24 @@ def test_stats_lets_every_parsed_line_go(tmp_path: Path, monkeypatch: pytest.Mon
         parsed = [x.number for x in session.lines if x._data is not None]
         assert parsed == [x.number for x in session.lines if x.is_boundary] == [23, 45, 67]
         assert numbers.visible_events == 65 and numbers.chars.view == len("SUMMARY 2done")
+
+
+@pytest.mark.parametrize("path", [FAST, EXACT])
+def test_a_session_holds_each_uuid_and_message_id_once(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line's `parentUuid` is its parent's own `uuid` string, and the lines of one
+    response share its id: read in blocks or line by line, equal strings are one."""
+    use_path(monkeypatch, path)
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(story()) + b"\n")
+    with read_log(str(log), dialect=DIALECT) as replay:
+        session = replay.session  # type: ignore[attr-defined]
+        children = [x for x in session.lines if x.parent in session.by_uuid]
+        assert len(children) >= 15
+        assert all(x.parent is session.by_uuid[x.parent].uuid for x in children)
+        pairs = list(zip(session.lines, session.lines[1:]))
+        same = [
+            (a, b) for a, b in pairs if a.message_id is not None and a.message_id == b.message_id
+        ]
+        assert same and all(a.message_id is b.message_id for a, b in same)
