@@ -10,6 +10,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 import orjson
@@ -69,10 +70,18 @@ class StoredEvent:
     kept only for condensations; other events are parsed again when a view shows
     them, so that a replay holds bytes, not every event's objects. An event of a
     conversation folder does not even keep its bytes: its file is read again when
-    they are wanted (`keep=False`)."""
+    they are wanted (`keep=False`).
+
+    One is kept for every event of a conversation, so it holds little: the strings
+    that repeat (its kind, tool and date) once for all events, ids once for the
+    events that repeat them (`Shared`), and an event file's path only when its name
+    is not the one the SDK gives (else the folder, shared, and the name is made).
+    """
 
     __slots__ = (
         "_data",
+        "_folder",
+        "_path",
         "_raw",
         "call",
         "date",
@@ -80,7 +89,6 @@ class StoredEvent:
         "kind",
         "line",
         "parent",
-        "path",
         "position",
         "response",
         "size",
@@ -98,23 +106,38 @@ class StoredEvent:
         path: str,  # the event file, or the JSONL file
         line: int | None = None,  # the line in a JSONL file
         keep: bool = True,  # keep `raw` (else it is read again from `path`, a file)
+        folder: str | None = None,  # the folder `path` is in (with its final slash)
     ) -> None:
         self.position = position
         self.id = id
-        self.kind = kind
+        self.kind = intern(kind)
         self._raw = raw if keep else None
         self.size = len(raw)
-        self.path = path
+        self._folder = folder
+        self._path: str | None = path
+        if folder is not None and path == folder + self._sdk_name():
+            self._path = None
         self.line = line
         self._data = data if kind == CONDENSATION else None
         get = data.get
         self.parent: Any = get("parent_id", NO_PARENT)
         stamp = get("timestamp")
-        self.date = stamp[:10] if isinstance(stamp, str) and DATE_RE.match(stamp) else None
+        self.date = intern(stamp[:10]) if isinstance(stamp, str) and DATE_RE.match(stamp) else None
         self.response: Any = get("llm_response_id")  # one model response's tool calls
         self.thinking = bool(get("thinking_blocks"))
         self.call: Any = get("tool_call_id")
-        self.tool: Any = get("tool_name")
+        tool = get("tool_name")
+        self.tool: Any = intern(tool) if type(tool) is str else tool
+
+    def _sdk_name(self) -> str:
+        """The name the SDK gives this event's file."""
+        return f"event-{self.position:05d}-{self.id}.json"
+
+    @property
+    def path(self) -> str:
+        """The event's file, or the JSONL file it is a line of."""
+        path = self._path
+        return path if path is not None else self._folder + self._sdk_name()  # type: ignore[operator]
 
     @property
     def raw(self) -> bytes:
@@ -154,6 +177,35 @@ class StoredEvent:
     def sent(self) -> bool:
         """Whether the SDK sends this event to the model at all."""
         return self.kind in SENT_KINDS
+
+
+class Shared:
+    """The ids events repeat of earlier events, so that each is held once: a model
+    response's (its events follow each other), a tool call's (the action's, for its
+    observation), the ids a condensation forgets (the events' own)."""
+
+    def __init__(self, seen: dict[str, StoredEvent]) -> None:
+        self.seen = seen  # the events so far, by id
+        self.calls: dict[str, str] = {}  # call ids seen once
+        self.previous: StoredEvent | None = None
+
+    def take(self, record: StoredEvent) -> None:
+        """`record`, the next event, given the strings it shares with earlier ones."""
+        previous = self.previous
+        if previous is not None and previous.response == record.response:
+            record.response = previous.response
+        call = record.call
+        if type(call) is str:
+            first = self.calls.pop(call, None)
+            if first is None:
+                self.calls[call] = call
+            else:
+                record.call = first
+        ids = record._data.get("forgotten_event_ids") if record._data is not None else None
+        if type(ids) is list:
+            seen = self.seen
+            ids[:] = [seen[x].id if type(x) is str and x in seen else x for x in ids]
+        self.previous = record
 
 
 @dataclass(frozen=True)
@@ -215,6 +267,7 @@ def read_lines(lines: Iterable[bytes], name: str) -> Conversation:
     records: list[StoredEvent] = []
     problems: list[Problem] = []
     seen: dict[str, StoredEvent] = {}
+    shared = Shared(seen)
     for number, raw in enumerate(lines, start=1):
         body = line_body(raw, first=number == 1)
         if not body.strip():
@@ -232,6 +285,7 @@ def read_lines(lines: Iterable[bytes], name: str) -> Conversation:
             ]
         problems += found
         if record is not None and _unique(record, seen, problems):
+            shared.take(record)
             records.append(record)
     return Conversation(name, tuple(records), tuple(problems))
 
@@ -325,6 +379,7 @@ def read_folder(path: str | Path) -> Conversation:
         )
     records: list[StoredEvent] = []
     seen: dict[str, StoredEvent] = {}
+    shared = Shared(seen)
     # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
     folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
     for index in range(count):
@@ -338,7 +393,7 @@ def read_folder(path: str | Path) -> Conversation:
         if not raw.strip():
             problems.append(problem_at(file_path, "empty file; the SDK skips it"))
             continue
-        record = _record(raw, index, file_path, None, problems, keep=False)
+        record = _record(raw, index, file_path, None, problems, keep=False, folder=folder)
         if record is None:
             continue
         name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
@@ -350,6 +405,7 @@ def read_folder(path: str | Path) -> Conversation:
                 )
             )
         if _unique(record, seen, problems):
+            shared.take(record)
             records.append(record)
     base_state = _base_state(events_dir, problems)  # before the problems are frozen
     return Conversation(
@@ -384,9 +440,10 @@ def _record(
     line: int | None,
     problems: list[Problem],
     keep: bool = True,
+    folder: str | None = None,
 ) -> StoredEvent | None:
-    """Parse and validate one event; None (and a problem) when it is not one (`keep`:
-    see `StoredEvent`)."""
+    """Parse and validate one event; None (and a problem) when it is not one (`keep`,
+    `folder`: see `StoredEvent`)."""
     try:
         data = decode_line(raw)
     except LineProblem as exc:
@@ -396,7 +453,7 @@ def _record(
     if message is not None:
         problems.append(problem_at(path, message, line))
         return None
-    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line, keep)
+    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line, keep, folder)
 
 
 def _unique(record: StoredEvent, seen: dict[str, StoredEvent], problems: list[Problem]) -> bool:

@@ -422,6 +422,27 @@ def test_folder_and_jsonl_inputs_read_the_same(tmp_path: Path) -> None:
     assert from_jsonl.records[5].line == 6
 
 
+def test_a_folder_read_holds_each_repeated_string_once_and_every_path_as_it_is(
+    tmp_path: Path,
+) -> None:
+    events = [system(0), message(1), call(2, "r1"), call(3, "r1"), result(4, 2), result(5, 3)]
+    events += [condensation(6, [2, 3, 4, 5], 1), message(7)]
+    folder = write_folder(tmp_path / "c", events)
+    odd = folder / "events" / f"event-000007-{_id(7)}.json"  # six digits: still read
+    (folder / "events" / event_file_name(7, _id(7))).rename(odd)
+    records = read_folder(folder).records
+    files = [str(folder / "events" / event_file_name(i, _id(i))) for i in range(7)]
+    assert [r.path for r in records] == [*files, str(odd)]  # made, or kept when odd
+    assert [r._path for r in records] == [None] * 7 + [str(odd)]
+    assert records[2].response is records[3].response  # one response's calls
+    assert records[4].call is records[2].call and records[5].call is records[3].call
+    assert [r.kind for r in records[4:6]] == ["ObservationEvent"] * 2
+    assert records[4].kind is records[5].kind and records[2].tool is records[5].tool
+    forgotten = records[6].data["forgotten_event_ids"]
+    assert forgotten == [_id(i) for i in (2, 3, 4, 5)]
+    assert all(x is records[i].id for x, i in zip(forgotten, (2, 3, 4, 5), strict=True))
+
+
 @pytest.mark.parametrize(
     "given",
     ["", "event_service", "event_service/events"],
