@@ -43,7 +43,8 @@ def test_a_child_audits_half_the_condensations_and_the_audit_is_the_same(
     one = audited(path, NEVER, monkeypatch)
     assert workers == []
     two = audited(path, "0", monkeypatch)
-    assert [w.complete for w in workers] == [True]
+    reads = 1 if kind == "openhands-v1" else 0  # a folder is read in two processes too
+    assert [w.complete for w in workers] == [True] * (reads + 1)
     assert len(one["condensations"]) >= 3
     assert two == one
 

@@ -7,7 +7,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
@@ -29,6 +29,7 @@ from condense_cli.dialects.openhands_v1.detect import (
     OBSERVATION_KINDS,
     SENT_KINDS,
 )
+from condense_cli.fast.halves import splits
 
 #: Kinds `condense` appends itself.
 APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
@@ -40,6 +41,11 @@ SOURCES = frozenset({"agent", "user", "environment", "hook"})
 
 LOCK_FILE = ".eventlog.lock"
 LOCK_TIMEOUT = 30.0  # seconds, as the SDK waits for its own lock
+# A folder is read in two processes from `halves.SPLIT_MIN_BYTES` of log, an event
+# file counting as this many bytes: reading one (open, read, parse, check) costs
+# about what 4 KB of a JSONL log do.
+FILE_BYTES = 4096
+CHUNK_FILES = 2048  # the events a child reading a folder sends at once
 
 ID_RE = re.compile(r"^[0-9a-fA-F\-]{8,}$")
 ROOT_PARENT_ID = "__root__"
@@ -61,7 +67,17 @@ def problem_at(
 
 
 #: `StoredEvent.parent` of an event without a `parent_id` key.
-NO_PARENT = object()
+class _NoParent:
+    """The one `NO_PARENT`, also once sent from a forked reader (pickled by name)."""
+
+    def __reduce__(self) -> str:
+        return "NO_PARENT"
+
+    def __repr__(self) -> str:
+        return "NO_PARENT"
+
+
+NO_PARENT = _NoParent()
 
 
 class StoredEvent:
@@ -333,7 +349,8 @@ def read_folder(path: str | Path) -> Conversation:
 
     Files are taken by index from 0 up to the first missing index; files after
     a gap are not part of the conversation (the SDK stops there), and the gap
-    is reported.
+    is reported. A big folder is read in two processes (`halves.in_two`), a forked
+    child reading the second half of the files; what is read is the same.
     """
     events_dir = events_dir_of(path)
     problems: list[Problem] = []
@@ -377,36 +394,23 @@ def read_folder(path: str | Path) -> Conversation:
                 "conversation",
             )
         )
+    # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
+    folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
+    names = [by_index[index] for index in range(count)]
+    if splits(count * FILE_BYTES):
+        read = _read_in_two(folder, names)
+    else:
+        read = _read_files(folder, names, 0, count)
+    del names, by_index
     records: list[StoredEvent] = []
     seen: dict[str, StoredEvent] = {}
     shared = Shared(seen)
-    # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
-    folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
-    for index in range(count):
-        name = by_index[index]
-        file_path = folder + name
-        try:
-            raw = read_event_file(file_path)
-        except OSError as exc:
-            problems.append(problem_at(file_path, refusal(exc)))
-            continue
-        if not raw.strip():
-            problems.append(problem_at(file_path, "empty file; the SDK skips it"))
-            continue
-        record = _record(raw, index, file_path, None, problems, keep=False, folder=folder)
-        if record is None:
-            continue
-        name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
-        if name_id != record.id:
-            problems.append(
-                problem_at(
-                    file_path,
-                    f"the file name says id {name_id} but the event's id is {record.id}",
-                )
-            )
-        if _unique(record, seen, problems):
-            shared.take(record)
-            records.append(record)
+    for item in read:
+        if type(item) is not StoredEvent:
+            problems.append(item)  # type: ignore[arg-type]
+        elif _unique(item, seen, problems):
+            shared.take(item)
+            records.append(item)
     base_state = _base_state(events_dir, problems)  # before the problems are frozen
     return Conversation(
         str(path),
@@ -416,6 +420,66 @@ def read_folder(path: str | Path) -> Conversation:
         base_state=base_state,
         has_lock_file=(events_dir / LOCK_FILE).exists(),
     )
+
+
+def _read_files(
+    folder: str, names: list[str], start: int, stop: int
+) -> list[StoredEvent | Problem]:
+    """The event files `names[start:stop]` of `folder` read, in order: each an event,
+    after the problems found in reading it (or only those)."""
+    read: list[StoredEvent | Problem] = []
+    for index in range(start, stop):
+        name = names[index]
+        file_path = folder + name
+        try:
+            raw = read_event_file(file_path)
+        except OSError as exc:
+            read.append(problem_at(file_path, refusal(exc)))
+            continue
+        if not raw.strip():
+            read.append(problem_at(file_path, "empty file; the SDK skips it"))
+            continue
+        found: list[Problem] = []
+        record = _record(raw, index, file_path, None, found, keep=False, folder=folder)
+        read += found
+        if record is None:
+            continue
+        name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
+        if name_id != record.id:
+            read.append(
+                problem_at(
+                    file_path,
+                    f"the file name says id {name_id} but the event's id is {record.id}",
+                )
+            )
+        read.append(record)
+    return read
+
+
+def _read_in_two(folder: str, names: list[str]) -> list[StoredEvent | Problem]:
+    """`_read_files` of every file, a forked child reading the second half and sending
+    it `CHUNK_FILES` at a time (each pickled alone, so that pickling holds little);
+    what the child did not send is read here."""
+    from condense_cli.fast.halves import Worker
+
+    count = len(names)
+    half = count // 2
+
+    def second() -> Iterator[list[StoredEvent | Problem]]:
+        for start in range(half, count, CHUNK_FILES):
+            yield _read_files(folder, names, start, min(start + CHUNK_FILES, count))
+
+    child = Worker.start(second)
+    read = _read_files(folder, names, 0, half)
+    done = half
+    if child is not None:
+        try:
+            for part in child.items():
+                read += part
+                done = min(done + CHUNK_FILES, count)
+        finally:
+            child.stop()
+    return read + _read_files(folder, names, done, count)
 
 
 def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | None:

@@ -545,6 +545,51 @@ def test_folder_defects_are_each_reported_once(tmp_path: Path) -> None:
     ]
 
 
+def _everything(conversation: Conversation) -> list[Any]:
+    """What a read holds: every problem, and every slot of every record."""
+    slots = [n for n in StoredEvent.__slots__ if n != "_raw"]
+    held = [(p.path, p.line, p.message, p.severity) for p in conversation.problems]
+    return held + [[getattr(r, n) for n in slots] + [r.path, r.raw] for r in conversation.records]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1000])
+def test_a_folder_read_in_two_processes_is_the_one_read_in_one(
+    chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from condense_cli.dialects.openhands_v1 import storage
+    from condense_cli.fast.halves import Worker
+
+    events = [system(0), message(1), call(2, "r1"), call(3, "r1", thinking=True), result(4, 2)]
+    events += [result(5, 3), condensation(6, [2, 3, 4, 5], 1), message(7), message(8)]
+    events += [message(9) | {"parent_id": _id(8)}, message(10) | {"parent_id": None}]
+    events += [message(11), message(12), call(13, "r2"), result(14, 13), message(15)]
+    folder = write_folder(tmp_path, events)
+    events_dir = folder / "events"
+    (events_dir / event_file_name(8, _id(8))).write_bytes(orjson.dumps(message(1)))  # twice
+    (events_dir / event_file_name(11, _id(11))).write_bytes(b"")
+    (events_dir / event_file_name(12, _id(12))).write_bytes(b"{not json")
+    (events_dir / event_file_name(15, _id(15))).write_bytes(orjson.dumps(message(16)))
+    monkeypatch.setattr(storage, "CHUNK_FILES", chunk)
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", str(1 << 60))
+    alone = read_folder(folder)
+    started: list[int] = []
+    start = Worker.start.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[Worker], task: Any) -> Worker | None:
+        worker = start(cls, task)
+        started.append(worker.pid if worker is not None else 0)
+        return worker
+
+    monkeypatch.setattr(Worker, "start", classmethod(counted))
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", "0")
+    both = read_folder(folder)
+    assert len(started) == 1 and started[0] > 0  # a child read the second half
+    assert len(alone.problems) == 5 and len(alone.records) == 13
+    assert _everything(both) == _everything(alone)
+    assert [r.parent is storage.NO_PARENT for r in both.records[-5:]] == [False] * 2 + [True] * 3
+    assert replay(both).ids == replay(alone).ids
+
+
 # --------------------------------------------------------------------------------------
 # Appending
 
