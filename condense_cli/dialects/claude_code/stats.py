@@ -10,7 +10,7 @@ for its type and the text the model reads of it; the characters and tokens of
 every message line are kept by line number, so the views around every
 compaction (which are made of the session's own lines) add them up without
 parsing or tokenizing again. From `halves.SPLIT_MIN_BYTES` of messages up, a
-forked child walks the second half of the lines when tokens are counted.
+forked child walks the second half of the lines, tokens counted or not.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     size = sum(x.size for x in seen)
     # A text of the view that several lines hold is tokenized once.
     counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
-    lines = LineCounts(session.lines, counts, tokenizer is not None and splits(size))
+    lines = LineCounts(session.lines, counts, splits(size))
     view = lines.tally(replay.events)
     replay.token_counts = counts.known
     condensations: list[CondensationRow] = []
