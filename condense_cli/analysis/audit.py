@@ -20,6 +20,7 @@ from condense_cli.analysis.facts import (
     KINDS,
     Fact,
     Memory,
+    Scans,
     core_command,
     edits,
     event_texts,
@@ -169,15 +170,17 @@ def kinds_json(tallies: dict[str, Tally]) -> dict[str, Any]:
 
 
 def check_facts(
-    facts: list[Fact], summaries: Iterable[str], kept: Iterable[Event]
+    facts: list[Fact], summaries: Iterable[str], kept: Iterable[Event], scans: Scans | None = None
 ) -> dict[str, Tally]:
-    """Look each fact up in the summaries, then in the events kept."""
+    """Look each fact up in the summaries, then in the events kept (their texts
+    scanned by `scans`, which holds the last view's, when given)."""
     tallies = new_tallies()
     if not facts:
         return tallies  # nothing to look up: the texts are not read
     names = unique_names(facts)
     summary = Memory.of(summaries, loose=True)
-    view = Memory.of(text for event in kept for text in event_texts(event))
+    texts = (text for event in kept for text in event_texts(event))
+    view = scans.memory(texts) if scans is not None else Memory.of(texts)
     for fact in facts:
         tally = tallies[fact.kind]
         tally.facts += 1
@@ -277,14 +280,19 @@ def _test_runs(events: list[Event]) -> list[Event]:
 
 
 def audit_step(
-    step: CondensationStep, pins: list[Fact], everything: bool = False, label: str = ""
+    step: CondensationStep,
+    pins: list[Fact],
+    everything: bool = False,
+    label: str = "",
+    scans: Scans | None = None,
 ) -> tuple[Audit, list[Fact]]:
     """One condensation audited: what it lost of the facts of the events it forgot
-    and of the `pins` the view before it carried; and those facts."""
+    and of the `pins` the view before it carried; and those facts (`scans`: the
+    texts of the last view audited, see `check_facts`)."""
     facts = [p for p in pins if p.text in carried([p.text], step.before)]
     facts += extract(step.forgotten, everything)
     summaries = [step.summary] if step.summary is not None else []
-    kinds = check_facts(facts, summaries, without_summary(step.after, step.summary))
+    kinds = check_facts(facts, summaries, without_summary(step.after, step.summary), scans)
     wrong = contradictions(step.summary, step.forgotten)
     kinds["contradictions"].facts += len(wrong)
     kinds["contradictions"].lost += wrong
@@ -347,8 +355,9 @@ def _steps_audited(
     thresholds: dict[int, Threshold],
 ) -> Iterator[Audited]:
     """Each condensation audited in turn, `each_step` shown it with its audit."""
+    scans = Scans()
     for number, step in enumerate(replay.condensation_steps(), start=1):
-        audit, facts = audit_step(step, pins, everything, f"condensation {number}")
+        audit, facts = audit_step(step, pins, everything, f"condensation {number}", scans)
         if each_step is not None:
             audit.threshold = thresholds.get(step.line)
             each_step(step, audit)
@@ -360,9 +369,10 @@ def _every_other(
 ) -> Iterator[tuple[int, Audited]]:
     """The condensations whose number has this parity (but those in `skip`) audited,
     with their numbers: each of two processes walks every step and audits half."""
+    scans = Scans()
     for number, step in enumerate(replay.condensation_steps(), start=1):
         if number % 2 == parity and number not in skip:
-            yield number, audit_step(step, pins, everything, f"condensation {number}")
+            yield number, audit_step(step, pins, everything, f"condensation {number}", scans)
 
 
 def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> list[Audited]:

@@ -113,6 +113,9 @@ _SLASHED = rf"(?:~|\.{{1,2}})?/?(?:[{_C}@+-][{_C}.@+-]*/)+[{_C}.@+-]*[{_C}@+-]"
 _BARE = rf"[{_C}-]+(?:\.[{_C}-]+)*\.(?:{EXTENSIONS})"
 PATH_IN_TEXT = re.compile(rf"(?<![{_C}/.:~@-])(?:{_SLASHED}|{_BARE})(?![{_C}/@-])")
 PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
+# A whole run of the characters paths are made of that holds a "/" or a ".": every
+# path `PATH_IN_TEXT` finds lies in one, so only these are searched (`paths_in`).
+PATH_RUN = re.compile(r"(?<![A-Za-z0-9_.@+~/-])[A-Za-z0-9_@+~-]*+[./][A-Za-z0-9_.@+~/-]*+")
 URL = re.compile(r"https?://[^\s'\"<>`)\]}]+")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 # What a command is wrapped in: a `cd`/`source` before it, a pager or a redirection
@@ -271,8 +274,18 @@ class Fact:
 
 
 def squash(text: str) -> str:
-    """Case-folded, every run of white space one space, stripped."""
-    return SPACE.sub(" ", text).strip().casefold()
+    """Case-folded, every run of white space one space, stripped (`str.split` knows
+    white space as `SPACE` does, and is twice as fast)."""
+    return " ".join(text.split()).casefold()
+
+
+def paths_in(text: str) -> Iterator[str]:
+    """What `PATH_IN_TEXT.findall(text)` finds, searching only the runs of path
+    characters (in place: the search sees the characters before and after a run)
+    that hold a "/" or a "." (twice as fast on the texts of real logs)."""
+    find = PATH_IN_TEXT.findall
+    for run in PATH_RUN.finditer(text):
+        yield from find(text, run.start(), run.end())
 
 
 def shown(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -658,6 +671,48 @@ def _test_keys(test: str) -> tuple[str, ...]:
 # --- what a text still carries -----------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Scanned:
+    """What a memory takes of one text: the text squashed, the paths it names (as
+    components) and its URLs, in the order they come."""
+
+    squashed: str
+    paths: tuple[tuple[str, ...], ...]
+    urls: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Scanned:
+        paths = []
+        for raw in paths_in(text):
+            path = normal_path(raw)
+            if path is not None:
+                parts = components(path)
+                if parts:
+                    paths.append(parts)
+        urls = tuple(normal_url(u) for u in URL.findall(text))
+        return cls(squash(text), tuple(paths), urls)
+
+
+class Scans:
+    """The texts of the last view scanned, by text: the next view holds most of them
+    again (the events a condensation keeps), and they are not scanned twice."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, Scanned] = {}
+
+    def memory(self, texts: Iterable[str]) -> Memory:
+        """`Memory.of(texts)`, scanning only the texts the last view did not hold."""
+        texts = [t for t in texts if t]
+        last = self.last
+        now: dict[str, Scanned] = {}
+        for text in texts:
+            if text not in now:
+                found = last.get(text)
+                now[text] = found if found is not None else Scanned.of(text)
+        self.last = now
+        return Memory.of(texts, scanned=now)
+
+
 @dataclass
 class Memory:
     """Texts (a summary, or the events a view holds) made ready to look facts up in."""
@@ -671,18 +726,21 @@ class Memory:
     said: list[str] = field(default_factory=list)  # (a summary's) sentences, squashed
 
     @classmethod
-    def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
-        """`loose` for a summary, which may carry an instruction in its own words."""
+    def of(
+        cls, texts: Iterable[str], loose: bool = False, scanned: dict[str, Scanned] | None = None
+    ) -> Memory:
+        """`loose` for a summary, which may carry an instruction in its own words;
+        `scanned`: the texts already scanned (see `Scans`)."""
         texts = [t for t in texts if t]
-        memory = cls(flat="\n".join(squash(t) for t in texts), loose=loose)
-        for text in texts:
-            for raw in PATH_IN_TEXT.findall(text):
-                path = normal_path(raw)
-                if path is not None:
-                    parts = components(path)
-                    if parts:
-                        memory.paths.setdefault(parts[-1], []).append(parts)
-            memory.urls.update(normal_url(u) for u in URL.findall(text))
+        found = [scanned[t] for t in texts] if scanned is not None else map(Scanned.of, texts)
+        memory = cls(loose=loose)
+        flat = []
+        for scan in found:
+            flat.append(scan.squashed)
+            for parts in scan.paths:
+                memory.paths.setdefault(parts[-1], []).append(parts)
+            memory.urls.update(scan.urls)
+        memory.flat = "\n".join(flat)
         if loose:
             memory.stems = content(memory.flat)
             memory.sentences = [s for text in texts for s in sentences_of(text)]
