@@ -112,6 +112,8 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
                 if line is None:
                     session.read(number, raw + b"\n", collect)
                 else:
+                    if line.compact_summary or line.copy:  # few, and read after the log
+                        line.keep(raw[: stop - start])  # is closed (the condensations)
                     session.size += len(raw) + 1
                     session.add(line)
                 start += len(raw) + 1

@@ -138,6 +138,10 @@ class Line:
             raw = self.source.read_at(start, start + length)  # type: ignore[union-attr]
         return raw
 
+    def keep(self, raw: bytes) -> None:
+        """Hold the line's bytes from now on: they are not read back from the log."""
+        self._raw, self.source, self.span = raw, None, 0
+
     @staticmethod
     def each_raw(lines: Iterable[Line]) -> Iterator[bytes]:
         """`raw` of each of `lines`, in order; lines read back from the log are read a

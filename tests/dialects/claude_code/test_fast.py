@@ -341,7 +341,7 @@ def test_cli_subprocess_on_a_big_session_prints_what_the_exact_path_prints(
     tmp_path: Path, proc, cli, monkeypatch
 ) -> None:
     """The real command on a session above FAST_MIN_BYTES (a corpus session repeated
-    with fresh ids) prints what the exact path prints in-process."""
+    with fresh ids, compactions and all) prints what the exact path prints in-process."""
     source = CORPUS / "posthog-impact-dashboard.claude-session.jsonl"
     require_corpus(CORPUS)
     lines = source.read_bytes().splitlines()
@@ -352,6 +352,10 @@ def test_cli_subprocess_on_a_big_session_prints_what_the_exact_path_prints(
         ("view", log, "-f", "jsonl"),
         ("check", log),
         ("stats", log, "--no-tokens", "-f", "json"),
+        # printed once the log is closed: the condensations' figures are at hand
+        ("view", log, "-f", "json"),
+        ("view", log, "--no-pager"),
+        ("run", log, "--type", "recent_events", "--dry-run", "--force", "-f", "json"),
     ]
     fast = [proc(*command, env={**os.environ, "COLUMNS": "100"}) for command in commands]
     use_path(monkeypatch, EXACT, block=1 << 20)
