@@ -65,7 +65,7 @@ class ClaudeEvent(Event):
     knows (uuid, summary, copy) without parsing.
     """
 
-    __slots__ = ("_data", "_raw", "answers", "line", "read_from")
+    __slots__ = ("_blocks", "_data", "_raw", "answers", "line", "read_from")
 
     def __init__(
         self,
@@ -76,6 +76,7 @@ class ClaudeEvent(Event):
         read_from: Line | None = None,
     ) -> None:
         self._data: dict[str, Any] | None = None
+        self._blocks: list[dict[str, Any]] | None = None  # of `data`, made once
         self.read_from = read_from  # the session line it is (its data is the line's)
         super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
@@ -104,6 +105,7 @@ class ClaudeEvent(Event):
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._data = value
+        self._blocks = None
 
     @property
     def message(self) -> dict[str, Any]:
@@ -112,7 +114,11 @@ class ClaudeEvent(Event):
 
     @property
     def blocks(self) -> list[dict[str, Any]]:
-        return blocks_of(self.message.get("content"))
+        """The message's content blocks (made once: every property reads them)."""
+        blocks = self._blocks
+        if blocks is None:
+            blocks = self._blocks = blocks_of(self.message.get("content"))
+        return blocks
 
     @property
     def uuid(self) -> str | None:
