@@ -4,6 +4,7 @@ path (orjson line by line): the same lines, problems, view and errors on every i
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -399,7 +400,7 @@ def test_a_session_holds_each_uuid_and_message_id_once(
         children = [x for x in session.lines if x.parent in session.by_uuid]
         assert len(children) >= 15
         assert all(x.parent is session.by_uuid[x.parent].uuid for x in children)
-        pairs = list(zip(session.lines, session.lines[1:]))
+        pairs = list(pairwise(session.lines))
         same = [
             (a, b) for a, b in pairs if a.message_id is not None and a.message_id == b.message_id
         ]
