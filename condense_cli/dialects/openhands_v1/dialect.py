@@ -79,6 +79,8 @@ from condense_cli.dialects.openhands_v1.storage import (
     read_lines,
 )
 
+Made = dict[tuple[int, int | None], V1Event]  # events made for views, by position and unit
+
 
 class V1Replay(Replay):
     """A V1 conversation read and replayed the way the generation that wrote it did."""
@@ -135,7 +137,16 @@ class V1Replay(Replay):
     def view(self) -> View:
         return self._view_of(self.replayed.events, self.replayed.pending_request)
 
-    def _view_of(self, entries: Sequence[Entry], pending_request: bool) -> View:
+    def _view_of(
+        self,
+        entries: Sequence[Entry],
+        pending_request: bool,
+        made: Made | None = None,
+        into: Made | None = None,
+    ) -> View:
+        """The view of `entries`: its events are taken from `made` (those of earlier
+        views, by position and unit) when there, and each is put `into` (so that a
+        walk over the history reads an event's file once, not once a view)."""
         heads = unit_heads(entries)
         keys: dict[str, int | None] = {}
         events: list[Event] = []
@@ -146,7 +157,10 @@ class V1Replay(Replay):
             else:
                 head = heads.get(entry.id)
                 unit = keys.get(head) if head is not None else None
-                event = _event(entry, unit)
+                found = made.get((entry.position, unit)) if made is not None else None
+                event = found if found is not None else _event(entry, unit)
+                if into is not None:
+                    into[(entry.position, unit)] = event
             keys[event.id] = event.key
             events.append(event)
         summary, offset = self._latest_summary(entries, events)
@@ -161,10 +175,13 @@ class V1Replay(Replay):
         return steps(self.conversation, self.detected, self.replayed.condensations)
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
+        last: Made = {}  # the events of the step before: most are in this step's views
         for step in self._steps():
             condensation = step.condensation
-            before = self._view_of(step.before, step.pending_before)
-            after = self._view_of(step.after, False)
+            made: Made = {}
+            before = self._view_of(step.before, step.pending_before, last, made)
+            after = self._view_of(step.after, False, made, made)
+            last = made
             kept = {e.id for e in after}
             gone = [e for e in before if e.id not in kept and not e.is_summary]
             summary = summary_of(condensation)

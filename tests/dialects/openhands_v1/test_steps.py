@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,3 +156,36 @@ def test_a_replay_holds_parsed_events_only_for_condensations(tmp_path: Path) -> 
         ("call1", "r1", None),
         ("call1", None, None),
     ]
+
+
+def test_the_steps_read_each_event_file_once_for_every_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The views around one condensation, and those around the next, hold mostly the
+    same events: a walk over the steps reads an event's file once, not once a view,
+    and the views are those made one by one."""
+    from condense_cli.dialects.openhands_v1 import storage
+    from tests.dialects.openhands_v1.test_replay import write_folder
+
+    events = [message(0), message(1)]
+    for n in range(2, 62, 10):  # a condensation after every 9 events, forgetting 4
+        events += [call(n, f"r{n}"), result(n + 1, n), message(n + 2), message(n + 3)]
+        events += [call(n + 4, f"r{n}"), result(n + 5, n + 4), message(n + 6), message(n + 7)]
+        events += [message(n + 8), condensation(n + 9, [n, n + 1, n + 4, n + 5], 1)]
+    folder = write_folder(tmp_path / "c", events)
+    reads: list[str] = []
+    read = storage.read_event_file
+    monkeypatch.setattr(storage, "read_event_file", lambda p: reads.append(p) or read(p))
+    replay = V1Replay(str(folder), storage.read_folder(folder))
+    reads.clear()
+    steps = list(replay.condensation_steps())
+    assert len(steps) == 6
+    assert len(reads) == len(set(reads)) <= len(events)  # each file at most once
+    alone = [  # the views made one by one, each reading its events' files
+        (replay._view_of(raw.before, raw.pending_before), replay._view_of(raw.after, False))
+        for raw in replay._steps()
+    ]
+    assert len(reads) > 2 * len(events)
+    for step, (before, after) in zip(steps, alone, strict=True):
+        assert [(e.key, e.to_json()) for e in step.before] == [(e.key, e.to_json()) for e in before]
+        assert [(e.key, e.to_json()) for e in step.after] == [(e.key, e.to_json()) for e in after]
