@@ -20,6 +20,8 @@ wording. simdjson and msgspec are imported only for logs of at least
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -89,3 +91,17 @@ class BlockDecoder:
         except (ValueError, RuntimeError):  # simdjson's errors; msgspec's are ValueErrors,
             return None  # and its UnicodeDecodeError on invalid UTF-8 in a field it builds
         return (values, lines) if len(values) == len(lines) else None
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a big log is read: the objects a read
+    makes (lines, strings, tuples) hold no cycles, and each collection would walk the
+    ones made so far (on a 256 MB session, a tenth of `view`'s time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -25,7 +25,8 @@ def read_session(source: LogSource, *, upto: str | None = None, collect: bool = 
     if limit is None and source.size >= fastlines.FAST_MIN_BYTES:
         from condense_cli.dialects.claude_code.fast import read_blocks
 
-        done, offset = read_blocks(session, source, collect)
+        with fastlines.collector_paused():
+            done, offset = read_blocks(session, source, collect)
     for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:
             break

@@ -30,6 +30,7 @@ from condense_cli.dialects.openhands_v1.detect import (
     SENT_KINDS,
 )
 from condense_cli.fast.halves import splits
+from condense_cli.fast.lines import collector_paused
 
 #: Kinds `condense` appends itself.
 APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
@@ -397,10 +398,11 @@ def read_folder(path: str | Path) -> Conversation:
     # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
     folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
     names = [by_index[index] for index in range(count)]
-    if splits(count * FILE_BYTES):
-        read = _read_in_two(folder, names)
-    else:
-        read = _read_files(folder, names, 0, count)
+    with collector_paused():
+        if splits(count * FILE_BYTES):
+            read = _read_in_two(folder, names)
+        else:
+            read = _read_files(folder, names, 0, count)
     del names, by_index
     records: list[StoredEvent] = []
     seen: dict[str, StoredEvent] = {}
