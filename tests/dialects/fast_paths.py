@@ -3,6 +3,8 @@ against their exact paths (orjson line by line)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -17,6 +19,38 @@ def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256) -> No
     """Force one way of reading, with small blocks so that a small log has many."""
     monkeypatch.setattr(fastlines, "BLOCK_BYTES", block)
     monkeypatch.setattr(fastlines, "FAST_MIN_BYTES", 1 << 60 if path == EXACT else 0)
+
+
+def both_paths(
+    monkeypatch: pytest.MonkeyPatch,
+    outcome: Callable[..., Any],
+    log: Path,
+    block: int = 256,
+    **read: Any,
+) -> dict[str, Any]:
+    """What `outcome(log, **read)` (a dialect's summary of a read) is on each path."""
+    results = {}
+    for path in (EXACT, FAST):
+        use_path(monkeypatch, path, block)
+        results[path] = outcome(log, **read)
+    return results
+
+
+def judged_alike(
+    monkeypatch: pytest.MonkeyPatch,
+    outcome: Callable[..., Any],
+    log_path: Path,
+    lines: list[bytes],
+    at: int,
+    tricky: bytes,
+) -> None:
+    """`lines` with the `tricky` line put in at `at` read alike on both paths, with
+    problems collected or raised."""
+    lines = [*lines[:at], tricky, *lines[at:]]
+    log_path.write_bytes(b"\n".join(lines) + b"\n")
+    for collect in (True, False):
+        results = both_paths(monkeypatch, outcome, log_path, collect=collect)
+        assert results[FAST] == results[EXACT], tricky
 
 
 def fresh_ids(value: Any, ids: set[str], suffix: str) -> Any:

@@ -18,7 +18,15 @@ from condense_cli.dialects import read_log
 from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
 from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
-from tests.dialects.fast_paths import EXACT, FAST, line_endings, repeated, use_path
+from tests.dialects.fast_paths import (
+    EXACT,
+    FAST,
+    both_paths,
+    judged_alike,
+    line_endings,
+    repeated,
+    use_path,
+)
 
 DIALECT = "claude-code"
 
@@ -61,16 +69,6 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
             )
     except (LogError, ConfigError) as exc:
         return ("error", type(exc).__name__, str(exc))
-
-
-def both_paths(
-    monkeypatch: pytest.MonkeyPatch, log: Path, block: int = 256, **read: Any
-) -> dict[str, Any]:
-    results = {}
-    for path in (EXACT, FAST):
-        use_path(monkeypatch, path, block)
-        results[path] = outcome(log, **read)
-    return results
 
 
 def story() -> list[bytes]:
@@ -181,13 +179,7 @@ TRICKY = {
 def test_a_tricky_line_is_judged_alike_on_both_paths(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines = story()
-    lines[12:12] = [TRICKY[name]]
-    log = tmp_path / "s.jsonl"
-    log.write_bytes(b"\n".join(lines) + b"\n")
-    for collect in (True, False):
-        results = both_paths(monkeypatch, log, collect=collect)
-        assert results[FAST] == results[EXACT], name
+    judged_alike(monkeypatch, outcome, tmp_path / "s.jsonl", story(), 12, TRICKY[name])
 
 
 def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
@@ -241,7 +233,7 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
         for collect in (True, False):
-            results = both_paths(monkeypatch, log, block=block, collect=collect)
+            results = both_paths(monkeypatch, outcome, log, block=block, collect=collect)
             assert results[FAST] == results[EXACT], name
 
 
@@ -249,7 +241,7 @@ def test_upto_agrees(tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "s.jsonl"
     log.write_bytes(b"\n".join(story()) + b"\n")
     for upto in ("3", "12", "u7", "u15", "nowhere", "0"):
-        results = both_paths(monkeypatch, log, upto=upto)
+        results = both_paths(monkeypatch, outcome, log, upto=upto)
         assert results[FAST] == results[EXACT], upto
 
 
@@ -262,7 +254,7 @@ def test_corpus_sessions_agree(block: int, monkeypatch) -> None:
     sessions = corpus_sessions()
     assert len(sessions) >= 2
     for session in sessions:
-        results = both_paths(monkeypatch, session, block=block)
+        results = both_paths(monkeypatch, outcome, session, block=block)
         assert results[FAST] == results[EXACT], session.name
         assert results[FAST][4]  # a view was written
 
@@ -317,7 +309,7 @@ def test_random_sessions_are_judged_alike(kinds, inserts, cut, block, tmp_path_f
     log.write_bytes(data)
     with pytest.MonkeyPatch.context() as monkeypatch:
         for collect in (True, False):
-            results = both_paths(monkeypatch, log, block=block, collect=collect)
+            results = both_paths(monkeypatch, outcome, log, block=block, collect=collect)
             assert results[FAST] == results[EXACT]
 
 

@@ -14,7 +14,14 @@ from condense_cli.core.jsonlines import encode
 from condense_cli.dialects import read_log
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
-from tests.dialects.fast_paths import EXACT, FAST, line_endings, use_path
+from tests.dialects.fast_paths import (
+    EXACT,
+    FAST,
+    both_paths,
+    judged_alike,
+    line_endings,
+    use_path,
+)
 
 DIALECT = "codex"
 
@@ -44,14 +51,6 @@ def outcome(log: Path, collect: bool = True) -> Any:
             )
     except (LogError, ConfigError) as exc:
         return ("error", type(exc).__name__, str(exc))
-
-
-def both_paths(monkeypatch: pytest.MonkeyPatch, log: Path, block: int = 256, **read: Any) -> Any:
-    results = {}
-    for path in (EXACT, FAST):
-        use_path(monkeypatch, path, block)
-        results[path] = outcome(log, **read)
-    return results
 
 
 def story(paginated: bool = False) -> list[bytes]:
@@ -183,12 +182,7 @@ def write(tmp_path: Path, lines: list[bytes]) -> Path:
 def test_a_tricky_line_is_judged_alike_on_both_paths(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines = story()
-    lines[12:12] = [TRICKY[name]]
-    log = write(tmp_path, lines)
-    for collect in (True, False):
-        results = both_paths(monkeypatch, log, collect=collect)
-        assert results[FAST] == results[EXACT], name
+    judged_alike(monkeypatch, outcome, tmp_path / "rollout.jsonl", story(), 12, TRICKY[name])
 
 
 @pytest.mark.parametrize("name", sorted(ORDINALS))
@@ -198,7 +192,7 @@ def test_a_paginated_rollouts_ordinals_are_judged_alike_on_both_paths(
     lines = story(paginated=True)
     lines[12:12] = [ORDINALS[name]]
     log = write(tmp_path, lines)
-    results = both_paths(monkeypatch, log)
+    results = both_paths(monkeypatch, outcome, log)
     assert results[FAST] == results[EXACT], name
 
 
@@ -209,7 +203,7 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
     for name, data in line_endings(lines, torn=lines[6][:20]).items():
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
-        results = both_paths(monkeypatch, log, block)
+        results = both_paths(monkeypatch, outcome, log, block)
         assert results[FAST] == results[EXACT], name
 
 
@@ -232,6 +226,6 @@ def test_the_fast_path_keeps_items_unparsed_until_asked(tmp_path: Path, monkeypa
 @pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
 def test_corpus_rollouts_read_alike_on_both_paths(name: str, monkeypatch) -> None:
     require_corpus(CORPUS)
-    results = both_paths(monkeypatch, CORPUS / name, block=4096)
+    results = both_paths(monkeypatch, outcome, CORPUS / name, block=4096)
     assert results[FAST] == results[EXACT]
     assert results[FAST][0] is not None and results[FAST][0] != "error"
