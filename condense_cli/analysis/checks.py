@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from condense_cli.core.events import Problem
+from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import Replay
 
 
@@ -12,9 +13,12 @@ def lost_context(replay: Replay) -> list[Problem]:
     none for a dialect that does not convert its views to messages."""
     if not replay.converts_messages:
         return []
+    conversion = Conversion()
+    for _message in replay.each_message(replay.view(), conversion):
+        pass  # only what the conversion drops is wanted, once it is whole
     return [
         Problem(change.line, f"the model never sees this: {change.reason}", "warning", change.path)
-        for change in replay.messages(replay.view()).lost
+        for change in conversion.lost
     ]
 
 

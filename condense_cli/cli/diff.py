@@ -78,6 +78,7 @@ def diff(
         point = points[0] if points else None
         with read_log(log, dialect=dialect, upto=point, reading=reading("reading")) as replay:
             view, name, path = replay.view(), replay.dialect, replay.path
+            replay.hold(view)  # condensed and compared once the log is closed
         where = f"up to {point}" if point is not None else "now"
         views = [(where, view)] if len(sides) == 1 else []
         for side in sides:
@@ -90,6 +91,7 @@ def diff(
             with read_log(log, dialect=dialect, upto=point, reading=reading("reading")) as replay:
                 label = f"up to {point}" if point is not None else "now"
                 views.append((label, replay.view()))
+                replay.hold(views[-1][1])  # compared once the log is closed
                 name, path = replay.dialect, replay.path
     (label_a, a), (label_b, b) = views
     difference = diff_views(a, b, (label_a, label_b), tokenizer.count_batch)

@@ -158,14 +158,15 @@ def _report(
     where each compaction fired against its client's threshold (`shown`: how its
     reading is shown, by default a progress bar on a terminal)."""
     from condense_cli.analysis.thrash import all_findings
-    from condense_cli.core.messages import message_numbers
+    from condense_cli.core.messages import Conversion, message_numbers
     from condense_cli.dialects import read_log
 
     with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
         report = replay.stats(tokenizer, shown or reading("counting"))
         if replay.converts_messages:
-            conversion = replay.messages(replay.view())
-            report.messages = message_numbers(conversion, tokenizer, replay.token_counts)
+            conversion = Conversion()
+            messages = replay.each_message(replay.view(), conversion)
+            report.messages = message_numbers(messages, conversion, tokenizer, replay.token_counts)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
         report.model = replay.model
         thresholds = replay.thresholds(client)

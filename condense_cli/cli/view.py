@@ -101,10 +101,18 @@ def view(
         current = replay.view()
         gaps = replay.gaps()
         conversion = replay.messages(current) if format is ViewFormat.messages else None
-    title = replay.path if upto is None else f"{replay.path} (up to {upto})"
-    print_view(
-        current, replay, format, title, full, gaps=gaps, page=not no_pager, conversion=conversion
-    )
+        title = replay.path if upto is None else f"{replay.path} (up to {upto})"
+        # printed while the log is open: a view's events may read their lines back
+        print_view(
+            current,
+            replay,
+            format,
+            title,
+            full,
+            gaps=gaps,
+            page=not no_pager,
+            conversion=conversion,
+        )
 
 
 def _view_many(

@@ -202,8 +202,10 @@ def _decide(
         result = condenser.condense(view)
     if isinstance(result, Condensation) and pins:
         result = keep_pins(view, result, pins)
+    replay.hold(view)  # the views are printed once the log is closed
     if not isinstance(result, Condensation):
         converted = replay.messages(result) if messages else None
+        replay.hold(result)
         return RunOutcome(replay, view, result, messages=converted)
     record = replay.condensation_record(view, result)
     return RunOutcome(replay, view, result, apply_condensation(view, result), record)

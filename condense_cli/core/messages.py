@@ -152,30 +152,38 @@ def count_tokens(
 ) -> int:
     """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas);
     a text in `known` is not tokenized again."""
-    total = REPLY_PRIMING
-    count = tokenizer.count
-    for message in messages:
-        texts, overhead = _token_texts(message)
-        total += overhead
-        for text in texts:
-            tokens = known.get(text)
-            total += count(text) if tokens is None else tokens
+    return REPLY_PRIMING + sum(message_tokens(m, tokenizer, known) for m in messages)
+
+
+def message_tokens(message: dict[str, Any], tokenizer: Tokenizer, known: Mapping[str, int]) -> int:
+    """One message's share of `count_tokens`."""
+    texts, total = _token_texts(message)
+    for text in texts:
+        tokens = known.get(text)
+        total += tokenizer.count(text) if tokens is None else tokens
     return total
 
 
 def message_numbers(
+    messages: Iterable[dict[str, Any]],
     conversion: Conversion,
     tokenizer: Tokenizer | None,
     known: Mapping[str, int] = MappingProxyType({}),
 ) -> dict[str, Any]:
-    """The `messages` part of `condense stats` (`known`: texts already tokenized)."""
-    chars = sum(len(message_text(m)) for m in conversion.messages)
+    """The `messages` part of `condense stats`, in one pass over `messages` (which may
+    be made as they are taken: `conversion`'s changes are read after them; `known`:
+    texts already tokenized)."""
+    count = chars = 0
+    tokens = REPLY_PRIMING
+    for message in messages:
+        count += 1
+        chars += len(message_text(message))
+        if tokenizer is not None:
+            tokens += message_tokens(message, tokenizer, known)
     return {
-        "count": len(conversion.messages),
+        "count": count,
         "chars": chars,
-        "tokens": (
-            count_tokens(conversion.messages, tokenizer, known) if tokenizer is not None else None
-        ),
+        "tokens": tokens if tokenizer is not None else None,
         "tool_schemas": "not counted",
         **conversion.report(),
     }

@@ -350,6 +350,21 @@ class Replay(ABC):
         the conversion dropped or put in (`view` may be a condenser's rewrite)."""
         raise self.unsupported("converts_messages")
 
+    def hold(self, view: View) -> None:
+        """Make `view`'s events hold all they read from the log, to be used once it is
+        closed (`run` prints its views then). By default they already do."""
+        return None
+
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        """`messages(view)` one message at a time, what the conversion changed going to
+        `out` (whole once every message is taken). A dialect whose view can be as long
+        as its log gives them as it makes them; the others from `messages`."""
+        conversion = self.messages(view)
+        out.dropped += conversion.dropped
+        out.inserted += conversion.inserted
+        out.approximated += conversion.approximated
+        return iter(conversion.messages)
+
     @abstractmethod
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         """The numbers of `condense stats` (tokens when `tokenizer` is given)."""

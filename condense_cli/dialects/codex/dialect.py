@@ -156,10 +156,18 @@ class CodexReplay(Replay):
                 yield event
 
     def messages(self, view: View) -> Conversion:
-        from condense_cli.dialects.codex.messages import convert
+        out = Conversion()
+        out.messages = list(self.each_message(view, out))
+        return out
 
-        places = {id(e.data): (e.id, cast(CodexEvent, e).line) for e in view}
-        return convert([e.data for e in view], lambda item: places.get(id(item), (None, None)))
+    def hold(self, view: View) -> None:
+        for event in view:
+            event.data = event.data  # an item the fast path left in the log is parsed
+
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        from condense_cli.dialects.codex.messages import view_messages
+
+        return view_messages(cast(list[CodexEvent], view.events), out)
 
     def view_lines(self) -> Iterator[bytes]:
         """Kept response_item lines byte-for-byte, after one `compacted` line for
@@ -228,14 +236,12 @@ class CodexReplay(Replay):
 
 
 def _view_of(history: list[CodexEvent], summary: CodexEvent | None, pending: bool) -> View:
-    """The view of a history: keys are positions (the summary has none); its events
-    parsed, since a view outlives the log being open."""
+    """The view of a history: keys are positions (the summary has none)."""
     events = list(history)
     offset = None
     position = 0
     calls: dict[str, int | None] = {}
     for index, event in enumerate(events):
-        event.parse()
         if event is summary:
             event.key = None
             offset = index

@@ -29,6 +29,7 @@ ITEM_TYPES = (
 )
 NOT_SENT = frozenset({"ghost_snapshot"})  # recorded by Codex, never sent to the model
 SUMMARY_KIND = "compaction.summary"
+LAST_PARSED: list[Any] = [None, None]  # the event whose line was parsed last, and its item
 # User messages Codex writes itself (context, not something the user typed).
 CONTEXT_PREFIXES = (
     "<environment_context>",
@@ -102,20 +103,23 @@ class CodexEvent(Event):
 
     @property
     def data(self) -> dict[str, Any]:
+        """The item. One made by the fast path parses its line when asked and keeps
+        no copy: only the last item parsed is remembered (`LAST_PARSED`), so a walk
+        over a view holds one item at a time, however long the view."""
         data = self._data
-        if data is None:
-            line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
-            data = self._data = line["payload"]
-        return data
+        if data is not None:
+            return data
+        if LAST_PARSED[0] is self:
+            last: dict[str, Any] = LAST_PARSED[1]
+            return last
+        line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
+        item: dict[str, Any] = line["payload"]
+        LAST_PARSED[:] = (self, item)
+        return item
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._data = value
-
-    def parse(self) -> None:
-        """Parse the item now, while its log is open (the event will outlive it)."""
-        if self._data is None:
-            self.data = self.data
 
     @property
     def id(self) -> object:

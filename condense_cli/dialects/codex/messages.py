@@ -22,7 +22,7 @@ The mapping (the same one the real-client tests apply to what the client sends):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from condense_cli.core.jsonlines import encode
@@ -36,7 +36,7 @@ from condense_cli.core.messages import (
     tool_call,
     tool_result,
 )
-from condense_cli.dialects.codex.items import CALLS, OUTPUTS
+from condense_cli.dialects.codex.items import CALLS, OUTPUTS, CodexEvent
 
 TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 ABORTED = "aborted"  # the output Codex sends for a call that has none
@@ -72,70 +72,103 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
     return tool_call(str(item.get("call_id", "")), name, arguments)
 
 
-def with_outputs(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The items with the output "aborted" right after each call that has none, as
-    Codex sends them, and the ids of those calls."""
-    answered = {str(i.get("call_id")) for i in items if i.get("type") in OUTPUTS}
-    out: list[dict[str, Any]] = []
-    aborted: list[str] = []
-    for item in items:
-        out.append(item)
-        call_id = str(item.get("call_id"))
-        if item.get("type") in CALLS and call_id not in answered:
-            kind = "custom_tool_call_output" if item["type"] == "custom_tool_call" else None
-            out.append(
-                {"type": kind or "function_call_output", "call_id": call_id, "output": ABORTED}
-            )
-            aborted.append(call_id)
-    return out, aborted
+Place = tuple[object, int | None]  # an item's event id and line, for the report
+NOWHERE: Place = (None, None)  # an item with no event of its own
 
 
-def convert(
-    items: list[dict[str, Any]],
-    where: Callable[[dict[str, Any]], tuple[object, int | None]] | None = None,
-) -> Conversion:
-    """Response items as chat messages (see the module doc). `where(item)` gives the
-    id and line of an item of the view, for the report."""
-    out = Conversion()
-    messages = out.messages
-    locate = where or (lambda _: (None, None))
-    sent, aborted = with_outputs(items)
-    out.inserted += [
-        Change(
-            SYNTHESIZED, None, None, f'call {call} has no output: Codex sends "{ABORTED}" for it'
-        )
-        for call in aborted
-    ]
+def each_message(
+    items: Iterable[tuple[dict[str, Any], Place]],
+    pairs: Iterable[tuple[object, str]],
+    out: Conversion,
+) -> Iterator[dict[str, Any]]:
+    """The chat messages of the view's items, one at a time (see the module doc); each
+    item comes with its place. `pairs` are the same items' types and `str(call_id)`s,
+    read first, to know which calls have no output; what is put in or dropped goes to
+    `out` as it is found, the "aborted" outputs first. A message is given once no later
+    call can join it: memory holds one message and one item, however long the view."""
+    kinds = list(pairs)
+    answered = {call for kind, call in kinds if kind in OUTPUTS}
+    aborted = [call for kind, call in kinds if kind in CALLS and call not in answered]
+    says = f'has no output: Codex sends "{ABORTED}" for it'
+    out.inserted += [Change(SYNTHESIZED, None, None, f"call {call} {says}") for call in aborted]
     names: dict[str, str] = {}
-    for item in sent:
+    last: dict[str, Any] | None = None  # the newest message, which calls may still join
+    for item, place in _with_outputs(items, answered):
         kind = item.get("type")
+        message: dict[str, Any]
         if kind in CALLS:
             call = _call(item)
             names[call["id"]] = call["function"]["name"]
-            last = messages[-1] if messages else None
-            if last is None or last["role"] != "assistant":
-                last = {"role": "assistant", "content": ""}
-                messages.append(last)
-            last.setdefault("tool_calls", []).append(call)
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+                continue
+            message = {"role": "assistant", "content": "", "tool_calls": [call]}
         elif kind in OUTPUTS:
             call_id = str(item.get("call_id"))
             if call_id not in names:
-                event, line = locate(item)
                 reason = f"output for call {call_id}: the call is not in the view"
-                out.dropped.append(Change(ORPHAN, event, line, reason))
+                out.dropped.append(Change(ORPHAN, *place, reason))
                 continue
             text = "\n".join(p["text"] for p in _parts(item.get("output")) if "text" in p)
-            messages.append(tool_result(call_id, names[call_id], text))
+            message = tool_result(call_id, names[call_id], text)
         elif kind == "message":
             role = str(item.get("role") or "user")
             role = "system" if role == "developer" else role
-            messages.append({"role": role, "content": content_of(_parts(item.get("content")))})
+            message = {"role": role, "content": content_of(_parts(item.get("content")))}
         else:
-            event, line = locate(item)
             reason = (
                 "an encrypted summary: it has no text a chat message can carry"
                 if kind in ("compaction", "compaction_summary")
                 else f"a {kind} item has no text a chat message can carry"
             )
-            out.dropped.append(Change(NO_CHAT_FORM, event, line, reason))
+            out.dropped.append(Change(NO_CHAT_FORM, *place, reason))
+            continue
+        if last is not None:
+            yield last
+        last = message
+    if last is not None:
+        yield last
+
+
+def _with_outputs(
+    items: Iterable[tuple[dict[str, Any], Place]], answered: set[str]
+) -> Iterator[tuple[dict[str, Any], Place]]:
+    """The items with the output "aborted" right after each call that has none, as
+    Codex sends them."""
+    for item, place in items:
+        yield item, place
+        call_id = str(item.get("call_id"))
+        if item.get("type") in CALLS and call_id not in answered:
+            kind = "custom_tool_call_output" if item["type"] == "custom_tool_call" else None
+            answer = {"type": kind or "function_call_output", "call_id": call_id}
+            yield answer | {"output": ABORTED}, NOWHERE
+
+
+def convert(
+    items: list[dict[str, Any]],
+    where: Callable[[dict[str, Any]], Place] | None = None,
+) -> Conversion:
+    """Response items as chat messages (see the module doc). `where(item)` gives the
+    id and line of an item of the view, for the report."""
+    out = Conversion()
+    located = [(item, where(item) if where else NOWHERE) for item in items]
+    pairs = [(item.get("type"), str(item.get("call_id"))) for item in items]
+    out.messages = list(each_message(located, pairs, out))
     return out
+
+
+def view_messages(events: Sequence[CodexEvent], out: Conversion) -> Iterator[dict[str, Any]]:
+    """`each_message` of a view's events, each item parsed only when its turn comes."""
+    pairs = (_pair_of(e) for e in events)
+    return each_message(((e.data, (e.id, e.line)) for e in events), pairs, out)
+
+
+def _pair_of(event: CodexEvent) -> tuple[str, str]:
+    """An event's item type and, for a call or an output, its `str(call_id)` (from the
+    fast path's fields when it has them)."""
+    kind = event.item_type
+    if kind not in CALLS and kind not in OUTPUTS:
+        return kind, ""
+    if event.fast_type is not None and event.fast_call is not None:
+        return kind, event.fast_call
+    return kind, str(event.data.get("call_id"))

@@ -77,8 +77,9 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     """The numbers of `condense stats`, in the shape every dialect returns."""
     source = replay.source
     view = replay.view()
-    view_texts = [model_text(e) for e in view]
-    counts = TextCounts(tokenizer, again=view_texts)
+    # the view's texts are kept only to tokenize each once (the view's items are read
+    # one at a time: a never-compacted view is the whole rollout)
+    counts = TextCounts(tokenizer, again=map(model_text, view) if tokenizer else ())
 
     def walk(start: int, end: int, report: Report | None) -> Part:
         return count_lines(source, start, end, counts, report)
@@ -114,7 +115,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         replay.state.request_pending,
         len(view),
         replay.forgotten_events,
-        *sizes(full, counts.tally(view_texts), tokenizer),
+        *sizes(full, counts.tally(map(model_text, view)), tokenizer),
     )
     compaction = replay.resume_compaction()
     report.client = {"resume_compaction": compaction.to_json() if compaction else None}

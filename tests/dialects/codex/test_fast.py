@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,9 @@ import pytest
 
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.jsonlines import encode
+from condense_cli.core.messages import Conversion
 from condense_cli.dialects import read_log
+from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
 from tests.dialects.fast_paths import (
@@ -47,10 +50,16 @@ def outcome(log: Path, collect: bool = True) -> Any:
                     for s in replay.condensation_steps()
                 ],
                 [None if e is None else (e.key, e.raw) for e in replay.history()],
-                [m for m in replay.messages(view).messages],
+                converted(replay.messages(view)),
             )
     except (LogError, ConfigError) as exc:
         return ("error", type(exc).__name__, str(exc))
+
+
+def converted(conversion: Conversion) -> Any:
+    """A conversion's messages and every change it reports."""
+    changes = conversion.dropped + conversion.inserted + conversion.approximated
+    return conversion.messages, [(c.kind, c.event, c.line, c.reason) for c in changes]
 
 
 def story(paginated: bool = False) -> list[bytes]:
@@ -220,7 +229,83 @@ def test_the_fast_path_keeps_items_unparsed_until_asked(tmp_path: Path, monkeypa
         assert [(e._data, e._raw) for e in fast] == [(None, None), (None, None)]
         view = replay.view()
         assert [e.data for e in fast] == [orjson.loads(x)["payload"] for x in lines[26:28]]
+        assert [(e._data, e._raw) for e in fast] == [(None, None), (None, None)]
     assert len(view) == len(history)
+
+
+def test_a_walk_over_the_view_holds_one_item_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """`check`, `stats` and `audit` read a fast-path item when its turn comes and keep
+    no copy of it: a never-compacted view is the whole rollout (they held all of it,
+    288-322 MB for a 188 MB rollout)."""
+    from condense_cli.analysis.audit import audit_log
+    from condense_cli.analysis.checks import lost_context
+
+    lines = [orjson.dumps(x) for x in uncompacted(40)]
+    log = write(tmp_path, lines)
+    use_path(monkeypatch, FAST, block=1 << 20)
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        fast = [e for e in replay.state.history if e.fast_type is not None]  # type: ignore[attr-defined]
+        assert len(fast) == 40 * 4 + 1
+        assert lost_context(replay) == []
+        stats = replay.stats(None)
+        audit_log(replay)
+        conversion = Conversion()
+        messages = list(replay.each_message(replay.view(), conversion))
+        assert all(e._data is None and e._raw is None for e in fast)
+    assert stats.view_events == len(fast)
+    assert len(messages) == 40 * 4 + 1  # the last call joins the last answer, "aborted"
+    assert messages[-1] == {
+        "role": "tool",
+        "content": "aborted",
+        "tool_call_id": "unanswered",
+        "name": "exec_command",
+    }
+    assert [c.reason for c in conversion.inserted] == [
+        'call unanswered has no output: Codex sends "aborted" for it'
+    ]
+
+
+def uncompacted(turns: int, output_chars: int = 100) -> list[dict[str, Any]]:
+    """A rollout that never compacted: `turns` turns of a question, a call, its output
+    and an answer, then a call with no output."""
+    lines = [META, line("turn_context", {"cwd": "/w", "model": "gpt-5.5"})]
+    for n in range(turns):
+        text = f"turn {n}: " + "lorem ipsum dolor " * (output_chars // 18)
+        lines += [
+            item(user(f"question {n}")),
+            item(call(f"c{n}", f"cat f{n}.py")),
+            item(output(f"c{n}", text)),
+            item(said(f"answer {n}")),
+        ]
+    return [*lines, item(call("unanswered"))]
+
+
+def test_cli_subprocess_on_a_big_never_compacted_rollout_prints_what_the_exact_path_prints(
+    tmp_path: Path, proc, cli, monkeypatch
+) -> None:
+    """The real commands on a rollout above FAST_MIN_BYTES whose view is all of it,
+    printed once its items are read one at a time, print what the exact path prints
+    in-process (`run` prints its views once the log is closed)."""
+    log = write(tmp_path, [orjson.dumps(x) for x in uncompacted(2200, 2000)])
+    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    commands = [
+        ("view", log, "-f", "jsonl"),
+        ("view", log, "-f", "json"),
+        ("view", log, "-f", "messages"),
+        ("view", log, "--no-pager"),
+        ("check", log),
+        ("stats", log, "--no-tokens", "-f", "json"),
+        ("audit", log, "-f", "json"),
+        ("run", log, "--type", "observation_masking", "--dry-run", "-f", "json"),
+    ]
+    fast = [proc(*command, env={**os.environ, "COLUMNS": "100"}) for command in commands]
+    use_path(monkeypatch, EXACT, block=1 << 20)
+    for command, done in zip(commands, fast, strict=True):
+        exact = cli(*command)
+        assert done.returncode == exact.exit_code, (command, done.stderr)
+        assert done.stdout == exact.stdout_bytes, command
+    assert fast[4].returncode == 0 and b"'unanswered' has no output" in fast[4].stdout
+    assert len(orjson.loads(fast[2].stdout)) == 2200 * 4 + 1
 
 
 @pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
