@@ -34,8 +34,9 @@ TOOLS += ["TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "WebFet
 class ClaudeSession(Generated):
     """A long Claude Code session; `lines()` yields its lines, then `manifest` is set."""
 
-    def __init__(self, count: int, seed: int = 7) -> None:
+    def __init__(self, count: int, seed: int = 7, compacts: bool = True) -> None:
         super().__init__(count, seed)
+        self.compacts = compacts  # False: a session that never filled its window
         self.session_id = new_uuid(self.rng)
         self.cwd = f"/home/dev/{self.rng.choice(self.texts.repos)}"
         self.base = {
@@ -120,7 +121,7 @@ class ClaudeSession(Generated):
         next_compaction = r.randint(250, 450)
         while written < self.count:
             left = self.count - written
-            if messages >= next_compaction and left >= 6:
+            if self.compacts and messages >= next_compaction and left >= 6:
                 block = list(self._compaction())
                 summary = block[1]["message"]["content"]
                 yield from block
@@ -379,8 +380,9 @@ def _tool_result(step: Step, texts: Texts) -> tuple[str, dict[str, Any]]:
     }
 
 
-def write_session(path: Path, count: int, seed: int = 7) -> Manifest:
-    """Write a Claude Code session file of `count` lines to `path`."""
-    session = ClaudeSession(count, seed)
+def write_session(path: Path, count: int, seed: int = 7, compacts: bool = True) -> Manifest:
+    """Write a Claude Code session file of `count` lines to `path` (never compacted
+    unless `compacts`)."""
+    session = ClaudeSession(count, seed, compacts)
     write_lines(path, session.lines())
     return session.manifest

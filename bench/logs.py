@@ -59,6 +59,13 @@ KINDS: dict[str, LogKind] = {
             gen_claude.write_session,
             (*COMMON, "gen_claude.py"),
         ),
+        LogKind(
+            "claude-code-uncompacted",
+            "claude-code",
+            False,
+            lambda path, count, seed: gen_claude.write_session(path, count, seed, compacts=False),
+            (*COMMON, "gen_claude.py", "logs.py"),
+        ),
         LogKind("codex", "codex", False, gen_codex.write_rollout, (*COMMON, "gen_codex.py")),
         # A session that never filled its window: its whole history is the view.
         LogKind(
@@ -71,7 +78,14 @@ KINDS: dict[str, LogKind] = {
     )
 }
 V0_KINDS = ("uniform", "realistic")
-DIALECT_KINDS = ("openhands-v1", "openhands-v1-jsonl", "claude-code", "codex", "codex-uncompacted")
+DIALECT_KINDS = (
+    "openhands-v1",
+    "openhands-v1-jsonl",
+    "claude-code",
+    "claude-code-uncompacted",
+    "codex",
+    "codex-uncompacted",
+)
 
 
 def fingerprint(kind: LogKind, seed: int) -> str:
