@@ -50,7 +50,7 @@ class TextCounts:
 
     def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
         self.count = tokenizer.count if tokenizer is not None else None
-        self.again = set(again)
+        self.again = set(again) if self.count is not None else set()  # none to remember
         self.known: dict[str, int] = {}
 
     def tally_log(

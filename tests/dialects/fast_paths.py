@@ -10,9 +10,16 @@ from typing import Any
 import orjson
 import pytest
 
+from condense_cli.core.messages import Conversion
 from condense_cli.fast import lines as fastlines
 
 EXACT, FAST = "exact", "fast"
+
+
+def converted(conversion: Conversion) -> Any:
+    """A conversion's messages and every change it reports."""
+    changes = conversion.dropped + conversion.inserted + conversion.approximated
+    return conversion.messages, [(c.kind, c.event, c.line, c.reason) for c in changes]
 
 
 def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256) -> None:

@@ -64,7 +64,7 @@ from condense_cli.dialects.claude_code.events import (
     PIN_TYPE,
     REQUEST_TYPE,
     ClaudeEvent,
-    api_messages,
+    each_api_message,
     summary_event,
 )
 from condense_cli.dialects.claude_code.lines import Line, Session
@@ -109,17 +109,16 @@ class ClaudeReplay(Replay):
         self._records: list[CondensationRecord] | None = None
 
     @staticmethod
-    def _events(lines: list[Line], lazy: bool = False) -> list[ClaudeEvent]:
-        """The events of `lines`; `lazy`: each reads its line's bytes only when asked
-        for them, which must be while the log is open (the replay's own figures)."""
+    def _events(lines: list[Line]) -> list[ClaudeEvent]:
+        """The events of `lines`, each reading its line's bytes when asked for them
+        (from the log while it is open, for the fast path's lines: see `hold`)."""
         events: list[ClaudeEvent] = []
         uses: dict[str, int] = {}
         for line in lines:
             if line.type not in MESSAGE_TYPES:
                 continue
             key = None if line.compact_summary else line.number
-            raw = None if lazy else line.raw
-            event = ClaudeEvent(line._data, key, raw, line.number, line)
+            event = ClaudeEvent(line._data, key, None, line.number, line)
             for use, call in line.tools:
                 if use:
                     uses[call] = line.number
@@ -211,26 +210,24 @@ class ClaudeReplay(Replay):
         """The session's compactions (their `compact_boundary` lines), in order."""
         return [line for line in self.session.lines if line.is_boundary]
 
-    def before(self, boundary: Line, lazy: bool = False) -> list[ClaudeEvent]:
-        """The view right before the compaction at `boundary` (`lazy`: see `_events`)."""
+    def before(self, boundary: Line) -> list[ClaudeEvent]:
+        """The view right before the compaction at `boundary`."""
         session = self.session
         logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
-        return self._events(active_chain(session, logical).lines, lazy) if logical else []
+        return self._events(active_chain(session, logical).lines) if logical else []
 
-    def after(self, boundary: Line, lazy: bool = False) -> list[ClaudeEvent]:
-        """The view right after the compaction at `boundary` (`lazy`: see `_events`)."""
+    def after(self, boundary: Line) -> list[ClaudeEvent]:
+        """The view right after the compaction at `boundary`."""
         end = _block_end(self.session, boundary)
-        return self._events(active_chain(self.session, end).lines, lazy)
+        return self._events(active_chain(self.session, end).lines)
 
-    def around(
-        self, boundary: Line, lazy: bool = False
-    ) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
+    def around(self, boundary: Line) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
         """The view right before the compaction at `boundary`, and right after it."""
-        return self.before(boundary, lazy), self.after(boundary, lazy)
+        return self.before(boundary), self.after(boundary)
 
     def _record(self, boundary: Line) -> CondensationRecord:
         """What the compaction at `boundary` did."""
-        before, after = self.around(boundary, lazy=True)
+        before, after = self.around(boundary)
         kept = {e.copy_of or e.uuid for e in after}
         forgotten = [e.key for e in before if e.key is not None and e.uuid not in kept]
         summary = next((e for e in after if e.is_summary), None)
@@ -246,12 +243,16 @@ class ClaudeReplay(Replay):
     def view(self) -> View:
         return _view_of(self.events, self._pending_request())
 
+    def hold(self, view: View) -> None:
+        for event in view:
+            event.raw = event.raw  # a line the fast path left in the log is read now
+
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}
         for boundary in self.boundaries():
             meta = as_dict(boundary.data.get("compactMetadata"))
             version = boundary.data.get("version")
-            before = self.before(boundary, lazy=True)
+            before = self.before(boundary)
             threshold = compaction_threshold(meta, version, before, client)
             if threshold is not None:
                 found[boundary.number] = threshold
@@ -280,7 +281,8 @@ class ClaudeReplay(Replay):
 
     def history(self) -> Iterator[Event | None]:
         """The messages of every segment (before each compaction, then the active
-        chain), each once and in file order, copies taken as their originals."""
+        chain), each once and in file order, copies taken as their originals; each
+        keeps its bytes (a history is used once the log is closed)."""
         seen: dict[str | None, ClaudeEvent] = {}
         for segment in [*map(self.before, self.boundaries()), self.events]:
             for event in segment:
@@ -292,6 +294,7 @@ class ClaudeReplay(Replay):
             while requests and requests[0] < (event.line or 0):
                 requests.popleft()
                 yield None
+            event.raw = event.raw
             yield event
         for _ in requests:
             yield None
@@ -308,10 +311,16 @@ class ClaudeReplay(Replay):
             yield event.to_json() + b"\n"
 
     def messages(self, view: View) -> Conversion:
-        from condense_cli.dialects.claude_code.messages import chat_messages, resume_repairs
+        out = Conversion()
+        out.messages = list(self.each_message(view, out))
+        return out
+
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        from condense_cli.dialects.claude_code.messages import each_chat_message, resume_repairs
 
         events, inserted = resume_repairs(view.events)
-        return Conversion(chat_messages(api_messages(events)), inserted=inserted)
+        out.inserted += inserted
+        return each_chat_message(each_api_message(events))
 
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.claude_code.stats import session_stats

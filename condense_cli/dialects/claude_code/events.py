@@ -3,6 +3,7 @@ and the Messages API list the client builds from a view."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -57,6 +58,10 @@ def _block_text(block: dict[str, Any]) -> str:
     return ""
 
 
+# The event whose bytes were parsed last, its data, and its blocks once made.
+LAST_PARSED: list[Any] = [None, None, None]
+
+
 class ClaudeEvent(Event):
     """One `user` or `assistant` line of the active chain; its key is its line.
 
@@ -85,7 +90,7 @@ class ClaudeEvent(Event):
     @property
     def raw(self) -> bytes | None:
         """Its bytes; made from a line without them, the line's, read when asked for
-        (only while the log is open: see `ClaudeReplay.before`)."""
+        (only while the log is open: see `Replay.hold`)."""
         raw = self._raw
         if raw is None and self.read_from is not None:
             return self.read_from.raw
@@ -97,10 +102,16 @@ class ClaudeEvent(Event):
 
     @property
     def data(self) -> dict[str, Any]:
+        """The line parsed. An event made without it parses its bytes when asked and
+        keeps no copy: only the last event parsed is remembered (`LAST_PARSED`), so a
+        walk over a view holds one line at a time, however long the view."""
         data = self._data
-        if data is None:
-            data = self._data = orjson.loads(self.raw)  # type: ignore[arg-type]
-        return data
+        if data is not None:
+            return data
+        if LAST_PARSED[0] is not self:
+            LAST_PARSED[:] = (self, orjson.loads(self.raw), None)  # type: ignore[arg-type]
+        parsed: dict[str, Any] = LAST_PARSED[1]
+        return parsed
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
@@ -114,11 +125,19 @@ class ClaudeEvent(Event):
 
     @property
     def blocks(self) -> list[dict[str, Any]]:
-        """The message's content blocks (made once: every property reads them)."""
+        """The message's content blocks, made once per parse: every property reads
+        them (kept with the data: on the event, or in `LAST_PARSED`)."""
         blocks = self._blocks
-        if blocks is None:
+        if blocks is not None:
+            return blocks
+        if self._data is not None:
             blocks = self._blocks = blocks_of(self.message.get("content"))
-        return blocks
+            return blocks
+        message = self.message  # parsed now, if it was not the last one parsed
+        if LAST_PARSED[2] is None:
+            LAST_PARSED[2] = blocks_of(message.get("content"))
+        last: list[dict[str, Any]] = LAST_PARSED[2]
+        return last
 
     @property
     def uuid(self) -> str | None:
@@ -234,33 +253,45 @@ def summary_event(text: str) -> ClaudeEvent:
     return ClaudeEvent(data, None, None)
 
 
-def api_messages(events: list[Event]) -> list[dict[str, Any]]:
-    """The view as the Messages API list the client builds from it.
+def api_messages(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """The view as the Messages API list the client builds from it (`each_api_message`)."""
+    return list(each_api_message(events))
+
+
+def each_api_message(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
+    """The Messages API messages the client builds from the view, one at a time.
 
     Every assistant line of one response (`message.id`) goes into one message,
     even when tool results were written between them (they follow it);
     consecutive user lines make one user message, as a list of blocks (a lone
     user line with string content stays a string), the last text block of each
-    but the last ending with a newline.
+    but the last ending with a newline. A message is given once no later line can
+    change it: from the start of the next response (or the next message, before the
+    first response), so memory holds one response and its results.
     """
-    messages: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # the messages a later line may still change
     turn: dict[str, Any] | None = None  # the assistant message of the current response
     turn_id: object = None
     for event in events:
-        message = event.data.get("message") or {}
-        role = message.get("role") or event.data.get("type")
+        data = event.data
+        message = data.get("message") or {}
+        role = message.get("role") or data.get("type")
         content = message.get("content")
         same_response = turn_id is not None and message.get("id") == turn_id
         if role == "assistant" and turn is not None and same_response:
             turn["content"] = blocks_of(turn["content"]) + blocks_of(content)
             continue
-        if role == "user" and messages and messages[-1]["role"] == "user":
-            earlier = [dict(b) for b in blocks_of(messages[-1]["content"])]
+        if role == "user" and held and held[-1]["role"] == "user":
+            earlier = [dict(b) for b in blocks_of(held[-1]["content"])]
             if earlier and earlier[-1].get("type") == "text":
                 earlier[-1]["text"] = f"{earlier[-1].get('text', '')}\n"  # the client's joint
-            messages[-1]["content"] = earlier + blocks_of(content)
+            held[-1]["content"] = earlier + blocks_of(content)
             continue
-        messages.append({"role": role, "content": content})
+        new = {"role": role, "content": content}
+        if role == "assistant" or turn is None:
+            yield from held
+            held = []
+        held.append(new)
         if role == "assistant":
-            turn, turn_id = messages[-1], message.get("id")
-    return messages
+            turn, turn_id = new, message.get("id")
+    yield from held

@@ -23,6 +23,7 @@ session by the client before the new prompt. They are reported as inserted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from condense_cli.core.events import Event
@@ -46,18 +47,28 @@ def _blocks(event: Event, kind: str) -> list[dict[str, Any]]:
     return [b for b in blocks_of(message.get("content")) if b.get("type") == kind]
 
 
+def _line_facts(event: Event) -> tuple[bool, list[str]]:
+    """Whether an event is a prompt (a user line with no `tool_result`), and the call
+    ids its results answer; from its session line when it has one (not parsed)."""
+    line = cast(ClaudeEvent, event).read_from
+    if line is None:
+        results = _blocks(event, "tool_result")
+        prompt = event.data.get("type") == "user" and not results
+        return prompt, [str(b.get("tool_use_id")) for b in results]
+    answers = [str(call) for use, call in line.tools if not use]
+    return line.type == "user" and not answers, answers
+
+
 def running_calls(events: list[Event]) -> list[tuple[Event, str]]:
     """The calls still running when the session ended: a `tool_use` after the last
     user message with no `tool_result`, with the assistant line that made it."""
-    answered = {str(b.get("tool_use_id")) for e in events for b in _blocks(e, "tool_result")}
-    last_prompt = max(
-        (
-            i
-            for i, e in enumerate(events)
-            if e.data.get("type") == "user" and not _blocks(e, "tool_result")
-        ),
-        default=-1,
-    )
+    answered: set[str] = set()
+    last_prompt = -1
+    for index, event in enumerate(events):
+        prompt, answers = _line_facts(event)
+        answered.update(answers)
+        if prompt:
+            last_prompt = index
     return [
         (e, str(b.get("id")))
         for e in events[last_prompt + 1 :]
@@ -126,9 +137,13 @@ def _result_text(block: dict[str, Any]) -> str:
     )
 
 
-def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chat_messages(api: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Messages API messages (`role`, `content`) as chat messages (see the module doc)."""
-    out: list[dict[str, Any]] = []
+    return list(each_chat_message(api))
+
+
+def each_chat_message(api: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`chat_messages`, one at a time (the names of the calls so far are kept)."""
     names: dict[str, str] = {}
     for message in api:
         blocks = blocks_of(message.get("content"))
@@ -145,12 +160,11 @@ def chat_messages(api: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if calls:
                 chat["tool_calls"] = calls
             if parts or calls:
-                out.append(chat)
+                yield chat
             continue
         for block in blocks:
             if block.get("type") == "tool_result":
                 call_id = str(block.get("tool_use_id", ""))
-                out.append(tool_result(call_id, names.get(call_id, ""), _result_text(block)))
+                yield tool_result(call_id, names.get(call_id, ""), _result_text(block))
         if parts:
-            out.append({"role": str(message.get("role") or "user"), "content": content_of(parts)})
-    return out
+            yield {"role": str(message.get("role") or "user"), "content": content_of(parts)}

@@ -135,7 +135,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
-        before = replay.before(boundary, lazy=True)
+        before = replay.before(boundary)
         row = CondensationRow(
             record.id,
             record.line,
@@ -149,7 +149,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
         )
         if tokenizer is not None:
             row.tokens_before = lines.tally(before).tokens
-            row.tokens_after = lines.tally(replay.after(boundary, lazy=True)).tokens
+            row.tokens_after = lines.tally(replay.after(boundary)).tokens
         condensations.append(row)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)
     report = StatsReport(

@@ -77,9 +77,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     """The numbers of `condense stats`, in the shape every dialect returns."""
     source = replay.source
     view = replay.view()
-    # the view's texts are kept only to tokenize each once (the view's items are read
-    # one at a time: a never-compacted view is the whole rollout)
-    counts = TextCounts(tokenizer, again=map(model_text, view) if tokenizer else ())
+    counts = TextCounts(tokenizer, again=map(model_text, view))
 
     def walk(start: int, end: int, report: Report | None) -> Part:
         return count_lines(source, start, end, counts, report)

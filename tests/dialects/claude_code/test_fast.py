@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from condense_cli.core.errors import ConfigError, LogError
+from condense_cli.core.messages import Conversion
 from condense_cli.dialects import read_log
 from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
@@ -22,6 +23,7 @@ from tests.dialects.fast_paths import (
     EXACT,
     FAST,
     both_paths,
+    converted,
     judged_alike,
     line_endings,
     repeated,
@@ -66,6 +68,7 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
                     for c in replay.condensations
                 ],
                 [None if e is None else (e.key, e.raw) for e in replay.history()],
+                converted(replay.messages(replay.view())),
             )
     except (LogError, ConfigError) as exc:
         return ("error", type(exc).__name__, str(exc))
@@ -376,6 +379,77 @@ def test_stats_lets_every_parsed_line_go(tmp_path: Path, monkeypatch: pytest.Mon
         parsed = [x.number for x in session.lines if x._data is not None]
         assert parsed == [x.number for x in session.lines if x.is_boundary] == [23, 45, 67]
         assert numbers.visible_events == 65 and numbers.chars.view == len("SUMMARY 2done")
+
+
+def test_a_walk_over_the_view_holds_one_line_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check`, `stats`, `audit` and the messages read a fast-path line when its turn
+    comes and keep no copy of it, parsed or not: a never-compacted session's view is
+    all of it (they held all of it, parsed: 1.1 GB for a 257 MB session)."""
+    from condense_cli.analysis.audit import audit_log
+    from condense_cli.analysis.checks import lost_context
+
+    use_path(monkeypatch, FAST, block=1 << 20)
+    log = uncompacted(40).write(tmp_path / "s.jsonl")
+    with read_log(str(log), dialect=DIALECT) as replay:
+        events = replay.events  # type: ignore[attr-defined]
+        assert len(events) == 1 + 40 * 3 + 1
+        assert lost_context(replay) == []
+        stats = replay.stats(None)
+        audit_log(replay)
+        conversion = Conversion()
+        messages = list(replay.each_message(replay.view(), conversion))
+        assert all(e._data is None and e._raw is None for e in events)
+        lines = replay.session.lines  # type: ignore[attr-defined]
+        assert all(x._data is None and x._raw is None for x in lines)
+    assert stats.view_events == len(events)
+    # a call and its word are one response (its result between them), then the
+    # running call, the interrupted-call result put in for it, and the reply after it
+    assert len(messages) == 1 + 40 * 2 + 3
+    assert [c.event for c in conversion.inserted] == [events[-1].key, None]
+
+
+def uncompacted(turns: int, output_chars: int = 100) -> Builder:
+    """A session that never compacted: a task, then `turns` responses of a call, its
+    result and a word, then a call still running when the session ended."""
+    b = Builder()
+    b.user("task")
+    for n in range(turns):
+        b.use(f"c{n}", f"m{n}")
+        b.result(f"c{n}", f"turn {n}: " + "lorem ipsum dolor " * (output_chars // 18))
+        b.say("ok", f"m{n}")
+    b.use("running", "last")
+    return b
+
+
+def test_cli_subprocess_on_a_big_never_compacted_session_prints_what_the_exact_path_prints(
+    tmp_path: Path, proc, cli, monkeypatch
+) -> None:
+    """The real commands on a session above FAST_MIN_BYTES whose view is all of it,
+    read a line at a time, print what the exact path prints in-process (`run`, `diff`
+    and `simulate` use their views and history once the log is closed)."""
+    log = uncompacted(1500, 3000).write(tmp_path / "s.jsonl")
+    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    commands = [
+        ("view", log, "-f", "jsonl"),
+        ("view", log, "-f", "json"),
+        ("view", log, "-f", "messages"),
+        ("view", log, "--no-pager"),
+        ("check", log),
+        ("stats", log, "--no-tokens", "-f", "json"),
+        ("audit", log, "-f", "json"),
+        ("run", log, "--type", "observation_masking", "--dry-run", "-f", "json"),
+        ("diff", log, "--type", "recent_events", "-f", "json"),
+        ("simulate", log, "--type", "recent_events", "-f", "json"),
+    ]
+    fast = [proc(*command, env={**os.environ, "COLUMNS": "100"}) for command in commands]
+    use_path(monkeypatch, EXACT, block=1 << 20)
+    for command, done in zip(commands, fast, strict=True):
+        exact = cli(*command)
+        assert done.returncode == exact.exit_code == 0, (command, done.stderr)
+        assert done.stdout == exact.stdout_bytes, command
+    assert len(orjson.loads(fast[2].stdout)) == 1 + 1500 * 2 + 3
 
 
 @pytest.mark.parametrize("path", [FAST, EXACT])

@@ -21,6 +21,7 @@ from tests.dialects.fast_paths import (
     EXACT,
     FAST,
     both_paths,
+    converted,
     judged_alike,
     line_endings,
     use_path,
@@ -54,12 +55,6 @@ def outcome(log: Path, collect: bool = True) -> Any:
             )
     except (LogError, ConfigError) as exc:
         return ("error", type(exc).__name__, str(exc))
-
-
-def converted(conversion: Conversion) -> Any:
-    """A conversion's messages and every change it reports."""
-    changes = conversion.dropped + conversion.inserted + conversion.approximated
-    return conversion.messages, [(c.kind, c.event, c.line, c.reason) for c in changes]
 
 
 def story(paginated: bool = False) -> list[bytes]:
