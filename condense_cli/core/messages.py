@@ -145,21 +145,31 @@ def _token_texts(message: dict[str, Any]) -> tuple[list[str], int]:
     return texts, overhead
 
 
+def fingerprint(text: str) -> int:
+    """A text's key among the texts already tokenized (`Known`): its length and its
+    hash, so that the counts of long texts are remembered without the texts. Two
+    texts of one length share a key with odds of 2**-64 a pair; the hash is the
+    process's own, shared by the children it forks, never sent further."""
+    return len(text) << 64 | hash(text) & 0xFFFF_FFFF_FFFF_FFFF
+
+
+Known = Mapping[int, int]  # the tokens of texts already counted, by `fingerprint`
+NONE_KNOWN: Known = MappingProxyType({})
+
+
 def count_tokens(
-    messages: Iterable[dict[str, Any]],
-    tokenizer: Tokenizer,
-    known: Mapping[str, int] = MappingProxyType({}),
+    messages: Iterable[dict[str, Any]], tokenizer: Tokenizer, known: Known = NONE_KNOWN
 ) -> int:
     """Tokens of `messages` as litellm's `token_counter` counts them (no tool schemas);
     a text in `known` is not tokenized again."""
     return REPLY_PRIMING + sum(message_tokens(m, tokenizer, known) for m in messages)
 
 
-def message_tokens(message: dict[str, Any], tokenizer: Tokenizer, known: Mapping[str, int]) -> int:
+def message_tokens(message: dict[str, Any], tokenizer: Tokenizer, known: Known) -> int:
     """One message's share of `count_tokens`."""
     texts, total = _token_texts(message)
     for text in texts:
-        tokens = known.get(text)
+        tokens = known.get(fingerprint(text)) if known else None
         total += tokenizer.count(text) if tokens is None else tokens
     return total
 
@@ -168,7 +178,7 @@ def message_numbers(
     messages: Iterable[dict[str, Any]],
     conversion: Conversion,
     tokenizer: Tokenizer | None,
-    known: Mapping[str, int] = MappingProxyType({}),
+    known: Known = NONE_KNOWN,
 ) -> dict[str, Any]:
     """The `messages` part of `condense stats`, in one pass over `messages` (which may
     be made as they are taken: `conversion`'s changes are read after them; `known`:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.logfile import LockedLog, LogSource, locked_log
-from condense_cli.core.messages import Conversion
+from condense_cli.core.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
@@ -260,7 +259,7 @@ class Replay(ABC):
     problems: list[Problem]
     # The tokens of the view's texts, once `stats` has counted them (replaced, never
     # changed in place), so that the view's messages are not tokenized again.
-    token_counts: Mapping[str, int] = MappingProxyType({})
+    token_counts: Known = NONE_KNOWN
 
     converts_messages: ClassVar[bool] = False
     audits: ClassVar[bool] = False

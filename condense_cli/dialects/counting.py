@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from condense_cli.core.events import CondensationRecord, Event
+from condense_cli.core.messages import fingerprint
 from condense_cli.dialects.base import CondensationRow, Sizes
 from condense_cli.fast.halves import in_two, splits
 from condense_cli.llm.tokens import Tokenizer
@@ -44,14 +45,16 @@ class TextCounts:
     """Tallies of lists of texts, tokenizing each text of `again` only once.
 
     `again` are the texts that will be tallied more than once (the views', which
-    are mostly the log's own); only their counts are kept, so memory grows with
-    the views, not with the log.
+    are mostly the log's own); only their fingerprints and counts are kept
+    (`core.messages.fingerprint`), so memory grows with the number of the views'
+    texts, not with their length.
     """
 
     def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
         self.count = tokenizer.count if tokenizer is not None else None
-        self.again = set(again) if self.count is not None else set()  # none to remember
-        self.known: dict[str, int] = {}
+        # none to remember without a tokenizer
+        self.again = set(map(fingerprint, again)) if self.count is not None else set()
+        self.known: dict[int, int] = {}
 
     def tally_log(
         self, items: Sequence[X], text: Callable[[X], str], size: int, reads: bool = False
@@ -64,7 +67,7 @@ class TextCounts:
             return self.tally(map(text, items))
         half = len(items) // 2
 
-        def second() -> tuple[Tally, dict[str, int]]:
+        def second() -> tuple[Tally, dict[int, int]]:
             return self.tally(map(text, items[half:])), self.known
 
         first, (tally, known) = in_two(lambda: self.tally(map(text, items[:half])), second)
@@ -79,11 +82,12 @@ class TextCounts:
             tally.chars += len(text)
             if count is None:
                 continue
-            tokens = known.get(text)
+            key = fingerprint(text)
+            tokens = known.get(key)
             if tokens is None:
                 tokens = count(text)
-                if text in again:
-                    known[text] = tokens
+                if key in again:
+                    known[key] = tokens
             tally.tokens += tokens
         return tally
 

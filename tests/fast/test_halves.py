@@ -12,6 +12,7 @@ import pytest
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
+from condense_cli.core.messages import fingerprint
 from condense_cli.dialects.counting import TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
 from condense_cli.dialects.openhands_v0.replay import scan_log
@@ -284,3 +285,27 @@ def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) ->
     assert asked == [*texts[:50], "a summary"]  # the child sent back its half's view counts
     assert (full.chars, full.tokens) == (sum(map(len, texts)), sum(real.count_batch(texts)))
     assert (seen.chars, seen.tokens) == (sum(map(len, view)), sum(real.count_batch(view)))
+
+
+def test_text_counts_remember_counts_by_fingerprint_not_the_texts() -> None:
+    """What is remembered to tokenize a view's text once is its fingerprint and its
+    count: a view as long as the log (never compacted) is not held a second time."""
+    real = tokenizer_for("gpt-4o-mini")
+    asked: list[str] = []
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return real.count(text)
+
+    texts = [f"line {i}: " + "lorem ipsum ünï " * 400 for i in range(30)]
+    counts = TextCounts(Tokenizer(real.name, count), again=texts[10:20])
+    full = counts.tally(texts)
+    seen = counts.tally(texts[10:20])
+    assert asked == texts  # the view's texts were not tokenized again
+    assert (full.tokens, seen.tokens) == (
+        sum(real.count_batch(texts)),
+        sum(map(real.count, texts[10:20])),
+    )
+    assert all(type(key) is int for key in (*counts.again, *counts.known))
+    assert sorted(counts.known.values()) == sorted(map(real.count, texts[10:20]))
+    assert len({fingerprint(t) for t in texts}) == len(texts)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
 
 # by_type, the log's tally, lines, items sent, and the view's texts counted on the way
-Part = tuple[dict[str, dict[str, int]], Tally, int, int, dict[str, int]]
+Part = tuple[dict[str, dict[str, int]], Tally, int, int, dict[int, int]]
 
 
 def count_lines(
