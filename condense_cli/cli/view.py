@@ -6,7 +6,7 @@ No `from __future__ import annotations` (see `common`).
 import io
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -25,8 +25,8 @@ from condense_cli.cli.common import (
     said_logs,
     say,
     usage_error,
+    write_pieces,
 )
-from condense_cli.core.jsonlines import encode
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
@@ -100,7 +100,12 @@ def view(
             replay.require("converts_messages")
         current = replay.view()
         gaps = replay.gaps()
-        conversion = replay.messages(current) if format is ViewFormat.messages else None
+        conversion = messages = None
+        if format is ViewFormat.messages:
+            from condense_cli.core.messages import Conversion
+
+            conversion = Conversion()
+            messages = replay.each_message(current, conversion)
         title = replay.path if upto is None else f"{replay.path} (up to {upto})"
         # printed while the log is open: a view's events may read their lines back
         print_view(
@@ -112,6 +117,7 @@ def view(
             gaps=gaps,
             page=not no_pager,
             conversion=conversion,
+            messages=messages,
         )
 
 
@@ -185,8 +191,21 @@ def _named(name: bytes, chunks: Iterable[bytes]) -> Iterator[bytes]:
                 yield head + line + b"}\n"
 
 
-def say_changes(title: str, events: int, conversion: "Conversion") -> None:
-    """One line on stderr when the messages are not the view one for one."""
+class Counted:
+    """An iterable that counts the items taken from it."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+def say_changes(title: str, events: int, conversion: "Conversion", messages: int) -> None:
+    """One line on stderr when the `messages` messages are not the view one for one."""
     parts = [
         f"{what} {plural(len(changes), noun)}"
         for what, changes, noun in (
@@ -197,7 +216,7 @@ def say_changes(title: str, events: int, conversion: "Conversion") -> None:
         if changes
     ]
     if parts:
-        counted = f"{plural(len(conversion.messages), 'message')} from {plural(events, 'event')}"
+        counted = f"{plural(messages, 'message')} from {plural(events, 'event')}"
         say(f"{title}: {counted}; the conversion {', '.join(parts)} (see condense stats -f json)")
 
 
@@ -211,13 +230,16 @@ def print_view(
     gaps: "list[Gap] | None" = None,
     page: bool = False,
     conversion: "Conversion | None" = None,
+    messages: "Iterable[dict[str, Any]] | None" = None,
 ) -> None:
     """Print a view in the chosen format: rich on a terminal (paged when `page` and
-    longer than the screen), plain when piped; `conversion` is the view as messages."""
+    longer than the screen), plain when piped; `conversion` is the view as messages
+    (`messages`, when given, are its messages as they are made)."""
+    from condense_cli.core.jsonlines import Items, indented
     from condense_cli.terminal.render import (
         header_line,
         print_rich,
-        view_json,
+        view_json_pieces,
         write_jsonl,
         write_plain,
     )
@@ -225,11 +247,11 @@ def print_view(
     if format is not ViewFormat.text:
         sys.stdout.flush()
         if conversion is not None:
-            sys.stdout.buffer.write(encode(conversion.messages, indent=True))
-            sys.stdout.buffer.write(b"\n")
-            say_changes(title, len(current), conversion)
+            given = Counted(conversion.messages if messages is None else messages)
+            write_pieces(indented(Items(given)), b"\n")
+            say_changes(title, len(current), conversion, given.count)
         elif format is ViewFormat.json:
-            sys.stdout.buffer.write(view_json(current, replay) + b"\n")
+            write_pieces(view_json_pieces(current, replay), b"\n")
         else:
             write_jsonl((event.to_json() for event in current), sys.stdout.buffer)
         sys.stdout.buffer.flush()

@@ -10,7 +10,7 @@ text and JSON leave it out, as it takes ~30 ms to import.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -192,12 +192,20 @@ def view_json(view: View, replay: Replay) -> bytes:
 
     Kept events are spliced in as the bytes of their log lines.
     """
+    return b"".join(view_json_pieces(view, replay))
+
+
+def view_json_pieces(view: View, replay: Replay) -> Iterator[bytes]:
+    """`view_json` in pieces, an event at a time: the document is never whole."""
     summary = view.summary or next((e for e in view if e.is_summary), None)
-    events = b",".join(event.to_json() for event in view)
     first: dict[str, Any] = {"dialect": replay.dialect}
     if replay.generation is not None:
         first["generation"] = {"name": replay.generation, "reason": replay.generation_reason}
-    head = orjson.dumps(first)
+    yield orjson.dumps(first)[:-1] + b',"events":['
+    comma = b""
+    for event in view:
+        yield comma + event.to_json()
+        comma = b","
     tail = orjson.dumps(
         {
             "summary": summary.text if summary is not None else None,
@@ -205,7 +213,7 @@ def view_json(view: View, replay: Replay) -> bytes:
             "forgotten": replay.forgotten_events,
         }
     )
-    return head[:-1] + b',"events":[' + events + b"]," + tail[1:]
+    yield b"]," + tail[1:]
 
 
 def write_jsonl(bodies: Iterable[bytes], out: IO[bytes]) -> None:
