@@ -76,8 +76,9 @@ def tool_schemas() -> list[dict[str, Any]]:
 class V1Session(Generated):
     """A long V1 conversation; `events()` yields its events, then `manifest` is set."""
 
-    def __init__(self, count: int, seed: int = 7) -> None:
+    def __init__(self, count: int, seed: int = 7, compacts: bool = True) -> None:
         super().__init__(count, seed)
+        self.compacts = compacts  # False: a conversation with no condenser
         self.conversation_id = new_uuid(self.rng)
         self.manifest = Manifest(0, 0, None, 0)
 
@@ -104,7 +105,7 @@ class V1Session(Generated):
         turn: list[Step] | None = first
         while written < self.count:
             left = self.count - written
-            if len(view) > MAX_SIZE and left >= 2:
+            if self.compacts and len(view) > MAX_SIZE and left >= 2:
                 if r.random() < 0.1:
                     yield self._base("CondensationRequest", "environment")
                     written += 1
@@ -311,9 +312,10 @@ def base_state(session: V1Session) -> dict[str, Any]:
     }
 
 
-def write_folder(path: Path, count: int, seed: int = 7) -> Manifest:
-    """Write a conversation folder of `count` event files at `path`."""
-    session = V1Session(count, seed)
+def write_folder(path: Path, count: int, seed: int = 7, compacts: bool = True) -> Manifest:
+    """Write a conversation folder of `count` event files at `path` (never condensed
+    unless `compacts`)."""
+    session = V1Session(count, seed, compacts)
     events_dir = path / "events"
     events_dir.mkdir(parents=True, exist_ok=True)
     for index, event in enumerate(session.events()):

@@ -52,6 +52,14 @@ KINDS: dict[str, LogKind] = {
         LogKind(
             "openhands-v1-jsonl", "openhands-v1", False, gen_v1.write_jsonl, (*COMMON, "gen_v1.py")
         ),
+        # A conversation with no condenser: its whole history is the view.
+        LogKind(
+            "openhands-v1-uncompacted",
+            "openhands-v1",
+            True,
+            lambda path, count, seed: gen_v1.write_folder(path, count, seed, compacts=False),
+            (*COMMON, "gen_v1.py", "logs.py"),
+        ),
         LogKind(
             "claude-code",
             "claude-code",
@@ -81,6 +89,7 @@ V0_KINDS = ("uniform", "realistic")
 DIALECT_KINDS = (
     "openhands-v1",
     "openhands-v1-jsonl",
+    "openhands-v1-uncompacted",
     "claude-code",
     "claude-code-uncompacted",
     "codex",

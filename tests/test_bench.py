@@ -95,6 +95,7 @@ SMALL = {
     "realistic": 300,
     "openhands-v1": 400,
     "openhands-v1-jsonl": 400,
+    "openhands-v1-uncompacted": 400,  # none: a conversation with no condenser
     "claude-code": 1200,
     "claude-code-uncompacted": 1200,  # none: a session that never filled its window
     "codex": 2500,

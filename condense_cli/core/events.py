@@ -142,7 +142,8 @@ class Event:
     def to_json(self) -> bytes:
         """The event as one JSON line body: the original bytes when we have them,
         else its record serialised (an event made or rewritten here)."""
-        return self.raw if self.raw is not None else encode(self.data)
+        raw = self.raw  # (a dialect may read it back from its log: once)
+        return raw if raw is not None else encode(self.data)
 
     # --- derived --------------------------------------------------------------------
 

@@ -233,7 +233,7 @@ def quiet_reading(source: LogSource) -> AbstractContextManager[None]:
 # methods a replay that declares it must define.
 Capability = Literal["converts_messages", "audits", "simulates", "appends", "pins_in_log"]
 CAPABILITIES: dict[Capability, tuple[str, tuple[str, ...]]] = {
-    "converts_messages": ("showing the view as chat messages", ("messages",)),
+    "converts_messages": ("showing the view as chat messages", ("each_message",)),
     "audits": ("auditing condensations", ("condensation_steps",)),
     "simulates": ("simulating a condenser over the history", ("history",)),
     "appends": ("appending", ("condensation_record", "request_record", "append")),
@@ -347,22 +347,20 @@ class Replay(ABC):
     def messages(self, view: View) -> Conversion:
         """`view` as the chat messages this dialect's agent sends for it, and what
         the conversion dropped or put in (`view` may be a condenser's rewrite)."""
+        out = Conversion()
+        out.messages = list(self.each_message(view, out))
+        return out
+
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        """`messages(view)` one message at a time, what the conversion changed going to
+        `out` (whole once every message is taken): a view as long as its log is never
+        whole as messages."""
         raise self.unsupported("converts_messages")
 
     def hold(self, view: View) -> None:
         """Make `view`'s events hold all they read from the log, to be used once it is
         closed (`run` prints its views then). By default they already do."""
         return None
-
-    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
-        """`messages(view)` one message at a time, what the conversion changed going to
-        `out` (whole once every message is taken). A dialect whose view can be as long
-        as its log gives them as it makes them; the others from `messages`."""
-        conversion = self.messages(view)
-        out.dropped += conversion.dropped
-        out.inserted += conversion.inserted
-        out.approximated += conversion.approximated
-        return iter(conversion.messages)
 
     @abstractmethod
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:

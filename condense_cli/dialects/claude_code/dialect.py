@@ -310,11 +310,6 @@ class ClaudeReplay(Replay):
         for event in self.events:
             yield event.to_json() + b"\n"
 
-    def messages(self, view: View) -> Conversion:
-        out = Conversion()
-        out.messages = list(self.each_message(view, out))
-        return out
-
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         from condense_cli.dialects.claude_code.messages import each_chat_message, resume_repairs
 

@@ -155,11 +155,6 @@ class CodexReplay(Replay):
                 _pair(event, calls)
                 yield event
 
-    def messages(self, view: View) -> Conversion:
-        out = Conversion()
-        out.messages = list(self.each_message(view, out))
-        return out
-
     def hold(self, view: View) -> None:
         for event in view:
             event.data = event.data  # an item the fast path left in the log is parsed

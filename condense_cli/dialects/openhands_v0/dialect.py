@@ -182,19 +182,25 @@ class V0Replay(Replay):
             elif action != "condensation" and "id" in data:
                 yield V0Event(data, data["id"], body)
 
-    def messages(self, view: View) -> Conversion:
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        """The messages converted whole (a view of this dialect is read into memory),
+        then given one at a time."""
         from condense_cli.dialects.openhands_v0.messages import convert
 
         system, first_user = self._first_messages()
         conversion = convert(view.events, system, first_user)
         changes = conversion.dropped + conversion.inserted + conversion.approximated
         lines = self._lines_of({c.event for c in changes if isinstance(c.event, int)})
-        for changed in (conversion.dropped, conversion.inserted, conversion.approximated):
-            changed[:] = [
+        for changed, into in (
+            (conversion.dropped, out.dropped),
+            (conversion.inserted, out.inserted),
+            (conversion.approximated, out.approximated),
+        ):
+            into += [
                 replace(c, line=lines.get(c.event) if isinstance(c.event, int) else None)
                 for c in changed
             ]
-        return conversion
+        return iter(conversion.messages)
 
     def _first_messages(self) -> tuple[V0Event | None, V0Event | None]:
         """The first system message and the first user message the agent saw in the

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -158,7 +158,7 @@ class V1Replay(Replay):
                 head = heads.get(entry.id)
                 unit = keys.get(head) if head is not None else None
                 found = made.get((entry.position, unit)) if made is not None else None
-                event = found if found is not None else _event(entry, unit)
+                event = found if found is not None else V1Event.of(entry, unit)
                 if into is not None:
                     into[(entry.position, unit)] = event
             keys[event.id] = event.key
@@ -202,7 +202,7 @@ class V1Replay(Replay):
             if record.kind == CONDENSATION_REQUEST:
                 yield None
             elif record.sent and record.kind not in (CONDENSATION, SUMMARY_KIND):
-                yield _event(record)
+                yield V1Event.read(record)
 
     @staticmethod
     def _latest_summary(
@@ -224,10 +224,10 @@ class V1Replay(Replay):
         data = {"kind": SUMMARY_KIND, "id": f"{self.next_id}-summary", "summary": text}
         return V1Event(data, self.next_key if self.keyed_summaries else None, None)
 
-    def messages(self, view: View) -> Conversion:
-        from condense_cli.dialects.openhands_v1.messages import convert
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        from condense_cli.dialects.openhands_v1.messages import each_message
 
-        return Conversion(convert(view.events, merge_user_turns=self.keyed_summaries))
+        return each_message(view.events, merge_user_turns=self.keyed_summaries)
 
     def view_lines(self) -> Iterator[bytes]:
         for event in self.view():
@@ -290,16 +290,15 @@ class V1Replay(Replay):
             slot["events"] += 1
             slot["bytes"] += record.size
         view = self.view()
-        view_texts = [model_text(event) for event in view]
-        counts = TextCounts(tokenizer, again=view_texts)  # the view's texts: counted once
+        counts = TextCounts(tokenizer, again=map(model_text, view))  # each counted once
         sent = [r for r in records if r.sent]
         full = counts.tally_log(
             sent,
-            lambda r: model_text(_event(r)),
+            lambda r: model_text(V1Event.read(r)),
             sum(r.size for r in sent),
             reads=self.conversation.events_dir is not None,  # a folder: a file an event
         )
-        seen = counts.tally(view_texts)
+        seen = counts.tally(map(model_text, view))
         self.token_counts = counts.known
         rows = condensation_rows(self.condensations)
         return StatsReport(
@@ -480,12 +479,6 @@ class OpenHandsV1(Dialect):
             _refuse_invalid(conversation)
             expected = len(conversation.records)
             yield V1Replay(path, conversation, writer=lambda b: events.append(b, expected))
-
-
-def _event(record: StoredEvent, unit: int | None = None) -> V1Event:
-    """A stored event as an event of a view (its file read once), keyed by position."""
-    data, raw = record.parsed()
-    return V1Event(data, record.position, raw, unit)
 
 
 def _refuse_invalid(conversation: Conversation) -> None:

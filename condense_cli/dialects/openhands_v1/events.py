@@ -4,16 +4,21 @@ shows of it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from condense_cli.core.events import Event
 from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS, SUMMARY_KIND
-from condense_cli.dialects.openhands_v1.facts import Entry, facts, texts_of
+from condense_cli.dialects.openhands_v1.facts import Entry, Facts, facts, texts_of
 from condense_cli.dialects.openhands_v1.properties.batch_atomicity import response_batches
 from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import tool_loops
 
+if TYPE_CHECKING:
+    from condense_cli.dialects.openhands_v1.storage import StoredEvent
+
+# The event whose file was parsed last, its data, and its facts once made.
+LAST_PARSED: list[Any] = [None, None, None]
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -23,23 +28,79 @@ class V1Event(Event):
     "id": "<condensation id>-summary", "summary": ...}`, keyed by its condensation's
     position when the SDK can forget it (multi-summary), else without a key."""
 
-    __slots__ = ("_facts", "_unit")
+    __slots__ = ("_data", "_facts_kept", "_raw", "_unit", "stored")
 
     def __init__(
         self, data: dict[str, Any], key: int | None, raw: bytes | None, unit: int | None = None
     ) -> None:
+        self.stored: StoredEvent | None = None
         super().__init__(data, key, raw)
-        self._facts = facts(data)
+        self._facts_kept: Facts | None = facts(data) if data is not None else None
         self._unit = unit
+
+    @classmethod
+    def read(cls, stored: StoredEvent) -> V1Event:
+        """A stored event as an event, keyed by its position, its file read now and
+        kept (a history's events are used again and again)."""
+        data, raw = stored.parsed()
+        return cls(data, stored.position, raw)
+
+    @classmethod
+    def of(cls, stored: StoredEvent, unit: int | None = None) -> V1Event:
+        """A stored event as an event of a view, keyed by its position: it reads its
+        file (or line) when asked and keeps no copy, so a view holds one event's
+        data at a time (`LAST_PARSED`), however long."""
+        event = cls(None, stored.position, None, unit)  # type: ignore[arg-type]
+        event.stored = stored
+        return event
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data = self._data
+        if data is not None:
+            return data
+        if LAST_PARSED[0] is not self:
+            parsed, _ = self.stored.parsed()  # type: ignore[union-attr]
+            LAST_PARSED[:] = (self, parsed, None)
+        last: dict[str, Any] = LAST_PARSED[1]
+        return last
+
+    @data.setter
+    def data(self, value: dict[str, Any] | None) -> None:
+        self._data = value
+
+    @property
+    def raw(self) -> bytes | None:
+        stored = self.stored
+        return self._raw if stored is None else stored.raw
+
+    @raw.setter
+    def raw(self, value: bytes | None) -> None:
+        self._raw = value
+
+    @property
+    def _facts(self) -> Facts:
+        """What the event says, made once with its data (kept with it, or with the
+        last data parsed)."""
+        kept = self._facts_kept
+        if kept is not None:
+            return kept
+        data = self.data  # parsed now, if it was not the last one parsed
+        if LAST_PARSED[2] is None:
+            LAST_PARSED[2] = facts(data)
+        made: Facts = LAST_PARSED[2]
+        return made
 
     @property
     def id(self) -> str:
-        return str(self.data["id"])
+        stored = self.stored
+        return stored.id if stored is not None else str(self.data["id"])
 
     @property
     def v1_kind(self) -> str:
         """The SDK's event class, e.g. `ActionEvent`."""
-        return str(self.data["kind"])
+        stored = self.stored
+        return stored.kind if stored is not None else str(self.data["kind"])
 
     @property
     def source(self) -> str:

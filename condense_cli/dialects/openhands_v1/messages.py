@@ -21,6 +21,7 @@ and the SDK's cut of very long outputs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from condense_cli.core.events import Event
@@ -102,36 +103,44 @@ def message_of(event: Event) -> dict[str, Any]:
     return {"role": "user", "content": event.text}  # a summary
 
 
-def convert(events: list[Event], merge_user_turns: bool) -> list[dict[str, Any]]:
+def convert(events: Sequence[Event], merge_user_turns: bool) -> list[dict[str, Any]]:
     """The messages for a V1 view of `events` (see the module doc)."""
-    messages: list[dict[str, Any]] = []
+    return list(each_message(events, merge_user_turns))
+
+
+def each_message(events: Sequence[Event], merge_user_turns: bool) -> Iterator[dict[str, Any]]:
+    """`convert`, one message at a time: a message is given once the next cannot join
+    it, and an event's data is read once (a view's events may read theirs back)."""
+    last: dict[str, Any] | None = None
     i = 0
     while i < len(events):
-        event = events[i]
-        if event.data.get("kind") == ACTION:
-            batch = [event]
-            response = event.data.get("llm_response_id")
-            while (
-                i + len(batch) < len(events)
-                and events[i + len(batch)].data.get("kind") == ACTION
-                and events[i + len(batch)].data.get("llm_response_id") == response
-            ):
-                batch.append(events[i + len(batch)])
+        data = events[i].data
+        message: dict[str, Any]
+        if data.get("kind") == ACTION:
+            batch = [data]  # the calls of one model response
+            response = data.get("llm_response_id")
+            while i + len(batch) < len(events):
+                following = events[i + len(batch)].data
+                if following.get("kind") != ACTION or following.get("llm_response_id") != response:
+                    break
+                batch.append(following)
             message = {
                 "role": "assistant",
-                "content": content_of(_parts(event.data.get("thought"))),
-                "tool_calls": [_call(e.data) for e in batch],
+                "content": content_of(_parts(data.get("thought"))),
+                "tool_calls": [_call(d) for d in batch],
             }
             i += len(batch)
         else:
-            message = message_of(event)
+            message = message_of(events[i])
             i += 1
-        if merge_user_turns and messages and _plain_user(messages[-1]) and _plain_user(message):
-            parts = _as_parts(messages[-1]["content"]) + _as_parts(message["content"])
-            messages[-1]["content"] = parts
+        if merge_user_turns and last is not None and _plain_user(last) and _plain_user(message):
+            last["content"] = _as_parts(last["content"]) + _as_parts(message["content"])
             continue
-        messages.append(message)
-    return messages
+        if last is not None:
+            yield last
+        last = message
+    if last is not None:
+        yield last
 
 
 def _plain_user(message: dict[str, Any]) -> bool:

@@ -642,9 +642,38 @@ def test_a_folder_event_is_read_again_when_shown_and_a_changed_one_is_refused(tm
         assert [e.raw for e in replay.view()] == [f.read_bytes() for f in files]
         files[2].write_bytes(files[2].read_bytes() + b" ")
         with pytest.raises(LogError) as caught:
-            replay.view()
+            [e.text for e in replay.view()]
     assert caught.value.path == str(files[2])
     assert "changed while condense was reading" in caught.value.message
+
+
+def test_a_walk_over_a_folders_view_holds_one_event_at_a_time(tmp_path) -> None:
+    """`check`, `stats`, `audit` and the messages read an event's file when its turn
+    comes and keep no copy of its data or facts: a conversation never condensed is
+    its own view (30k events held 287-315 MB of it), and the messages are those of
+    the events kept whole."""
+    from condense_cli.analysis.audit import audit_log
+    from condense_cli.analysis.checks import lost_context
+    from condense_cli.core.messages import Conversion
+    from condense_cli.dialects.openhands_v1.events import V1Event
+
+    events = [system(0), message(1)]
+    for n in range(2, 80, 4):  # pairs of parallel calls of one response, answered
+        events += [call(n, f"r{n}"), call(n + 1, f"r{n}"), result(n + 2, n), result(n + 3, n + 1)]
+    folder = write_folder(tmp_path / "conv", events)
+    with read_log(str(folder)) as replay:
+        view = replay.view()
+        assert len(view) == len(events)
+        assert lost_context(replay) == []
+        stats = replay.stats(None)
+        audit_log(replay)
+        messages = list(replay.each_message(view, Conversion()))
+        assert all(e._data is None and e._facts_kept is None for e in view)  # type: ignore[attr-defined]
+        records = replay.conversation.records  # type: ignore[attr-defined]
+        kept = View([V1Event.read(record) for record in records])
+        assert messages == replay.messages(kept).messages
+    assert stats.view_events == len(events)
+    assert len(messages) == 2 + 20 * 3  # a response's two calls are one message
 
 
 def test_stats_without_tokens_reads_a_folders_files_in_two_processes(
