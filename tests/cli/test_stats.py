@@ -115,6 +115,27 @@ def test_light_tokenizer_counts_as_litellm_does(model: str) -> None:
     ]
 
 
+def test_the_tokenizer_lets_go_of_tiktokens_python_merge_table() -> None:
+    """Counting reads tiktoken's Rust copy of the merge table: the Python one (25 MB
+    for o200k_base) is let go, the counts stay litellm's (above), and the encoding
+    still pickles (by its name)."""
+    import pickle
+
+    import tiktoken
+
+    tokenizer = tokenizer_for("gpt-4o-mini")
+    encoding = tiktoken.get_encoding("o200k_base")
+    assert encoding._mergeable_ranks == {}
+    assert (
+        tokenizer.count("hello world, ünïcode ✓")
+        == len(encoding.encode_ordinary("hello world, ünïcode ✓"))
+        > 3
+    )
+    assert pickle.loads(pickle.dumps(encoding)).encode_ordinary(
+        "hello"
+    ) == encoding.encode_ordinary("hello")
+
+
 def test_tokens_follow_the_configured_model(cli, make_log, tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[llm]\nmodel = "gpt-4"\n')
     log, _ = small_log(make_log)
