@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 
 
 class CodexReplay(Replay):
-    """A rollout read and replayed; the view is kept in memory (it is what Codex keeps)."""
+    """A rollout read and replayed: the history Codex keeps, each item where its line
+    is in the log (a big rollout's items are read back when asked for)."""
 
     dialect = NAME
     converts_messages = audits = simulates = appends = True
