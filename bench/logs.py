@@ -42,47 +42,39 @@ def _v0(kind: str) -> Callable[[Path, int, int], Manifest | None]:
     return lambda path, count, seed: generate.write_log(path, count, kind, seed)
 
 
+def _uncompacted(kind: LogKind) -> LogKind:
+    """The same session as `kind`, never compacted (it never filled its window, or had
+    no condenser): its whole history is the view."""
+    write = kind.write
+    return LogKind(
+        f"{kind.name}-uncompacted",
+        kind.dialect,
+        kind.folder,
+        lambda path, count, seed: write(path, count, seed, compacts=False),  # type: ignore[call-arg]
+        (*kind.sources, "logs.py"),
+    )
+
+
 COMMON = ("textpool.py", "sessions.py", "generate.py")
+V1 = LogKind("openhands-v1", "openhands-v1", True, gen_v1.write_folder, (*COMMON, "gen_v1.py"))
+CLAUDE = LogKind(
+    "claude-code", "claude-code", False, gen_claude.write_session, (*COMMON, "gen_claude.py")
+)
+CODEX = LogKind("codex", "codex", False, gen_codex.write_rollout, (*COMMON, "gen_codex.py"))
 KINDS: dict[str, LogKind] = {
     kind.name: kind
     for kind in (
         LogKind("uniform", "openhands-v0", False, _v0("uniform"), ("generate.py",)),
         LogKind("realistic", "openhands-v0", False, _v0("realistic"), COMMON),
-        LogKind("openhands-v1", "openhands-v1", True, gen_v1.write_folder, (*COMMON, "gen_v1.py")),
+        V1,
         LogKind(
             "openhands-v1-jsonl", "openhands-v1", False, gen_v1.write_jsonl, (*COMMON, "gen_v1.py")
         ),
-        # A conversation with no condenser: its whole history is the view.
-        LogKind(
-            "openhands-v1-uncompacted",
-            "openhands-v1",
-            True,
-            lambda path, count, seed: gen_v1.write_folder(path, count, seed, compacts=False),
-            (*COMMON, "gen_v1.py", "logs.py"),
-        ),
-        LogKind(
-            "claude-code",
-            "claude-code",
-            False,
-            gen_claude.write_session,
-            (*COMMON, "gen_claude.py"),
-        ),
-        LogKind(
-            "claude-code-uncompacted",
-            "claude-code",
-            False,
-            lambda path, count, seed: gen_claude.write_session(path, count, seed, compacts=False),
-            (*COMMON, "gen_claude.py", "logs.py"),
-        ),
-        LogKind("codex", "codex", False, gen_codex.write_rollout, (*COMMON, "gen_codex.py")),
-        # A session that never filled its window: its whole history is the view.
-        LogKind(
-            "codex-uncompacted",
-            "codex",
-            False,
-            lambda path, count, seed: gen_codex.write_rollout(path, count, seed, compacts=False),
-            (*COMMON, "gen_codex.py", "logs.py"),
-        ),
+        _uncompacted(V1),
+        CLAUDE,
+        _uncompacted(CLAUDE),
+        CODEX,
+        _uncompacted(CODEX),
     )
 }
 V0_KINDS = ("uniform", "realistic")

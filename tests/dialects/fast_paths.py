@@ -3,7 +3,8 @@ against their exact paths (orjson line by line)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,38 @@ def line_endings(lines: list[bytes], torn: bytes) -> dict[str, bytes]:
         "no final newline": b"\n".join(lines),
         "blank lines": b"\n\n".join(lines) + b"\n\n",
     }
+
+
+# The commands a big never-compacted log is run through on both paths: the views used
+# while the log is open, and (`run`) once it is closed.
+WHOLE_VIEW_COMMANDS = (
+    ("view", "-f", "jsonl"),
+    ("view", "-f", "json"),
+    ("view", "-f", "messages"),
+    ("view", "--no-pager"),
+    ("check",),
+    ("stats", "--no-tokens", "-f", "json"),
+    ("audit", "-f", "json"),
+    ("run", "--type", "observation_masking", "--dry-run", "-f", "json"),
+)
+
+
+def printed_alike(
+    monkeypatch: pytest.MonkeyPatch,
+    proc: Callable[..., Any],
+    cli: Callable[..., Any],
+    log: Path,
+    commands: Iterable[tuple[str, ...]],
+) -> list[Any]:
+    """Each command (its name, then its options) on `log`, a log above the fast path's
+    threshold, as a real subprocess: it prints what the exact path prints in-process,
+    and exits alike. The subprocesses' results, in order."""
+    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    runs = [(name, log, *options) for name, *options in commands]
+    fast = [proc(*run, env={**os.environ, "COLUMNS": "100"}) for run in runs]
+    use_path(monkeypatch, EXACT, block=1 << 20)
+    for run, done in zip(runs, fast, strict=True):
+        exact = cli(*run)
+        assert done.returncode == exact.exit_code, (run, done.stderr)
+        assert done.stdout == exact.stdout_bytes, run
+    return fast

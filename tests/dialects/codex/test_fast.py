@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +13,17 @@ from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.jsonlines import encode
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects import read_log
-from condense_cli.fast import lines as fastlines
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
 from tests.dialects.fast_paths import (
     EXACT,
     FAST,
+    WHOLE_VIEW_COMMANDS,
     both_paths,
     converted,
     judged_alike,
     line_endings,
+    printed_alike,
     use_path,
 )
 
@@ -282,23 +282,7 @@ def test_cli_subprocess_on_a_big_never_compacted_rollout_prints_what_the_exact_p
     printed once its items are read one at a time, print what the exact path prints
     in-process (`run` prints its views once the log is closed)."""
     log = write(tmp_path, [orjson.dumps(x) for x in uncompacted(2200, 2000)])
-    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
-    commands = [
-        ("view", log, "-f", "jsonl"),
-        ("view", log, "-f", "json"),
-        ("view", log, "-f", "messages"),
-        ("view", log, "--no-pager"),
-        ("check", log),
-        ("stats", log, "--no-tokens", "-f", "json"),
-        ("audit", log, "-f", "json"),
-        ("run", log, "--type", "observation_masking", "--dry-run", "-f", "json"),
-    ]
-    fast = [proc(*command, env={**os.environ, "COLUMNS": "100"}) for command in commands]
-    use_path(monkeypatch, EXACT, block=1 << 20)
-    for command, done in zip(commands, fast, strict=True):
-        exact = cli(*command)
-        assert done.returncode == exact.exit_code, (command, done.stderr)
-        assert done.stdout == exact.stdout_bytes, command
+    fast = printed_alike(monkeypatch, proc, cli, log, WHOLE_VIEW_COMMANDS)
     assert fast[4].returncode == 0 and b"'unanswered' has no output" in fast[4].stdout
     assert len(orjson.loads(fast[2].stdout)) == 2200 * 4 + 1
 
