@@ -127,3 +127,18 @@ def printed_alike(
         assert done.returncode == exact.exit_code, (run, done.stderr)
         assert done.stdout == exact.stdout_bytes, run
     return fast
+
+
+def walked(replay: Any, view: Any = None) -> tuple[Any, Conversion, list[dict[str, Any]]]:
+    """Walk a replay's view every way a command does (`check`'s lost context, which
+    must find nothing; `stats` without tokens; `audit`; the messages one at a time):
+    its stats, and the conversion and messages of `view` (by default its view)."""
+    from condense_cli.analysis.audit import audit_log
+    from condense_cli.analysis.checks import lost_context
+
+    assert lost_context(replay) == []
+    stats = replay.stats(None)
+    audit_log(replay)
+    conversion = Conversion()
+    messages = list(replay.each_message(replay.view() if view is None else view, conversion))
+    return stats, conversion, messages

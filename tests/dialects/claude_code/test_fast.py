@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from condense_cli.core.errors import ConfigError, LogError
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects import read_log
 from tests.conftest import require_corpus
 from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
@@ -28,6 +27,7 @@ from tests.dialects.fast_paths import (
     printed_alike,
     repeated,
     use_path,
+    walked,
 )
 
 DIALECT = "claude-code"
@@ -382,19 +382,12 @@ def test_a_walk_over_the_view_holds_one_line_at_a_time(
     """`check`, `stats`, `audit` and the messages read a fast-path line when its turn
     comes and keep no copy of it, parsed or not: a never-compacted session's view is
     all of it (they held all of it, parsed: 1.1 GB for a 257 MB session)."""
-    from condense_cli.analysis.audit import audit_log
-    from condense_cli.analysis.checks import lost_context
-
     use_path(monkeypatch, FAST, block=1 << 20)
     log = uncompacted(40).write(tmp_path / "s.jsonl")
     with read_log(str(log), dialect=DIALECT) as replay:
         events = replay.events  # type: ignore[attr-defined]
         assert len(events) == 1 + 40 * 3 + 1
-        assert lost_context(replay) == []
-        stats = replay.stats(None)
-        audit_log(replay)
-        conversion = Conversion()
-        messages = list(replay.each_message(replay.view(), conversion))
+        stats, conversion, messages = walked(replay)
         assert all(e._data is None and e._raw is None for e in events)
         lines = replay.session.lines  # type: ignore[attr-defined]
         assert all(x._data is None and x._raw is None for x in lines)

@@ -11,7 +11,6 @@ import pytest
 
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.jsonlines import encode
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects import read_log
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
@@ -25,6 +24,7 @@ from tests.dialects.fast_paths import (
     line_endings,
     printed_alike,
     use_path,
+    walked,
 )
 
 DIALECT = "codex"
@@ -232,20 +232,13 @@ def test_a_walk_over_the_view_holds_one_item_at_a_time(tmp_path: Path, monkeypat
     """`check`, `stats` and `audit` read a fast-path item when its turn comes and keep
     no copy of it: a never-compacted view is the whole rollout (they held all of it,
     288-322 MB for a 188 MB rollout)."""
-    from condense_cli.analysis.audit import audit_log
-    from condense_cli.analysis.checks import lost_context
-
     lines = [orjson.dumps(x) for x in uncompacted(40)]
     log = write(tmp_path, lines)
     use_path(monkeypatch, FAST, block=1 << 20)
     with read_log(str(log), dialect=DIALECT, collect=True) as replay:
         fast = [e for e in replay.state.history if e.fast_type is not None]  # type: ignore[attr-defined]
         assert len(fast) == 40 * 4 + 1
-        assert lost_context(replay) == []
-        stats = replay.stats(None)
-        audit_log(replay)
-        conversion = Conversion()
-        messages = list(replay.each_message(replay.view(), conversion))
+        stats, conversion, messages = walked(replay)
         assert all(e._data is None and e._raw is None for e in fast)
     assert stats.view_events == len(fast)
     assert len(messages) == 40 * 4 + 1  # the last call joins the last answer, "aborted"

@@ -652,10 +652,8 @@ def test_a_walk_over_a_folders_view_holds_one_event_at_a_time(tmp_path) -> None:
     comes and keep no copy of its data or facts: a conversation never condensed is
     its own view (30k events held 287-315 MB of it), and the messages are those of
     the events kept whole."""
-    from condense_cli.analysis.audit import audit_log
-    from condense_cli.analysis.checks import lost_context
-    from condense_cli.core.messages import Conversion
     from condense_cli.dialects.openhands_v1.events import V1Event
+    from tests.dialects.fast_paths import walked
 
     events = [system(0), message(1)]
     for n in range(2, 80, 4):  # pairs of parallel calls of one response, answered
@@ -664,10 +662,7 @@ def test_a_walk_over_a_folders_view_holds_one_event_at_a_time(tmp_path) -> None:
     with read_log(str(folder)) as replay:
         view = replay.view()
         assert len(view) == len(events)
-        assert lost_context(replay) == []
-        stats = replay.stats(None)
-        audit_log(replay)
-        messages = list(replay.each_message(view, Conversion()))
+        stats, _, messages = walked(replay, view)
         assert all(e._data is None and e._facts_kept is None for e in view)  # type: ignore[attr-defined]
         records = replay.conversation.records  # type: ignore[attr-defined]
         kept = View([V1Event.read(record) for record in records])
