@@ -118,13 +118,13 @@ def test_every_dialect_gives_the_same_audit(dialect: str, tmp_path: Path, cli) -
 @pytest.mark.parametrize("dialect", stories.DIALECTS)
 def test_the_step_views_agree_with_replay(dialect: str, tmp_path: Path) -> None:
     log = stories.write(dialect, tmp_path / "s.jsonl")
-    with read_log(str(log), upto=None) as replay:
+    with read_log(str(log), upto=None) as replay:  # a step's views are read while it is open
         [step] = list(replay.condensation_steps())
         texts = [e.text for e in replay.view()]
-    assert step.before[0].text == stories.FIRST
-    assert len(step.before) == 8
-    assert [e.text for e in step.after] == [stories.SUMMARY]
-    assert step.summary == stories.SUMMARY
+        assert step.before[0].text == stories.FIRST
+        assert len(step.before) == 8
+        assert [e.text for e in step.after] == [stories.SUMMARY]
+        assert step.summary == stories.SUMMARY
     assert texts == [stories.SUMMARY, stories.DONE]
 
 

@@ -512,17 +512,17 @@ def lines_read_per_line(tmp_path: Path, count: int) -> float:
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 
     log = compactions(count).write(tmp_path / f"s{count}.jsonl")
-    with LogSource.open(str(log)) as source:
+    with LogSource.open(str(log)) as source:  # a big session's lines are read back from it
         session = read_session(source, collect=True)
-    lines = session.lines = CountedLines(session.lines)
-    replay = ClaudeReplay(session)
-    assert len(replay.condensations) == count and not replay.problems
-    assert replay.forgotten_events == 1 + 20 * count  # the task, then each round
-    replay.messages(replay.view())
-    list(replay.view_lines())
-    replay.stats(None)
-    steps = list(replay.condensation_steps())
-    history = list(replay.history())
+        lines = session.lines = CountedLines(session.lines)
+        replay = ClaudeReplay(session)
+        assert len(replay.condensations) == count and not replay.problems
+        assert replay.forgotten_events == 1 + 20 * count  # the task, then each round
+        replay.messages(replay.view())
+        list(replay.view_lines())
+        replay.stats(None)
+        steps = list(replay.condensation_steps())
+        history = list(replay.history())
     assert len(steps) == count and len(history) == 2 + 20 * count
     return lines.read / len(lines)
 
