@@ -112,8 +112,9 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
                 if line is None:
                     session.read(number, raw + b"\n", collect)
                 else:
-                    if line.compact_summary or line.copy:  # few, and read after the log
-                        line.keep(raw[: stop - start])  # is closed (the condensations)
+                    if line.is_boundary or line.compact_summary or line.copy:  # few, and
+                        line.keep(raw[: stop - start])  # read once the log is closed (the
+                        # condensations `run` prints)
                     session.size += len(raw) + 1
                     session.add(line)
                 start += len(raw) + 1

@@ -168,11 +168,16 @@ class Line:
 
     @property
     def data(self) -> dict[str, Any]:
-        """The parsed line (parsed now if the fast path read it)."""
+        """The parsed line (parsed now if the fast path read it, and kept)."""
         data = self._data
         if data is None:
             data = self._data = orjson.loads(self.raw)
         return data
+
+    def parse(self) -> dict[str, Any]:
+        """The parsed line, not kept when the fast path read it (a line read once)."""
+        data = self._data
+        return data if data is not None else orjson.loads(self.raw)
 
     @property
     def is_result(self) -> bool:

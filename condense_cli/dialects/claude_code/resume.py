@@ -281,9 +281,10 @@ def microcompactions(lines: Iterable[Line]) -> list[Microcompaction]:
     """The session's microcompaction records, in order."""
     found = []
     for line in lines:
-        if line.type != "system" or line.data.get("subtype") != MICROCOMPACT:
+        data = line.parse() if line.type == "system" else None
+        if data is None or data.get("subtype") != MICROCOMPACT:
             continue
-        meta = as_dict(line.data.get("microcompactMetadata"))
+        meta = as_dict(data.get("microcompactMetadata"))
         ids = meta.get("compactedToolIds")
         trigger = meta.get("trigger")
         found.append(
