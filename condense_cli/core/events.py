@@ -16,6 +16,33 @@ from typing import Any
 from condense_cli.core.jsonlines import encode
 
 
+class LastParsed:
+    """The one event whose record was parsed last, its parse, and what was made of it
+    (blocks, facts). A dialect whose events read their records back keeps none of
+    them parsed but this one: a walk over a long view holds one parse at a time, and
+    the questions asked of one event in a row parse it once."""
+
+    __slots__ = ("data", "event", "made")
+
+    def __init__(self) -> None:
+        self.event: object = None
+        self.data: Any = None
+        self.made: Any = None
+
+    def data_of(self, event: object, parse: Callable[[], Any]) -> Any:
+        """`event`'s parse: `parse()` unless it is the last one parsed."""
+        if self.event is not event:
+            self.event, self.data, self.made = event, parse(), None
+        return self.data
+
+    def made_of(self, event: object, parse: Callable[[], Any], make: Callable[[Any], Any]) -> Any:
+        """What `make` makes of `event`'s parse, made once per parse."""
+        data = self.data_of(event, parse)
+        if self.made is None:
+            self.made = make(data)
+        return self.made
+
+
 class Event:
     """One event of a view, in neutral terms.
 

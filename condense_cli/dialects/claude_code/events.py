@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, LastParsed
 from condense_cli.core.jsonlines import encode
 
 if TYPE_CHECKING:
@@ -58,8 +58,16 @@ def _block_text(block: dict[str, Any]) -> str:
     return ""
 
 
-# The event whose bytes were parsed last, its data, and its blocks once made.
-LAST_PARSED: list[Any] = [None, None, None]
+LAST_PARSED = LastParsed()  # the line parsed last, and its blocks
+
+
+def _message_of(data: dict[str, Any]) -> dict[str, Any]:
+    message = data.get("message")
+    return message if isinstance(message, dict) else {}
+
+
+def _blocks_of_line(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return blocks_of(_message_of(data).get("content"))
 
 
 class ClaudeEvent(Event):
@@ -103,14 +111,11 @@ class ClaudeEvent(Event):
     @property
     def data(self) -> dict[str, Any]:
         """The line parsed. An event made without it parses its bytes when asked and
-        keeps no copy: only the last event parsed is remembered (`LAST_PARSED`), so a
-        walk over a view holds one line at a time, however long the view."""
+        keeps no copy (`LAST_PARSED`)."""
         data = self._data
         if data is not None:
             return data
-        if LAST_PARSED[0] is not self:
-            LAST_PARSED[:] = (self, orjson.loads(self.raw), None)  # type: ignore[arg-type]
-        parsed: dict[str, Any] = LAST_PARSED[1]
+        parsed: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
         return parsed
 
     @data.setter
@@ -118,10 +123,13 @@ class ClaudeEvent(Event):
         self._data = value
         self._blocks = None
 
+    def _parse(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
+        return parsed
+
     @property
     def message(self) -> dict[str, Any]:
-        message = self.data.get("message")
-        return message if isinstance(message, dict) else {}
+        return _message_of(self.data)
 
     @property
     def blocks(self) -> list[dict[str, Any]]:
@@ -131,13 +139,10 @@ class ClaudeEvent(Event):
         if blocks is not None:
             return blocks
         if self._data is not None:
-            blocks = self._blocks = blocks_of(self.message.get("content"))
+            blocks = self._blocks = _blocks_of_line(self._data)
             return blocks
-        message = self.message  # parsed now, if it was not the last one parsed
-        if LAST_PARSED[2] is None:
-            LAST_PARSED[2] = blocks_of(message.get("content"))
-        last: list[dict[str, Any]] = LAST_PARSED[2]
-        return last
+        made: list[dict[str, Any]] = LAST_PARSED.made_of(self, self._parse, _blocks_of_line)
+        return made
 
     @property
     def uuid(self) -> str | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, LastParsed
 from condense_cli.core.jsonlines import as_str, encode
 from condense_cli.core.logfile import LogSource
 
@@ -29,7 +29,7 @@ ITEM_TYPES = (
 )
 NOT_SENT = frozenset({"ghost_snapshot"})  # recorded by Codex, never sent to the model
 SUMMARY_KIND = "compaction.summary"
-LAST_PARSED: list[Any] = [None, None]  # the event whose line was parsed last, and its item
+LAST_PARSED = LastParsed()  # the item parsed last
 # User messages Codex writes itself (context, not something the user typed).
 CONTEXT_PREFIXES = (
     "<environment_context>",
@@ -104,22 +104,21 @@ class CodexEvent(Event):
     @property
     def data(self) -> dict[str, Any]:
         """The item. One made by the fast path parses its line when asked and keeps
-        no copy: only the last item parsed is remembered (`LAST_PARSED`), so a walk
-        over a view holds one item at a time, however long the view."""
+        no copy (`LAST_PARSED`)."""
         data = self._data
         if data is not None:
             return data
-        if LAST_PARSED[0] is self:
-            last: dict[str, Any] = LAST_PARSED[1]
-            return last
-        line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
-        item: dict[str, Any] = line["payload"]
-        LAST_PARSED[:] = (self, item)
+        item: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
         return item
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._data = value
+
+    def _parse(self) -> dict[str, Any]:
+        line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
+        item: dict[str, Any] = line["payload"]
+        return item
 
     @property
     def id(self) -> object:

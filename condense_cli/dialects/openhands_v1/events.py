@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, LastParsed
 from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS, SUMMARY_KIND
 from condense_cli.dialects.openhands_v1.facts import Entry, Facts, facts, texts_of
 from condense_cli.dialects.openhands_v1.properties.batch_atomicity import response_batches
@@ -17,8 +17,7 @@ from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import to
 if TYPE_CHECKING:
     from condense_cli.dialects.openhands_v1.storage import StoredEvent
 
-# The event whose file was parsed last, its data, and its facts once made.
-LAST_PARSED: list[Any] = [None, None, None]
+LAST_PARSED = LastParsed()  # the event parsed last, and its facts
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -59,15 +58,15 @@ class V1Event(Event):
         data = self._data
         if data is not None:
             return data
-        if LAST_PARSED[0] is not self:
-            parsed, _ = self.stored.parsed()  # type: ignore[union-attr]
-            LAST_PARSED[:] = (self, parsed, None)
-        last: dict[str, Any] = LAST_PARSED[1]
-        return last
+        parsed: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
+        return parsed
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._data = value
+
+    def _parse(self) -> dict[str, Any]:
+        return self.stored.parsed()[0]  # type: ignore[union-attr]
 
     @property
     def raw(self) -> bytes | None:
@@ -85,10 +84,7 @@ class V1Event(Event):
         kept = self._facts_kept
         if kept is not None:
             return kept
-        data = self.data  # parsed now, if it was not the last one parsed
-        if LAST_PARSED[2] is None:
-            LAST_PARSED[2] = facts(data)
-        made: Facts = LAST_PARSED[2]
+        made: Facts = LAST_PARSED.made_of(self, self._parse, facts)
         return made
 
     @property
