@@ -223,31 +223,34 @@ TEST_RUNNERS = re.compile(
 def contradictions(summary: str | None, forgotten: Iterable[Event]) -> list[Fact]:
     """What the summary says against the events it replaced: no changes made after
     a file of the code was changed (not a repro or scratch script), no tests run
-    after a test run that reported results."""
-    if not summary:
+    after a test run that reported results. The events are read only when the
+    summary says either (few do)."""
+    no_changes = NO_CHANGES.search(summary) if summary else None
+    no_tests = NO_TESTS.search(summary) if summary else None
+    if no_changes is None and no_tests is None:
         return []
     events = list(forgotten)
     found = []
-    changed = [e for e in events if edits(e) and not SCRATCH.search(_edited_path(e))]
-    said = NO_CHANGES.search(summary)
-    if changed and said:
-        found.append(
-            Fact(
-                "contradictions",
-                ("no changes",),
-                f"the summary says {said.group(0)!r}, but {plural(len(changed), 'call')} it "
-                f"replaced changed {_edited_path(changed[0]) or 'a file'}",
-                changed[0].id,
+    if no_changes is not None:
+        changed = [e for e in events if edits(e) and not SCRATCH.search(_edited_path(e))]
+        if changed:
+            found.append(
+                Fact(
+                    "contradictions",
+                    ("no changes",),
+                    f"the summary says {no_changes.group(0)!r}, but "
+                    f"{plural(len(changed), 'call')} it replaced changed "
+                    f"{_edited_path(changed[0]) or 'a file'}",
+                    changed[0].id,
+                )
             )
-        )
-    said = NO_TESTS.search(summary)
-    ran = _test_runs(events) if said else []
-    if said and ran:
+    ran = _test_runs(events) if no_tests is not None else []
+    if no_tests is not None and ran:
         found.append(
             Fact(
                 "contradictions",
                 ("no tests",),
-                f"the summary says {said.group(0)!r}, but the events it replaced ran tests "
+                f"the summary says {no_tests.group(0)!r}, but the events it replaced ran tests "
                 "that reported results",
                 ran[0].id,
             )

@@ -243,6 +243,8 @@ FAILING_TESTS = (
 )
 SPACE = re.compile(r"\s+")
 NOT_PATHS = ("/dev/", "/proc/")
+LINE_NUMBERS = re.compile(r":\d+(?::\d+)?$")  # `app.py:12`, `app.py:12:5`
+LETTER = re.compile(r"[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -298,11 +300,11 @@ def normal_path(raw: str) -> str | None:
     """A path as compared: quotes, line numbers and test ids cut, `.`/`..` resolved."""
     path = raw.strip().strip("'\"`()[]{}<>").rstrip(".,;:")
     path = path.split("::", 1)[0]
-    path = re.sub(r":\d+(?::\d+)?$", "", path)
+    path = LINE_NUMBERS.sub("", path)
     if not path or "://" in path or path.startswith(NOT_PATHS) or path in ("/dev/null",):
         return None
     path = posixpath.normpath(path)
-    if path in (".", "..", "/", "~") or not re.search(r"[A-Za-z]", path):
+    if path in (".", "..", "/", "~") or not LETTER.search(path):
         return None
     return path.rstrip("/")
 
@@ -325,11 +327,15 @@ def normal_url(raw: str) -> str:
 def extract(events: Iterable[Event], everything: bool = False, calls: bool = False) -> list[Fact]:
     """The facts of `events`, each once (first seen first); summaries carry none.
     Exploration commands only with `everything`; with `calls`, only what the agent's
-    tool calls give (files, commands, URLs, tasks: no output is read)."""
-    events = list(events)
-    commands = {} if calls else _commands_by_call(events)
-    found: dict[tuple[str, str], Fact] = {}
-    worked = _last_success(events, commands)
+    tool calls give (files, commands, URLs, tasks: no output is read).
+
+    One pass, so that an event a dialect reads back from its log is parsed once: an
+    output finds its call's command among the events before it, and an error is
+    marked resolved (rank 1) once the whole list shows the same command worked
+    after it."""
+    commands: dict[object, str] = {}
+    found: dict[tuple[str, str], tuple[Fact, int]] = {}
+    worked: dict[str, int] = {}  # command cores that exited 0, at their last such exit
     for index, event in enumerate(events):
         if event.is_summary:
             continue
@@ -337,26 +343,26 @@ def extract(events: Iterable[Event], everything: bool = False, calls: bool = Fal
             call = event.tool_call
             facts: Iterable[Fact] = _call_facts(event, *call) if call is not None else ()
         else:
+            _note_command(event, commands)
             facts = _facts_of(event, commands)
         for fact in facts:
             if fact.kind == "commands" and not everything and exploring(fact.text):
                 continue
-            if fact.about is not None and worked.get(fact.about, -1) > index:
-                fact = replace(fact, rank=1)  # the same command worked later: resolved
             if (fact.kind, fact.key) not in found:
-                found[fact.kind, fact.key] = replace(fact, seen=event.id)
-    return _one_spelling(list(found.values()))
-
-
-def _last_success(events: list[Event], commands: dict[object, str]) -> dict[str, int]:
-    """The command cores that exited 0, each with the index of its last such exit."""
-    worked: dict[str, int] = {}
-    for index, event in enumerate(events):
-        if event.exit_code == 0:
+                found[fact.kind, fact.key] = (replace(fact, seen=event.id), index)
+        if not calls and event.exit_code == 0:
             command = commands.get(event.tool_call_id) or commands.get(event.cause)
             if command is not None:
                 worked[core_command(command)[1]] = index
-    return worked
+    return _one_spelling(
+        [
+            replace(fact, rank=1)
+            if fact.about is not None and worked.get(fact.about, -1) > at
+            # the same command worked later: resolved
+            else fact
+            for fact, at in found.values()
+        ]
+    )
 
 
 def _one_spelling(facts: list[Fact]) -> list[Fact]:
@@ -379,17 +385,14 @@ def _one_spelling(facts: list[Fact]) -> list[Fact]:
     return [f for f in facts if not (f.kind == "paths" and f.key in longer)]
 
 
-def _commands_by_call(events: list[Event]) -> dict[object, str]:
-    """The command each shell call ran, by tool call id and by key (for exits)."""
-    found: dict[object, str] = {}
-    for event in events:
-        command = _command(event)
-        if command is not None:
-            if event.tool_call_id is not None:
-                found[event.tool_call_id] = command
-            if event.key is not None:
-                found[event.key] = command
-    return found
+def _note_command(event: Event, commands: dict[object, str]) -> None:
+    """Note the command a shell call runs, by tool call id and by key (for exits)."""
+    command = _command(event)
+    if command is not None:
+        if event.tool_call_id is not None:
+            commands[event.tool_call_id] = command
+        if event.key is not None:
+            commands[event.key] = command
 
 
 def _command(event: Event) -> str | None:
