@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -116,6 +117,7 @@ PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
 # A whole run of the characters paths are made of that holds a "/" or a ".": every
 # path `PATH_IN_TEXT` finds lies in one, so only these are searched (`paths_in`).
 PATH_RUN = re.compile(r"(?<![A-Za-z0-9_.@+~/-])[A-Za-z0-9_@+~-]*+[./][A-Za-z0-9_.@+~/-]*+")
+PATH_CHARS = re.compile(r"[A-Za-z0-9_.@+~/-]+")  # (the characters of a path `PATH_RUN` finds)
 URL = re.compile(r"https?://[^\s'\"<>`)\]}]+")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 # What a command is wrapped in: a `cd`/`source` before it, a pager or a redirection
@@ -674,26 +676,36 @@ def _test_keys(test: str) -> tuple[str, ...]:
 # --- what a text still carries -----------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Scanned:
-    """What a memory takes of one text: the text squashed, the paths it names (as
-    components) and its URLs, in the order they come."""
+    """What a memory takes of one text: the text squashed, and, when first asked, the
+    paths it names (as components) and its URLs, in the order they come. Most texts
+    of a view are never asked: a path or a URL is looked for only in the texts that
+    hold its name."""
 
-    squashed: str
-    paths: tuple[tuple[str, ...], ...]
-    urls: tuple[str, ...]
+    __slots__ = ("_paths", "_urls", "squashed", "text")
 
-    @classmethod
-    def of(cls, text: str) -> Scanned:
-        paths = []
-        for raw in paths_in(text):
-            path = normal_path(raw)
-            if path is not None:
-                parts = components(path)
-                if parts:
-                    paths.append(parts)
-        urls = tuple(normal_url(u) for u in URL.findall(text))
-        return cls(squash(text), tuple(paths), urls)
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.squashed = squash(text)
+        self._paths: tuple[tuple[str, ...], ...] | None = None
+        self._urls: tuple[str, ...] | None = None
+
+    @property
+    def paths(self) -> tuple[tuple[str, ...], ...]:
+        if self._paths is None:
+            found = []
+            for raw in paths_in(self.text):
+                path = normal_path(raw)
+                if path is not None and (parts := components(path)):
+                    found.append(parts)
+            self._paths = tuple(found)
+        return self._paths
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        if self._urls is None:
+            self._urls = tuple(normal_url(u) for u in URL.findall(self.text))
+        return self._urls
 
 
 class Scans:
@@ -705,50 +717,77 @@ class Scans:
 
     def memory(self, texts: Iterable[str]) -> Memory:
         """`Memory.of(texts)`, scanning only the texts the last view did not hold."""
-        texts = [t for t in texts if t]
         last = self.last
         now: dict[str, Scanned] = {}
+        found = []
         for text in texts:
-            if text not in now:
-                found = last.get(text)
-                now[text] = found if found is not None else Scanned.of(text)
+            if not text:
+                continue
+            scan = now.get(text)
+            if scan is None:
+                scan = now[text] = last.get(text) or Scanned(text)
+            found.append(scan)
         self.last = now
-        return Memory.of(texts, scanned=now)
+        return Memory(found)
 
 
-@dataclass
 class Memory:
-    """Texts (a summary, or the events a view holds) made ready to look facts up in."""
+    """Texts (a summary, or the events a view holds) made ready to look facts up in.
 
-    flat: str = ""
-    paths: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)  # by file name
-    urls: set[str] = field(default_factory=set)
-    loose: bool = False  # a summary: a clause may be carried in other words
-    stems: set[str] = field(default_factory=set)  # (a summary's) content words
-    sentences: list[set[str]] = field(default_factory=list)  # and those of each sentence
-    said: list[str] = field(default_factory=list)  # (a summary's) sentences, squashed
+    A path is looked for only in the texts that hold its file name (any path whose
+    components end so names it), a URL only when the texts hold it case-folded: the
+    texts are not all scanned for paths and URLs."""
+
+    def __init__(self, scans: list[Scanned], loose: bool = False) -> None:
+        self.scans = scans
+        self.flat = "\n".join(s.squashed for s in scans)
+        self.loose = loose  # a summary: a clause may be carried in other words
+        self.stems: set[str] = set()  # (a summary's) content words
+        self.sentences: list[set[str]] = []  # and those of each sentence
+        self.said: list[str] = []  # (a summary's) sentences, squashed
+        self._starts: list[int] = []  # where each text starts in `flat`
+        at = 0
+        for scan in scans:
+            self._starts.append(at)
+            at += len(scan.squashed) + 1
+        self._urls: set[str] | None = None
 
     @classmethod
-    def of(
-        cls, texts: Iterable[str], loose: bool = False, scanned: dict[str, Scanned] | None = None
-    ) -> Memory:
-        """`loose` for a summary, which may carry an instruction in its own words;
-        `scanned`: the texts already scanned (see `Scans`)."""
+    def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
+        """`loose` for a summary, which may carry an instruction in its own words."""
         texts = [t for t in texts if t]
-        found = [scanned[t] for t in texts] if scanned is not None else map(Scanned.of, texts)
-        memory = cls(loose=loose)
-        flat = []
-        for scan in found:
-            flat.append(scan.squashed)
-            for parts in scan.paths:
-                memory.paths.setdefault(parts[-1], []).append(parts)
-            memory.urls.update(scan.urls)
-        memory.flat = "\n".join(flat)
+        memory = cls([Scanned(t) for t in texts], loose)
         if loose:
             memory.stems = content(memory.flat)
             memory.sentences = [s for text in texts for s in sentences_of(text)]
             memory.said = [squash(x) for t in texts for x in SENTENCE.split(t) if x.strip()]
         return memory
+
+    def holding(self, name: str) -> Iterator[Scanned]:
+        """The texts that may name a path with a component `name`, each once, in
+        order: those whose squashed text holds it (case-folded; such a component is
+        made of `PATH_CHARS`, none of them white space)."""
+        if not PATH_CHARS.fullmatch(name):
+            return
+        flat, starts, scans, folded = self.flat, self._starts, self.scans, name.lower()
+        at = flat.find(folded)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            yield scans[index]
+            if index + 1 == len(starts):
+                break
+            at = flat.find(folded, starts[index + 1])
+
+    def paths_named(self, name: str) -> list[tuple[str, ...]]:
+        """The paths (as components) of the texts whose file name is `name`."""
+        return [p for scan in self.holding(name) for p in scan.paths if p[-1] == name]
+
+    @property
+    def urls(self) -> set[str]:
+        """Every URL of the texts (normalised)."""
+        if self._urls is None:
+            self._urls = {u for scan in self.scans for u in scan.urls}
+        return self._urls
 
     def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether this memory still holds `fact`; `unique_names` are the file names
@@ -756,7 +795,11 @@ class Memory:
         if fact.kind == "paths":
             return self._has_path(fact.key, unique_names)
         if fact.kind == "urls":
-            return fact.key in self.urls or fact.key in self.flat
+            key = fact.key
+            if key.casefold() not in self.flat and not key.endswith("://"):
+                return False  # a URL a text names is in its squashed text (but one cut to
+                # its scheme, `http:///` read as `http:://`): its URLs need no scan
+            return key in self.flat or key in self.urls
         if any(key in self.flat for key in fact.keys):
             return True
         if not self.loose:
@@ -796,7 +839,7 @@ class Memory:
         parts = components(path)
         if not parts:
             return False
-        for other in self.paths.get(parts[-1], ()):
+        for other in self.paths_named(parts[-1]):
             short, long = (parts, other) if len(parts) <= len(other) else (other, parts)
             if long[len(long) - len(short) :] != short:
                 continue
@@ -810,8 +853,8 @@ class Memory:
         tail = folder[-2:]
         return any(
             other[i : i + len(tail)] == tail
-            for others in self.paths.values()
-            for other in others
+            for scan in self.holding(tail[-1])
+            for other in scan.paths
             for i in range(len(other) - len(tail))
         )
 

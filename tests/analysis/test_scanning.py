@@ -1,6 +1,6 @@
 """The quick ways facts scans texts are the plain ones, exactly: paths found in runs
 of path characters, white space squashed by `str.split`, a view's texts scanned
-once across views."""
+once across views, paths and URLs looked for only in the texts that name them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from condense_cli.analysis.facts import (
     PATH_IN_TEXT,
     SPACE,
+    Fact,
     Memory,
+    Scanned,
     Scans,
+    normal_url,
     paths_in,
     squash,
 )
@@ -22,6 +25,7 @@ from condense_cli.analysis.facts import (
 # and \s agree on, and letters of other scripts.
 PIECES = list("/.:~@-+_aZ9 \t\n\r\x0b\x0c\x1c\x85\u00a0\u2028\u3000é日'\"`()[]<>,;#=?")
 PIECES += ["py", "src/", "../", "~/", "http://", "https://x.io/a", "a.py", "::", ":12"]
+PIECES += ["A.PY", "SRC", "HTTPS://X.IO/A", "\u212a", "\ufb01le.py", "\u0130"]  # case-folded apart
 TEXTS = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 TRICKY = [
     "see /repo/src/app.py:12 and ./tests/test_a.py::test_x, then ~/notes.md.",
@@ -51,9 +55,38 @@ def test_a_view_scanned_again_is_the_memory_of_its_texts() -> None:
     first = ["edit src/a.py", "see https://x.io/doc#top", "src/a.py", ""]
     second = ["src/a.py", "new /tmp/b.txt", "edit src/a.py", "edit src/a.py"]
     for texts in (first, second, first):
-        assert scans.memory(texts) == Memory.of(texts)
+        memory, plain = scans.memory(texts), Memory.of(texts)
+        assert memory.flat == plain.flat
+        assert memory.urls == plain.urls
+        for name in ("a.py", "b.txt", "doc"):
+            assert memory.paths_named(name) == plain.paths_named(name)
     kept = scans.last["src/a.py"]
     scans.memory(second)
     assert scans.last["src/a.py"] is kept  # carried over from the view before, not scanned again
     assert set(scans.last) == set(second)  # only the last view's texts are held
     assert re.search(r"\bsrc/a\.py\b", scans.memory(second).flat)
+
+
+@given(st.lists(TEXTS, max_size=6))
+@settings(max_examples=1500, deadline=None)
+def test_paths_and_urls_are_found_by_name_as_by_scanning_every_text(texts: list[str]) -> None:
+    memory = Memory.of(texts)
+    scans = [Scanned(t) for t in texts if t]
+    every_path = [p for scan in scans for p in scan.paths]
+    every_url = {u for scan in scans for u in scan.urls}
+    names = {part for path in every_path for part in path} | {"a.py", "src", "py", "x.io"}
+    for name in names:
+        assert memory.paths_named(name) == [p for p in every_path if p[-1] == name]
+    for path in every_path:  # each folder a path is under is carried by it
+        for end in range(1, len(path)):
+            tail = path[:end][-2:]
+            under = any(
+                other[i : i + len(tail)] == tail
+                for other in every_path
+                for i in range(len(other) - len(tail))
+            )
+            assert memory._names_under(path[:end]) == under
+    assert memory.urls == every_url
+    candidates = every_url | {normal_url(u) for u in ("https://X.io/a", "http://x.io/A#b")}
+    for url in candidates:
+        assert memory.carries(Fact("urls", (url,), url)) == (url in every_url or url in memory.flat)
