@@ -54,6 +54,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from condense_cli.analysis.clauses import (
@@ -742,26 +743,34 @@ class Memory:
         self.scans = scans
         self.flat = "\n".join(s.squashed for s in scans)
         self.loose = loose  # a summary: a clause may be carried in other words
-        self.stems: set[str] = set()  # (a summary's) content words
-        self.sentences: list[set[str]] = []  # and those of each sentence
-        self.said: list[str] = []  # (a summary's) sentences, squashed
         self._starts: list[int] = []  # where each text starts in `flat`
         at = 0
         for scan in scans:
             self._starts.append(at)
             at += len(scan.squashed) + 1
-        self._urls: set[str] | None = None
 
     @classmethod
     def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
         """`loose` for a summary, which may carry an instruction in its own words."""
-        texts = [t for t in texts if t]
-        memory = cls([Scanned(t) for t in texts], loose)
-        if loose:
-            memory.stems = content(memory.flat)
-            memory.sentences = [s for text in texts for s in sentences_of(text)]
-            memory.said = [squash(x) for t in texts for x in SENTENCE.split(t) if x.strip()]
-        return memory
+        return cls([Scanned(t) for t in texts if t], loose)
+
+    # What a summary is read for when it does not hold a fact as written, made when
+    # first asked (most facts are paths, or held as written).
+
+    @cached_property
+    def stems(self) -> set[str]:
+        """(A summary's) content words."""
+        return content(self.flat)
+
+    @cached_property
+    def sentences(self) -> list[set[str]]:
+        """(A summary's) content words, sentence by sentence."""
+        return [s for scan in self.scans for s in sentences_of(scan.text)]
+
+    @cached_property
+    def said(self) -> list[str]:
+        """(A summary's) sentences, squashed."""
+        return [squash(x) for scan in self.scans for x in SENTENCE.split(scan.text) if x.strip()]
 
     def holding(self, name: str) -> Iterator[Scanned]:
         """The texts that may name a path with a component `name`, each once, in
@@ -782,12 +791,10 @@ class Memory:
         """The paths (as components) of the texts whose file name is `name`."""
         return [p for scan in self.holding(name) for p in scan.paths if p[-1] == name]
 
-    @property
+    @cached_property
     def urls(self) -> set[str]:
         """Every URL of the texts (normalised)."""
-        if self._urls is None:
-            self._urls = {u for scan in self.scans for u in scan.urls}
-        return self._urls
+        return {u for scan in self.scans for u in scan.urls}
 
     def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether this memory still holds `fact`; `unique_names` are the file names

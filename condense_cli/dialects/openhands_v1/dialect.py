@@ -336,7 +336,7 @@ class V1Replay(Replay):
         thresholds = {}
         for step in self._steps():
             c = step.condensation
-            size = len(self._view_of(step.before, step.pending_before))
+            size = len(step.before)  # a view has an event for each entry
             line = c.line if c.line is not None else c.position
             thresholds[line] = size_threshold(size, max_size, source, step.pending_before)
         return thresholds
