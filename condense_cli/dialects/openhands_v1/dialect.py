@@ -82,6 +82,11 @@ from condense_cli.dialects.openhands_v1.storage import (
 Made = dict[tuple[int, int | None], V1Event]  # events made for views, by position and unit
 
 
+# The condensations' records; each one's line, the size of the view before it and
+# whether a request was pending then.
+Walked = tuple[list[CondensationRecord], list[tuple[int, int, bool]]]
+
+
 class V1Replay(Replay):
     """A V1 conversation read and replayed the way the generation that wrote it did."""
 
@@ -105,7 +110,7 @@ class V1Replay(Replay):
         records = conversation.records
         self.next_key = records[-1].position + 1 if records else 0
         self.next_id = str(uuid.uuid4())  # of the condensation this replay may append
-        self._condensations: list[CondensationRecord] | None = None
+        self._walk: Walked | None = None
 
     @property
     def keyed_summaries(self) -> bool:
@@ -246,10 +251,21 @@ class V1Replay(Replay):
 
     @property
     def condensations(self) -> list[CondensationRecord]:
-        if self._condensations is None:
+        return self._walked()[0]
+
+    def _walked(self) -> Walked:
+        """One walk over the condensations for what `stats` asks of them twice: their
+        records, and (for the thresholds) the size of the view before each, with
+        whether a request was pending then."""
+        if self._walk is None:
             keys = {v: k for k, v in self._ids_by_key().items()}
-            self._condensations = [self._condensation_record(s, keys) for s in self._steps()]
-        return self._condensations
+            records, befores = [], []
+            for step in self._steps():
+                record = self._condensation_record(step, keys)
+                records.append(record)
+                befores.append((record.line, len(step.before), step.pending_before))
+            self._walk = records, befores
+        return self._walk
 
     def _condensation_record(self, step: Step, keys: dict[str, int]) -> CondensationRecord:
         condensation = step.condensation
@@ -333,13 +349,10 @@ class V1Replay(Replay):
                 return {}
             found = size, f"max_size {size} of the {condenser.get('kind')} in base_state.json"
         max_size, source = found
-        thresholds = {}
-        for step in self._steps():
-            c = step.condensation
-            size = len(step.before)  # a view has an event for each entry
-            line = c.line if c.line is not None else c.position
-            thresholds[line] = size_threshold(size, max_size, source, step.pending_before)
-        return thresholds
+        return {  # (a view has an event for each entry)
+            line: size_threshold(size, max_size, source, pending)
+            for line, size, pending in self._walked()[1]
+        }
 
     # --- appending --------------------------------------------------------------------
 
