@@ -80,9 +80,11 @@ def busy_log(make_log) -> Path:
     return log
 
 
-def stats_json(cli, log: Path, monkeypatch: pytest.MonkeyPatch, threshold: str) -> bytes:
+def stats_json(
+    cli, log: Path, monkeypatch: pytest.MonkeyPatch, threshold: str, *more: str
+) -> bytes:
     monkeypatch.setenv(SPLIT_ENV, threshold)
-    result = cli("stats", log, "--format", "json")
+    result = cli("stats", log, "--format", "json", *more)
     assert result.exit_code == 0, result.output
     return result.stdout_bytes
 
@@ -261,11 +263,13 @@ def test_a_child_that_cannot_send_its_answer_is_replaced() -> None:
         "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
     ],
 )
+@pytest.mark.parametrize("tokens", [(), ("--no-tokens",)])
 def test_other_dialects_count_the_same_in_two_processes(
-    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str
+    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str, tokens: tuple[str, ...]
 ) -> None:
     log = corpus.parent / name
-    assert stats_json(cli, log, monkeypatch, TWO) == stats_json(cli, log, monkeypatch, ONE)
+    two = stats_json(cli, log, monkeypatch, TWO, *tokens)
+    assert two == stats_json(cli, log, monkeypatch, ONE, *tokens)
 
 
 def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) -> None:

@@ -82,12 +82,11 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     def walk(start: int, end: int, report: Report | None) -> Part:
         return count_lines(source, start, end, counts, report)
 
+    # Every line is parsed: a big rollout is walked in two processes, tokens or not.
+    by_type, full, events, sent, known = in_halves(source, source.size, walk, _merge)
     if tokenizer is not None:
-        by_type, full, events, sent, known = in_halves(source, source.size, walk, _merge)
         counts.known.update(known)
         replay.token_counts = counts.known
-    else:
-        by_type, full, events, sent, _ = walk(0, source.size, source.on_progress)
     compactions = replay.state.compactions
     rows = [
         CondensationRow(
