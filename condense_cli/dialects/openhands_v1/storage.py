@@ -398,21 +398,24 @@ def read_folder(path: str | Path) -> Conversation:
     # str(events_dir / name) without pathlib's cost per file ("." joins as pathlib does)
     folder = "" if str(events_dir) == "." else os.path.join(str(events_dir), "")
     names = [by_index[index] for index in range(count)]
+    del by_index
+    records: list[StoredEvent] = []
+    seen: dict[str, StoredEvent] = {}
+    shared = Shared(seen)
     with collector_paused():
+        # Each event is taken as it is read: the strings it repeats of earlier ones
+        # are let go at once, not once the whole folder is read.
         if splits(count * FILE_BYTES):
             read = _read_in_two(folder, names)
         else:
             read = _read_files(folder, names, 0, count)
-    del names, by_index
-    records: list[StoredEvent] = []
-    seen: dict[str, StoredEvent] = {}
-    shared = Shared(seen)
-    for item in read:
-        if type(item) is not StoredEvent:
-            problems.append(item)  # type: ignore[arg-type]
-        elif _unique(item, seen, problems):
-            shared.take(item)
-            records.append(item)
+        for item in read:
+            if type(item) is not StoredEvent:
+                problems.append(item)  # type: ignore[arg-type]
+            elif _unique(item, seen, problems):
+                shared.take(item)
+                records.append(item)
+    del names
     base_state = _base_state(events_dir, problems)  # before the problems are frozen
     return Conversation(
         str(path),
@@ -426,39 +429,34 @@ def read_folder(path: str | Path) -> Conversation:
 
 def _read_files(
     folder: str, names: list[str], start: int, stop: int
-) -> list[StoredEvent | Problem]:
+) -> Iterator[StoredEvent | Problem]:
     """The event files `names[start:stop]` of `folder` read, in order: each an event,
     after the problems found in reading it (or only those)."""
-    read: list[StoredEvent | Problem] = []
     for index in range(start, stop):
         name = names[index]
         file_path = folder + name
         try:
             raw = read_event_file(file_path)
         except OSError as exc:
-            read.append(problem_at(file_path, refusal(exc)))
+            yield problem_at(file_path, refusal(exc))
             continue
         if not raw.strip():
-            read.append(problem_at(file_path, "empty file; the SDK skips it"))
+            yield problem_at(file_path, "empty file; the SDK skips it")
             continue
         found: list[Problem] = []
         record = _record(raw, index, file_path, None, found, keep=False, folder=folder)
-        read += found
+        yield from found
         if record is None:
             continue
         name_id = FILE_NAME_RE.match(name)["id"]  # type: ignore[index]
         if name_id != record.id:
-            read.append(
-                problem_at(
-                    file_path,
-                    f"the file name says id {name_id} but the event's id is {record.id}",
-                )
+            yield problem_at(
+                file_path, f"the file name says id {name_id} but the event's id is {record.id}"
             )
-        read.append(record)
-    return read
+        yield record
 
 
-def _read_in_two(folder: str, names: list[str]) -> list[StoredEvent | Problem]:
+def _read_in_two(folder: str, names: list[str]) -> Iterator[StoredEvent | Problem]:
     """`_read_files` of every file, a forked child reading the second half and sending
     it `CHUNK_FILES` at a time (each pickled alone, so that pickling holds little);
     what the child did not send is read here."""
@@ -469,19 +467,20 @@ def _read_in_two(folder: str, names: list[str]) -> list[StoredEvent | Problem]:
 
     def second() -> Iterator[list[StoredEvent | Problem]]:
         for start in range(half, count, CHUNK_FILES):
-            yield _read_files(folder, names, start, min(start + CHUNK_FILES, count))
+            yield list(_read_files(folder, names, start, min(start + CHUNK_FILES, count)))
 
     child = Worker.start(second)
-    read = _read_files(folder, names, 0, half)
     done = half
-    if child is not None:
-        try:
+    try:
+        yield from _read_files(folder, names, 0, half)
+        if child is not None:
             for part in child.items():
-                read += part
+                yield from part
                 done = min(done + CHUNK_FILES, count)
-        finally:
+    finally:
+        if child is not None:
             child.stop()
-    return read + _read_files(folder, names, done, count)
+    yield from _read_files(folder, names, done, count)
 
 
 def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | None:
