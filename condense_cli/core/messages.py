@@ -153,7 +153,8 @@ def fingerprint(text: str) -> int:
     return len(text) << 64 | hash(text) & 0xFFFF_FFFF_FFFF_FFFF
 
 
-Known = Mapping[int, int]  # the tokens of texts already counted, by `fingerprint`
+# The tokens of texts already counted, by `fingerprint` (None: not counted yet)
+Known = Mapping[int, int | None]
 NONE_KNOWN: Known = MappingProxyType({})
 
 

@@ -52,9 +52,14 @@ class TextCounts:
 
     def __init__(self, tokenizer: Tokenizer | None, again: Iterable[str] = ()) -> None:
         self.count = tokenizer.count if tokenizer is not None else None
-        # none to remember without a tokenizer
-        self.again = set(map(fingerprint, again)) if self.count is not None else set()
-        self.known: dict[int, int] = {}
+        # The fingerprint of each text of `again`, with its count once made (None till
+        # then: one dict, not a set beside it); none to remember without a tokenizer.
+        fingerprints = map(fingerprint, again) if self.count is not None else ()
+        self.known: dict[int, int | None] = dict.fromkeys(fingerprints)
+
+    def counted(self) -> dict[int, int]:
+        """The counts made so far (what a forked child sends back)."""
+        return {key: tokens for key, tokens in self.known.items() if tokens is not None}
 
     def tally_log(
         self, items: Sequence[X], text: Callable[[X], str], size: int, reads: bool = False
@@ -68,7 +73,7 @@ class TextCounts:
         half = len(items) // 2
 
         def second() -> tuple[Tally, dict[int, int]]:
-            return self.tally(map(text, items[half:])), self.known
+            return self.tally(map(text, items[half:])), self.counted()
 
         first, (tally, known) = in_two(lambda: self.tally(map(text, items[:half])), second)
         self.known.update(known)
@@ -77,7 +82,7 @@ class TextCounts:
 
     def tally(self, texts: Iterable[str]) -> Tally:
         tally = Tally()
-        count, again, known = self.count, self.again, self.known
+        count, known = self.count, self.known
         for text in texts:
             tally.chars += len(text)
             if count is None:
@@ -86,7 +91,7 @@ class TextCounts:
             tokens = known.get(key)
             if tokens is None:
                 tokens = count(text)
-                if key in again:
+                if key in known:
                     known[key] = tokens
             tally.tokens += tokens
         return tally

@@ -12,7 +12,8 @@ import pytest
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
-from condense_cli.core.messages import fingerprint
+from condense_cli.core.messages import Conversion, fingerprint, message_numbers
+from condense_cli.dialects import read_log
 from condense_cli.dialects.counting import TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
 from condense_cli.dialects.openhands_v0.replay import scan_log
@@ -272,6 +273,37 @@ def test_other_dialects_count_the_same_in_two_processes(
     assert two == stats_json(cli, log, monkeypatch, ONE, *tokens)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-code/posthog-impact-dashboard.claude-session.jsonl",
+        "codex/edgerunner.codex-session.jsonl",
+        "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
+    ],
+)
+def test_the_messages_are_not_tokenized_again_for_a_child_having_counted_them(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The view's texts a forked child counted come back with its counts: the
+    messages then tokenize what one process would, no more."""
+    real = tokenizer_for("gpt-4o-mini")
+
+    def asked_for_messages(threshold: str) -> list[str]:
+        monkeypatch.setenv(SPLIT_ENV, threshold)
+        asked: list[str] = []
+        tokenizer = Tokenizer(real.name, lambda text: asked.append(text) or real.count(text))
+        with read_log(str(corpus.parent / name)) as replay:
+            replay.stats(tokenizer)
+            asked.clear()  # (this process's; the child's are its own)
+            conversion = Conversion()
+            messages = replay.each_message(replay.view(), conversion)
+            message_numbers(messages, conversion, tokenizer, replay.token_counts)
+        return asked
+
+    alone = asked_for_messages(ONE)
+    assert asked_for_messages(TWO) == alone
+
+
 def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) -> None:
     monkeypatch.setenv(SPLIT_ENV, TWO)
     real = tokenizer_for("gpt-4o-mini")
@@ -310,6 +342,11 @@ def test_text_counts_remember_counts_by_fingerprint_not_the_texts() -> None:
         sum(real.count_batch(texts)),
         sum(map(real.count, texts[10:20])),
     )
-    assert all(type(key) is int for key in (*counts.again, *counts.known))
-    assert sorted(counts.known.values()) == sorted(map(real.count, texts[10:20]))
+    assert all(type(key) is int for key in counts.known)
+    assert sorted(counts.counted().values()) == sorted(map(real.count, texts[10:20]))
+    assert counts.counted() == counts.known  # every text of the view was met
+    unmet = TextCounts(Tokenizer(real.name, count), again=texts[:3])
+    unmet.tally(texts[1:2])
+    assert unmet.counted() == {fingerprint(texts[1]): real.count(texts[1])}
+    assert len(unmet.known) == 3  # the others wait, uncounted (what a child does not send)
     assert len({fingerprint(t) for t in texts}) == len(texts)

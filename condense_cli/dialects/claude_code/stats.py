@@ -89,14 +89,16 @@ class LineCounts:
         self.counts = counts
         if split:
             half = len(lines) // 2
-            first, second = in_two(
-                lambda: _walk(lines[:half], counts), lambda: _walk(lines[half:], counts)
+            first, (second, known) = in_two(
+                lambda: _walk(lines[:half], counts),
+                lambda: (_walk(lines[half:], counts), counts.counted()),
             )
             by_type, full, chars, tokens = first
             self.by_type = merge_by_type(by_type, second[0])
             full.merge(second[1])
             chars.extend(second[2])
             tokens.extend(second[3])
+            counts.known.update(known)  # the view's texts the child counted (messages)
         else:
             self.by_type, full, chars, tokens = _walk(lines, counts)
         self.full = full

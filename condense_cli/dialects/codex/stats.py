@@ -62,7 +62,8 @@ def count_lines(
         if kind == "response_item" and isinstance(payload, dict) and is_sent(payload):
             full.merge(counts.tally((model_text(CodexEvent(payload, None, None)),)))
             sent += 1
-    return by_type, full, events, sent, counts.known
+    # The view's texts counted here: the first half's are this process's own already
+    return by_type, full, events, sent, counts.counted() if start else {}
 
 
 def _merge(first: Part, second: Part) -> Part:
