@@ -35,6 +35,10 @@ class LastParsed:
             self.event, self.data, self.made = event, parse(), None
         return self.data
 
+    def kept_or_parsed(self, event: object, kept: Any, parse: Callable[[], Any]) -> Any:
+        """An event's data: what it keeps (`kept`) when it keeps it, else its parse."""
+        return kept if kept is not None else self.data_of(event, parse)
+
     def made_of(self, event: object, parse: Callable[[], Any], make: Callable[[Any], Any]) -> Any:
         """What `make` makes of `event`'s parse, made once per parse."""
         data = self.data_of(event, parse)

@@ -112,11 +112,8 @@ class ClaudeEvent(Event):
     def data(self) -> dict[str, Any]:
         """The line parsed. An event made without it parses its bytes when asked and
         keeps no copy (`LAST_PARSED`)."""
-        data = self._data
-        if data is not None:
-            return data
-        parsed: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
-        return parsed
+        data: dict[str, Any] = LAST_PARSED.kept_or_parsed(self, self._data, self._parse)
+        return data
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:

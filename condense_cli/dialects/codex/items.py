@@ -105,11 +105,8 @@ class CodexEvent(Event):
     def data(self) -> dict[str, Any]:
         """The item. One made by the fast path parses its line when asked and keeps
         no copy (`LAST_PARSED`)."""
-        data = self._data
-        if data is not None:
-            return data
-        item: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
-        return item
+        data: dict[str, Any] = LAST_PARSED.kept_or_parsed(self, self._data, self._parse)
+        return data
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:

@@ -55,11 +55,8 @@ class V1Event(Event):
 
     @property
     def data(self) -> dict[str, Any]:
-        data = self._data
-        if data is not None:
-            return data
-        parsed: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
-        return parsed
+        data: dict[str, Any] = LAST_PARSED.kept_or_parsed(self, self._data, self._parse)
+        return data
 
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
