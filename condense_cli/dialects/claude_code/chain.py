@@ -129,7 +129,7 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
     the side lines are indexed once per session (`Session.side`).
     """
     side = session.side
-    if not side.by_message and not side.results:
+    if not side:
         return lines
     on_chain = {x.number for x in lines}
     taken: set[str] = set()  # the responses that already had their turn
@@ -151,10 +151,10 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
         extra: list[Line] = []
         if response not in taken:
             taken.add(response)
-            extra = [x for x in side.by_message.get(response, ()) if x.number not in on_chain]
+            extra = [x for x in side.of_response(response) if x.number not in on_chain]
         answered = {call for x in turn for call in _result_ids(x)}
         for member in [x for x in turn if x.type == "assistant"] + extra:
-            for result in side.results.get(member.uuid or "", ()):
+            for result in side.results_of(member.uuid or ""):
                 if result.number in on_chain:
                     continue
                 calls = _result_ids(result)

@@ -15,7 +15,14 @@ from msgspec import UNSET
 
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.claude_code.events import BOUNDARY
-from condense_cli.dialects.claude_code.lines import Line, Session, line_problem
+from condense_cli.dialects.claude_code.lines import (
+    BOUNDARY_BIT,
+    COPY_BIT,
+    SUMMARY_BIT,
+    Line,
+    Session,
+    line_problem,
+)
 from condense_cli.fast.lines import BlockDecoder, lines_end
 from condense_cli.fast.lines import read_blocks as file_blocks
 
@@ -47,6 +54,7 @@ class Fields(msgspec.Struct, gc=False, rename={"parent": "parentUuid"}):
 
 
 DECODER = BlockDecoder(Fields)
+KEPT_BITS = BOUNDARY_BIT | SUMMARY_BIT | COPY_BIT  # the lines whose bytes are kept
 
 
 def line_of(value: Fields, number: int, at: "tuple[LogSource, int, int]") -> "Line | None":
@@ -57,19 +65,19 @@ def line_of(value: Fields, number: int, at: "tuple[LogSource, int, int]") -> "Li
     content = message.content if message is not None else None
     if line_problem(value.type, value.uuid, value.parent, message is not None, content):
         return None
-    tools: tuple[tuple[bool, object], ...] = ()
+    tools: tuple[object, ...] = ()
     if type(content) is list:
-        found: list[tuple[bool, object]] = []
+        found: list[object] = []
         for block in content:
             kind = block.type
             if kind == "tool_use":
                 if type(block.id) is str:
-                    found.append((True, block.id))
+                    found += (True, block.id)
             elif kind == "tool_result":
                 call = block.tool_use_id
                 if call is not None and type(call) is not str:
                     return None  # msgspec reads a 20-digit integer as orjson does not
-                found.append((False, call))
+                found += (False, call)
         tools = tuple(found)
     kind, uuid, parent = value.type, value.uuid, value.parent
     message_id = message.id if message is not None else None
@@ -112,7 +120,7 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
                 if line is None:
                     session.read(number, raw + b"\n", collect)
                 else:
-                    if line.is_boundary or line.compact_summary or line.copy:  # few, and
+                    if line.flags & KEPT_BITS:  # boundaries, summaries, copies: few, and
                         line.keep(raw[: stop - start])  # read once the log is closed (the
                         # condensations `run` prints)
                     session.size += len(raw) + 1

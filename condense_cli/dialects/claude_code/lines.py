@@ -4,7 +4,7 @@ in order, by uuid, and the side branches a chain may take lines back from."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,8 @@ from condense_cli.dialects.claude_code.events import (
 
 READ_AHEAD = 1 << 20  # bytes read at once by `Line.each_raw`
 SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its length
+# `Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary`, `condenseCopyOf`
+BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT = 1, 2, 4, 8
 
 
 class Line:
@@ -39,16 +41,13 @@ class Line:
     __slots__ = (
         "_data",
         "_raw",
-        "compact_summary",
-        "copy",
-        "is_boundary",
+        "_tools",
+        "flags",
         "message_id",
         "number",
         "parent",
-        "sidechain",
         "source",
         "span",
-        "tools",
         "type",
         "uuid",
     )
@@ -68,7 +67,7 @@ class Line:
         compact_summary: bool = False,
         copy: bool = False,
         message_id: str | None = None,
-        tools: tuple[tuple[bool, Any], ...] = (),
+        tools: tuple[Any, ...] = (),
     ) -> None:
         self.number = number
         self._raw = raw
@@ -81,14 +80,14 @@ class Line:
         self.type = kind  # "" when the line has no type string
         self.uuid = uuid
         self.parent = parent
-        self.is_boundary = boundary
-        self.sidechain = sidechain  # `isSidechain` is true
-        self.compact_summary = compact_summary  # `isCompactSummary` is true
-        self.copy = copy  # has a `condenseCopyOf` key
+        # the four below, one bit each (one slot, not four: a line is kept per line)
+        self.flags = boundary * BOUNDARY_BIT | sidechain * SIDECHAIN_BIT
+        self.flags |= compact_summary * SUMMARY_BIT | copy * COPY_BIT
         self.message_id = message_id
-        # The tool blocks of a content list, in order: (True, id) for a `tool_use`
-        # with a string id, (False, its `tool_use_id`) for a `tool_result`.
-        self.tools = tools
+        # The tool blocks of a content list, in order, flat: True, id for a `tool_use`
+        # with a string id, False, its `tool_use_id` for a `tool_result` (one tuple
+        # of two for a line with one block, not a tuple holding one).
+        self._tools = tools
 
     @classmethod
     def parsed(cls, number: int, data: dict[str, Any], raw: bytes) -> Line:
@@ -96,17 +95,15 @@ class Line:
         message = data.get("message")
         message = message if isinstance(message, dict) else {}
         content = message.get("content")
-        tools: tuple[tuple[bool, Any], ...] = ()
+        tools: list[Any] = []
         if isinstance(content, list):
-            tools = tuple(
-                (True, b["id"]) if b.get("type") == "tool_use" else (False, b.get("tool_use_id"))
-                for b in content
-                if isinstance(b, dict)
-                and (
-                    (b.get("type") == "tool_use" and isinstance(b.get("id"), str))
-                    or b.get("type") == "tool_result"
-                )
-            )
+            for b in content:
+                if not isinstance(b, dict):
+                    continue
+                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                    tools += (True, b["id"])
+                elif b.get("type") == "tool_result":
+                    tools += (False, b.get("tool_use_id"))
         kind, uuid, parent, message_id = (
             data.get("type"),
             data.get("uuid"),
@@ -126,8 +123,35 @@ class Line:
             compact_summary=data.get("isCompactSummary") is True,
             copy=COPY_OF in data,
             message_id=message_id if isinstance(message_id, str) else None,
-            tools=tools,
+            tools=tuple(tools),
         )
+
+    @property
+    def is_boundary(self) -> bool:
+        """A `compact_boundary` system line."""
+        return bool(self.flags & BOUNDARY_BIT)
+
+    @property
+    def sidechain(self) -> bool:
+        """`isSidechain` is true."""
+        return bool(self.flags & SIDECHAIN_BIT)
+
+    @property
+    def compact_summary(self) -> bool:
+        """`isCompactSummary` is true."""
+        return bool(self.flags & SUMMARY_BIT)
+
+    @property
+    def copy(self) -> bool:
+        """The line has a `condenseCopyOf` key."""
+        return bool(self.flags & COPY_BIT)
+
+    @property
+    def tools(self) -> Iterator[tuple[bool, Any]]:
+        """The tool blocks of the line's content, in order: (True, id) for a `tool_use`
+        with a string id, (False, its `tool_use_id`) for a `tool_result`."""
+        flat = self._tools
+        return zip(flat[::2], flat[1::2], strict=True) if flat else iter(())
 
     @property
     def raw(self) -> bytes:
@@ -181,7 +205,7 @@ class Line:
 
     @property
     def is_result(self) -> bool:
-        return any(not use for use, _ in self.tools)
+        return any(use is False for use in self._tools[::2])
 
 
 def line_problem(kind: Any, uuid: Any, parent: Any, message: bool, content: Any) -> str | None:
@@ -222,27 +246,58 @@ def parse_line(raw: bytes) -> dict[str, Any]:
     return data
 
 
-@dataclass
 class SideLines:
     """The lines of the main session (not `isSidechain`) that a chain can take back
     from a side branch, in file order: assistant lines by their response
-    (`message.id`), and user lines holding a tool result by their `parentUuid`."""
+    (`message.id`), and user lines holding a tool result by their `parentUuid`.
 
-    by_message: dict[str, list[Line]]
-    results: dict[str, list[Line]]
+    A key with one line (most have one) holds the line itself, not a list of one.
+    """
 
-    @classmethod
-    def of(cls, lines: list[Line]) -> SideLines:
-        by_message: dict[str, list[Line]] = {}
-        results: dict[str, list[Line]] = {}
+    def __init__(self, lines: list[Line]) -> None:
+        self._by_message: dict[str, Line | list[Line]] = {}
+        self._results: dict[str, Line | list[Line]] = {}
         for line in lines:
             if line.sidechain:
                 continue
             if line.type == "assistant" and line.message_id is not None:
-                by_message.setdefault(line.message_id, []).append(line)
+                _index(self._by_message, line.message_id, line)
             elif line.type == "user" and line.parent is not None and line.is_result:
-                results.setdefault(line.parent, []).append(line)
-        return cls(by_message, results)
+                _index(self._results, line.parent, line)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_message or self._results)
+
+    def of_response(self, message_id: str) -> Sequence[Line]:
+        """The assistant lines of the response `message_id`."""
+        return _held(self._by_message, message_id)
+
+    def results_of(self, uuid: str) -> Sequence[Line]:
+        """The user lines holding a tool result whose parent is the line `uuid`."""
+        return _held(self._results, uuid)
+
+
+def _index(index: dict[str, Line | list[Line]], key: str, line: Line) -> None:
+    held = index.get(key)
+    if held is None:
+        index[key] = line
+    elif type(held) is list:
+        held.append(line)
+    else:
+        index[key] = [held, line]  # type: ignore[list-item]
+
+
+def _held(index: dict[str, Line | list[Line]], key: str) -> Sequence[Line]:
+    held = index.get(key)
+    if held is None:
+        return ()
+    return held if type(held) is list else (held,)  # type: ignore[return-value]
+
+
+def _shared(tools: tuple[Any, ...], earlier: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`tools` (of `Line`) with the ids `earlier` holds as `earlier`'s strings."""
+    ids = {call: call for call in earlier[1::2]}  # a tool_use's id is a string
+    return tuple(ids.get(x, x) if type(x) is str else x for x in tools)
 
 
 def line_number(line: Line) -> int:
@@ -260,14 +315,18 @@ class Session:
     size: int = 0
     _side: SideLines | None = None
     _message_id: str | None = None  # the last line's `message_id`
+    _types: dict[str, str] = field(default_factory=dict)  # each `type` string, once
 
     def add(self, line: Line) -> None:
-        """`line`, last; the strings it repeats of earlier lines (its parent's uuid, its
-        message's id) are the earlier lines' own, so that each is held once."""
+        """`line`, last; the strings it repeats of earlier lines (its type, its parent's
+        uuid, its message's id) are the earlier lines' own, so that each is held once."""
         self.lines.append(line)
+        line.type = self._types.setdefault(line.type, line.type)
         parent = self.by_uuid.get(line.parent) if line.parent is not None else None
         if parent is not None:
             line.parent = parent.uuid
+            if line._tools and parent._tools:  # the results of its parent's calls
+                line._tools = _shared(line._tools, parent._tools)
         message_id = line.message_id
         if message_id is not None and message_id == self._message_id:
             line.message_id = self._message_id
@@ -296,7 +355,7 @@ class Session:
     def side(self) -> SideLines:
         """The lines `_with_siblings` may put back into a chain, indexed once."""
         if self._side is None:
-            self._side = SideLines.of(self.lines)
+            self._side = SideLines(self.lines)
         return self._side
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:

@@ -50,7 +50,7 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
                     x.compact_summary,
                     x.copy,
                     x.message_id,
-                    x.tools,
+                    list(x.tools),
                     list(x.data),  # its keys: a deeply nested value cannot be compared
                 )
                 for x in session.lines
@@ -428,11 +428,12 @@ def test_cli_subprocess_on_a_big_never_compacted_session_prints_what_the_exact_p
 
 
 @pytest.mark.parametrize("path", [FAST, EXACT])
-def test_a_session_holds_each_uuid_and_message_id_once(
+def test_a_session_holds_each_repeated_string_once(
     path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A line's `parentUuid` is its parent's own `uuid` string, and the lines of one
-    response share its id: read in blocks or line by line, equal strings are one."""
+    """A line's `parentUuid` is its parent's own `uuid` string, the lines of one
+    response share its id, the lines of one type its name, and a tool result the id
+    of its parent's call: read in blocks or line by line, equal strings are one."""
     use_path(monkeypatch, path)
     log = tmp_path / "s.jsonl"
     log.write_bytes(b"\n".join(story()) + b"\n")
@@ -446,3 +447,14 @@ def test_a_session_holds_each_uuid_and_message_id_once(
             (a, b) for a, b in pairs if a.message_id is not None and a.message_id == b.message_id
         ]
         assert same and all(a.message_id is b.message_id for a, b in same)
+        first_of_type = {x.type: x.type for x in reversed(session.lines)}
+        assert all(x.type is first_of_type[x.type] for x in session.lines)
+        answered = [
+            (call, use)
+            for x in children
+            for is_use, call in x.tools
+            if not is_use
+            for _, use in session.by_uuid[x.parent].tools
+            if use == call
+        ]
+        assert len(answered) >= 3 and all(call is use for call, use in answered)
