@@ -369,13 +369,16 @@ def _steps_audited(
 
 def _every_other(
     replay: Replay, pins: list[Fact], everything: bool, parity: int, skip: Container[int] = ()
-) -> Iterator[tuple[int, Audited]]:
-    """The condensations whose number has this parity (but those in `skip`) audited,
-    with their numbers: each of two processes walks every step and audits half."""
+) -> Iterator[tuple[int, Audited | None]]:
+    """Each condensation's number, with its audit when the number has this parity (and
+    is not in `skip`), else None: each of two processes walks every step and audits
+    half."""
     scans = Scans()
     for number, step in enumerate(replay.condensation_steps(), start=1):
         if number % 2 == parity and number not in skip:
             yield number, audit_step(step, pins, everything, f"condensation {number}", scans)
+        else:
+            yield number, None
 
 
 def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> list[Audited]:
@@ -386,17 +389,24 @@ def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> lis
 
     def odd() -> Iterator[tuple[int, Audited]]:
         replay.forked()
-        return _every_other(replay, pins, everything, 1)
+        return ((n, a) for n, a in _every_other(replay, pins, everything, 1) if a is not None)
 
     child = Worker.start(odd)
+    done: dict[int, Audited] = {}
+    steps = 0
     try:
-        done = dict(_every_other(replay, pins, everything, 0))
+        for number, audited in _every_other(replay, pins, everything, 0):
+            steps = number
+            if audited is not None:
+                done[number] = audited
         if child is not None:
             done.update(child.items())
     finally:
         if child is not None:
             child.stop()
-    done.update(_every_other(replay, pins, everything, 1, skip=done))
+    if len(done) < steps:  # walk again only for what the child did not send
+        again = _every_other(replay, pins, everything, 1, skip=done)
+        done.update((n, a) for n, a in again if a is not None)
     return [done[number] for number in sorted(done)]
 
 

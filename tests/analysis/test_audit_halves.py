@@ -76,3 +76,24 @@ def test_the_command_prints_the_same_audit_with_and_without_a_child(
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1]
     assert outputs[0].count(b'"label": "condensation') >= 3
+
+
+@pytest.mark.parametrize("kind", sorted(SIZES))
+def test_the_condensations_are_walked_once_here_when_the_child_sends_its_half(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each process walks every step once; this one walks them again only for what
+    a child did not send."""
+    path = logs.ensure_log(tmp_path, kind, SIZES[kind])
+    monkeypatch.setenv(halves.SPLIT_ENV, "0")
+    walks: list[int] = []  # the processes that walked, as this one sees them
+    with read_log(str(path)) as replay:
+        steps = type(replay).condensation_steps
+
+        def walked(self: Any) -> Any:
+            walks.append(os.getpid())
+            return steps(self)
+
+        monkeypatch.setattr(type(replay), "condensation_steps", walked)
+        assert len(audit_log(replay).condensations) >= 3
+    assert walks == [os.getpid()]
