@@ -107,6 +107,9 @@ class ClaudeReplay(Replay):
             problems += request_problems(session.lines, self._view_from)
         self.problems = sorted(problems, key=lambda p: p.line or 0)
         self._records: list[CondensationRecord] | None = None
+        # The size of the view right before each compaction (by its boundary's line),
+        # made with the records.
+        self._sizes_before: dict[int, int] = {}
 
     @staticmethod
     def _events(lines: list[Line]) -> list[ClaudeEvent]:
@@ -202,9 +205,31 @@ class ClaudeReplay(Replay):
 
     @property
     def condensations(self) -> list[CondensationRecord]:
+        return self._made()[0]
+
+    def _made(self) -> tuple[list[CondensationRecord], dict[int, int]]:
+        """The records, and the size of the view before each compaction, made once."""
         if self._records is None:
-            self._records = [self._record(line) for line in self.boundaries()]
-        return self._records
+            for _ in self._each_around():
+                pass
+        return self._records or [], self._sizes_before
+
+    def _each_around(self) -> Iterator[tuple[Line, list[ClaudeEvent], list[ClaudeEvent]]]:
+        """Each compaction's boundary with the views right before and after it; a walk
+        to the end keeps the records and the sizes of the views before, so that the
+        views are made once for all three (not once each)."""
+        records: list[CondensationRecord] = []
+        sizes: dict[int, int] = {}
+        for boundary in self.boundaries():
+            before, after = self.around(boundary)
+            records.append(self._record(boundary, before, after))
+            sizes[boundary.number] = len(before)
+            yield boundary, before, after
+        self._records, self._sizes_before = records, sizes
+
+    def size_before(self, boundary: Line) -> int:
+        """The number of events in the view right before the compaction at `boundary`."""
+        return self._made()[1][boundary.number]
 
     def boundaries(self) -> list[Line]:
         """The session's compactions (their `compact_boundary` lines), in order."""
@@ -225,9 +250,11 @@ class ClaudeReplay(Replay):
         """The view right before the compaction at `boundary`, and right after it."""
         return self.before(boundary), self.after(boundary)
 
-    def _record(self, boundary: Line) -> CondensationRecord:
-        """What the compaction at `boundary` did."""
-        before, after = self.around(boundary)
+    @staticmethod
+    def _record(
+        boundary: Line, before: list[ClaudeEvent], after: list[ClaudeEvent]
+    ) -> CondensationRecord:
+        """What the compaction at `boundary` did, from the views around it."""
         kept = {e.copy_of or e.uuid for e in after}
         forgotten = [e.key for e in before if e.key is not None and e.uuid not in kept]
         summary = next((e for e in after if e.is_summary), None)
@@ -265,8 +292,7 @@ class ClaudeReplay(Replay):
     # --- history -------------------------------------------------------------------------
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
-        for boundary in self.boundaries():
-            before, after = self.around(boundary)
+        for boundary, before, after in self._each_around():
             kept = {_origin(e) for e in after}
             gone = [e for e in before if _origin(e) not in kept and not e.is_summary]
             summary = next((e.text for e in after if e.is_summary), None)

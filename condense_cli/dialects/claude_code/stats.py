@@ -137,7 +137,6 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
-        before = replay.before(boundary)
         row = CondensationRow(
             record.id,
             record.line,
@@ -145,12 +144,12 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
             record.ranges,
             record.summary_chars,
             record.view_size,
-            view_size_before=len(before),
+            view_size_before=replay.size_before(boundary),
             log={name: meta.get(key) for key, name in LOG_FIELDS.items()}
             | {"duration_ms": meta.get("durationMs")},
         )
         if tokenizer is not None:
-            row.tokens_before = lines.tally(before).tokens
+            row.tokens_before = lines.tally(replay.before(boundary)).tokens
             row.tokens_after = lines.tally(replay.after(boundary)).tokens
         condensations.append(row)
     requests = sum(1 for x in session.lines if x.type == REQUEST_TYPE)

@@ -533,3 +533,32 @@ def test_replay_work_grows_with_the_session_not_with_its_compactions(tmp_path: P
     session with 40 compactions must cost what one with 4 costs."""
     few, many = lines_read_per_line(tmp_path, 4), lines_read_per_line(tmp_path, 40)
     assert many <= few + 1, (few, many)
+
+
+def test_each_compactions_views_are_made_once_for_its_record_step_and_stats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The views around a compaction are the slow part of its record: the walk of the
+    audit's steps keeps the records and the sizes `stats` shows, and none is made
+    again for them."""
+    from condense_cli.dialects.claude_code.dialect import ClaudeReplay
+
+    log = compactions(5).write(tmp_path / "s.jsonl")
+    made: list[int] = []
+    around = ClaudeReplay.around
+
+    def counted(self: ClaudeReplay, boundary: Any) -> Any:
+        made.append(boundary.number)
+        return around(self, boundary)
+
+    monkeypatch.setattr(ClaudeReplay, "around", counted)
+    with read_log(str(log)) as replay:
+        steps = list(replay.condensation_steps())
+        assert len(steps) == 5 and len(made) == 5
+        records = replay.condensations
+        rows = replay.stats(None).condensations
+    assert len(made) == 5
+    with read_log(str(log)) as fresh:
+        assert fresh.condensations == records  # made on their own, they are the same
+        assert [r.view_size_before for r in rows] == [len(s.before) for s in steps]
+    assert len(made) == 10
