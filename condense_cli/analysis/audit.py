@@ -322,17 +322,22 @@ def audit_log(
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = pin_facts(replay)
-    thresholds = replay.thresholds(client)
+    # `each_step` sees each audit with its threshold; otherwise they are found after
+    # the walk, which may have read what they need (Claude Code's views before)
+    thresholds = replay.thresholds(client) if each_step is not None else {}
     audited: Iterable[Audited]
     if each_step is None and splits(_size(replay.path)):
         audited = _in_two_processes(replay, pins, everything)
     else:
         audited = _steps_audited(replay, pins, everything, each_step, thresholds)
     for audit, facts in audited:
-        audit.threshold = thresholds.get(audit.line) if audit.line is not None else None
         audits.append(audit)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
+    if each_step is None:
+        thresholds = replay.thresholds(client)
+    for audit in audits:
+        audit.threshold = thresholds.get(audit.line) if audit.line is not None else None
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
     kinds = check_facts(list(forgotten.values()), summaries, [e for e in view if not e.is_summary])

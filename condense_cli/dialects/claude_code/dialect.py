@@ -108,8 +108,10 @@ class ClaudeReplay(Replay):
         self.problems = sorted(problems, key=lambda p: p.line or 0)
         self._records: list[CondensationRecord] | None = None
         # The size of the view right before each compaction (by its boundary's line),
-        # made with the records.
+        # made with the records; and the model that answered last in that view, when
+        # they were made while the log was open (for `thresholds`).
         self._sizes_before: dict[int, int] = {}
+        self._models_before: dict[int, str | None] | None = None
 
     @staticmethod
     def _events(lines: list[Line]) -> list[ClaudeEvent]:
@@ -207,25 +209,39 @@ class ClaudeReplay(Replay):
     def condensations(self) -> list[CondensationRecord]:
         return self._made()[0]
 
-    def _made(self) -> tuple[list[CondensationRecord], dict[int, int]]:
-        """The records, and the size of the view before each compaction, made once."""
-        if self._records is None:
-            for _ in self._each_around():
+    def _made(self, models: bool = False) -> tuple[list[CondensationRecord], dict[int, int]]:
+        """The records, and the size of the view before each compaction, made once
+        (with `models`, the models before each too: only while the log is open)."""
+        if self._records is None or (models and self._models_before is None):
+            for _ in self._each_around(models):
                 pass
         return self._records or [], self._sizes_before
 
-    def _each_around(self) -> Iterator[tuple[Line, list[ClaudeEvent], list[ClaudeEvent]]]:
+    def _each_around(
+        self, models: bool
+    ) -> Iterator[tuple[Line, list[ClaudeEvent], list[ClaudeEvent]]]:
         """Each compaction's boundary with the views right before and after it; a walk
         to the end keeps the records and the sizes of the views before, so that the
-        views are made once for all three (not once each)."""
+        views are made once for all of them (not once each). With `models` (the log
+        is open: a model's name is read from a line), it keeps the models before."""
         records: list[CondensationRecord] = []
         sizes: dict[int, int] = {}
+        found: dict[int, str | None] = {}
         for boundary in self.boundaries():
             before, after = self.around(boundary)
             records.append(self._record(boundary, before, after))
             sizes[boundary.number] = len(before)
+            if models:
+                found[boundary.number] = last_model(before)
             yield boundary, before, after
         self._records, self._sizes_before = records, sizes
+        if models:
+            self._models_before = found
+
+    def walk_compactions(self) -> None:
+        """Make the records, the sizes before and what `thresholds` reads of the views
+        before, in one walk of the compactions (the log must be open)."""
+        self._made(models=True)
 
     def size_before(self, boundary: Line) -> int:
         """The number of events in the view right before the compaction at `boundary`."""
@@ -276,11 +292,13 @@ class ClaudeReplay(Replay):
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}
+        self.walk_compactions()  # the log is open: `boundary.data` is read too
+        models = self._models_before or {}
         for boundary in self.boundaries():
             meta = as_dict(boundary.data.get("compactMetadata"))
             version = boundary.data.get("version")
-            before = self.before(boundary)
-            threshold = compaction_threshold(meta, version, before, client)
+            model = models[boundary.number]
+            threshold = compaction_threshold(meta, version, model, client)
             if threshold is not None:
                 found[boundary.number] = threshold
         return found
@@ -292,7 +310,7 @@ class ClaudeReplay(Replay):
     # --- history -------------------------------------------------------------------------
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
-        for boundary, before, after in self._each_around():
+        for boundary, before, after in self._each_around(models=True):
             kept = {_origin(e) for e in after}
             gone = [e for e in before if _origin(e) not in kept and not e.is_summary]
             summary = next((e.text for e in after if e.is_summary), None)

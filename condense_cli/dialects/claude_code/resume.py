@@ -162,17 +162,16 @@ def last_model(events: list[ClaudeEvent]) -> str | None:
 def compaction_threshold(
     meta: dict[str, Any],
     version: Any,
-    before: list[ClaudeEvent],
+    model: str | None,
     client: ClientConfig | None = None,
 ) -> Threshold | None:
     """A compaction against the client's threshold: its `preTokens` against the
-    window of the model that answered last before it, less the margin of the client
-    version that wrote it, or as the settings file `client` sets it; a `/compact`
+    window of `model` (the one that answered last before it), less the margin of the
+    client version that wrote it, or as the settings file `client` sets it; a `/compact`
     (`trigger: manual`) has none."""
     pre = meta.get("preTokens")
     if not isinstance(pre, int) or isinstance(pre, bool):
         return None
-    model = last_model(before)
     if model is None:
         return None
     window, margin = model_window(model), margin_for(version)

@@ -133,6 +133,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     lines = LineCounts(session.lines, counts, splits(size))
     view = lines.tally(replay.events)
     replay.token_counts = counts.known
+    replay.walk_compactions()  # and `thresholds` after it has nothing to walk again
     condensations: list[CondensationRow] = []
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):
         meta = boundary.data.get("compactMetadata")

@@ -485,9 +485,9 @@ class CountedLines(list):  # type: ignore[type-arg]
         return at
 
 
-def compactions(count: int) -> Builder:
+def compactions(count: int, **meta: Any) -> Builder:
     """`count` rounds of four turns, each with two parallel calls (the second answered
-    on a side branch), then a client compaction."""
+    on a side branch), then a client compaction (its `compactMetadata`: `meta`)."""
     b = Builder()
     b.user("task")
     for k in range(count):
@@ -498,7 +498,7 @@ def compactions(count: int) -> Builder:
             b.result(f"{call}b", "out b")
             b.result(call, "out a", parent=first)
             b.say("ok", f"n{k}.{t}")
-        b.boundary()
+        b.boundary(**meta)
         b.user(f"SUMMARY {k}", isCompactSummary=True)
     b.say("done", "end")
     return b
@@ -538,27 +538,35 @@ def test_replay_work_grows_with_the_session_not_with_its_compactions(tmp_path: P
 def test_each_compactions_views_are_made_once_for_its_record_step_and_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The views around a compaction are the slow part of its record: the walk of the
-    audit's steps keeps the records and the sizes `stats` shows, and none is made
-    again for them."""
+    """The views before a compaction are the slow part of its record: the walk of the
+    audit's steps (or of `stats`) keeps the records, the sizes `stats` shows and the
+    models `thresholds` reads, and none is made again for them."""
+    from condense_cli.analysis.audit import audit_log
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 
-    log = compactions(5).write(tmp_path / "s.jsonl")
+    log = compactions(5, trigger="auto", preTokens=170_000).write(tmp_path / "s.jsonl")
     made: list[int] = []
-    around = ClaudeReplay.around
+    before = ClaudeReplay.before
 
     def counted(self: ClaudeReplay, boundary: Any) -> Any:
         made.append(boundary.number)
-        return around(self, boundary)
+        return before(self, boundary)
 
-    monkeypatch.setattr(ClaudeReplay, "around", counted)
+    monkeypatch.setattr(ClaudeReplay, "before", counted)
     with read_log(str(log)) as replay:
         steps = list(replay.condensation_steps())
         assert len(steps) == 5 and len(made) == 5
         records = replay.condensations
         rows = replay.stats(None).condensations
+        thresholds = replay.thresholds()
     assert len(made) == 5
-    with read_log(str(log)) as fresh:
-        assert fresh.condensations == records  # made on their own, they are the same
-        assert [r.view_size_before for r in rows] == [len(s.before) for s in steps]
+    with read_log(str(log)) as fresh:  # each made on its own, they are the same
+        assert fresh.stats(None).condensations == rows and fresh.condensations == records
+        assert fresh.thresholds() == thresholds
     assert len(made) == 10
+    with read_log(str(log)) as audited:  # its steps, then its thresholds
+        assert len(audit_log(audited).condensations) == 5
+    assert len(made) == 15
+    assert [r.view_size_before for r in rows] == [len(s.before) for s in steps]
+    assert len(thresholds) == 5
+    assert all("window of m less" in t.source for t in thresholds.values())
