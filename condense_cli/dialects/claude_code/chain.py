@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES
-from condense_cli.dialects.claude_code.lines import Line, Session, line_number
+from condense_cli.dialects.claude_code.lines import Line, Session, line_number, tool_blocks
 from condense_cli.fast import lines as fastlines
 
 
@@ -167,4 +167,6 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
 
 
 def _result_ids(line: Line) -> set[str]:
-    return {call for use, call in line.tools if not use and isinstance(call, str)}
+    if not line.tools:
+        return set()
+    return {call for use, call in tool_blocks(line.tools) if not use and isinstance(call, str)}

@@ -67,7 +67,7 @@ from condense_cli.dialects.claude_code.events import (
     each_api_message,
     summary_event,
 )
-from condense_cli.dialects.claude_code.lines import Line, Session
+from condense_cli.dialects.claude_code.lines import Line, Session, tool_blocks
 from condense_cli.dialects.claude_code.requests import request_problems
 from condense_cli.dialects.claude_code.resume import (
     compaction_threshold,
@@ -124,7 +124,7 @@ class ClaudeReplay(Replay):
                 continue
             key = None if line.compact_summary else line.number
             event = ClaudeEvent(line._data, key, None, line.number, line)
-            for use, call in line.tools:
+            for use, call in tool_blocks(line.tools) if line.tools else ():
                 if use:
                     uses[call] = line.number
                 elif event.answers is None and isinstance(call, str):
@@ -167,7 +167,7 @@ class ClaudeReplay(Replay):
         problems: list[Problem] = []
         lines = [x for x in self.chain.lines if x.type in MESSAGE_TYPES]  # the events'
         for line in lines:
-            for use, call in line.tools:
+            for use, call in tool_blocks(line.tools) if line.tools else ():
                 if use:
                     uses[call] = line.number
                 elif isinstance(call, str) and call in uses:  # (a list id cannot be)

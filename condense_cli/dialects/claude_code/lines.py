@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -41,13 +41,13 @@ class Line:
     __slots__ = (
         "_data",
         "_raw",
-        "_tools",
         "flags",
         "message_id",
         "number",
         "parent",
         "source",
         "span",
+        "tools",
         "type",
         "uuid",
     )
@@ -81,13 +81,20 @@ class Line:
         self.uuid = uuid
         self.parent = parent
         # the four below, one bit each (one slot, not four: a line is kept per line)
-        self.flags = boundary * BOUNDARY_BIT | sidechain * SIDECHAIN_BIT
-        self.flags |= compact_summary * SUMMARY_BIT | copy * COPY_BIT
+        self.flags = (
+            boundary * BOUNDARY_BIT
+            | sidechain * SIDECHAIN_BIT
+            | compact_summary * SUMMARY_BIT
+            | copy * COPY_BIT
+            if boundary or sidechain or compact_summary or copy
+            else 0  # most lines: tested first, as it is faster
+        )
         self.message_id = message_id
         # The tool blocks of a content list, in order, flat: True, id for a `tool_use`
         # with a string id, False, its `tool_use_id` for a `tool_result` (one tuple
-        # of two for a line with one block, not a tuple holding one).
-        self._tools = tools
+        # of two for a line with one block, not a tuple holding one); `tool_blocks`
+        # gives them in pairs.
+        self.tools = tools
 
     @classmethod
     def parsed(cls, number: int, data: dict[str, Any], raw: bytes) -> Line:
@@ -147,13 +154,6 @@ class Line:
         return bool(self.flags & COPY_BIT)
 
     @property
-    def tools(self) -> Iterator[tuple[bool, Any]]:
-        """The tool blocks of the line's content, in order: (True, id) for a `tool_use`
-        with a string id, (False, its `tool_use_id`) for a `tool_result`."""
-        flat = self._tools
-        return zip(flat[::2], flat[1::2], strict=True) if flat else iter(())
-
-    @property
     def raw(self) -> bytes:
         """The line's bytes (without its newline), read back from the log if not kept."""
         raw = self._raw
@@ -205,7 +205,7 @@ class Line:
 
     @property
     def is_result(self) -> bool:
-        return any(use is False for use in self._tools[::2])
+        return any(use is False for use in self.tools[::2])
 
 
 def line_problem(kind: Any, uuid: Any, parent: Any, message: bool, content: Any) -> str | None:
@@ -294,6 +294,14 @@ def _held(index: dict[str, Line | list[Line]], key: str) -> Sequence[Line]:
     return held if type(held) is list else (held,)  # type: ignore[return-value]
 
 
+def tool_blocks(tools: tuple[Any, ...]) -> Iterable[tuple[bool, Any]]:
+    """A line's `tools` in pairs: (True, id) for a `tool_use` with a string id, (False,
+    its `tool_use_id`) for a `tool_result`."""
+    if len(tools) == 2:  # one block, as most lines have: the pair itself
+        return (cast(tuple[bool, Any], tools),)
+    return zip(tools[::2], tools[1::2], strict=True)
+
+
 def _shared(tools: tuple[Any, ...], earlier: tuple[Any, ...]) -> tuple[Any, ...]:
     """`tools` (of `Line`) with the ids `earlier` holds as `earlier`'s strings."""
     ids = {call: call for call in earlier[1::2]}  # a tool_use's id is a string
@@ -325,8 +333,8 @@ class Session:
         parent = self.by_uuid.get(line.parent) if line.parent is not None else None
         if parent is not None:
             line.parent = parent.uuid
-            if line._tools and parent._tools:  # the results of its parent's calls
-                line._tools = _shared(line._tools, parent._tools)
+            if line.tools and parent.tools:  # the results of its parent's calls
+                line.tools = _shared(line.tools, parent.tools)
         message_id = line.message_id
         if message_id is not None and message_id == self._message_id:
             line.message_id = self._message_id

@@ -30,6 +30,7 @@ from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.core.messages import SYNTHESIZED, Change, content_of, tool_call, tool_result
 from condense_cli.dialects.claude_code.events import ClaudeEvent, blocks_of
+from condense_cli.dialects.claude_code.lines import tool_blocks
 
 REMINDER = "<system-reminder>"
 # What Claude Code (2.1.330) sends for a call that was running when the session ended,
@@ -55,7 +56,7 @@ def _line_facts(event: Event) -> tuple[bool, list[str]]:
         results = _blocks(event, "tool_result")
         prompt = event.data.get("type") == "user" and not results
         return prompt, [str(b.get("tool_use_id")) for b in results]
-    answers = [str(call) for use, call in line.tools if not use]
+    answers = [str(call) for use, call in tool_blocks(line.tools) if not use] if line.tools else []
     return line.type == "user" and not answers, answers
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.dialects import read_log
+from condense_cli.dialects.claude_code.lines import tool_blocks
 from tests.conftest import require_corpus
 from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
 from tests.dialects.fast_paths import (
@@ -50,7 +51,7 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
                     x.compact_summary,
                     x.copy,
                     x.message_id,
-                    list(x.tools),
+                    x.tools,
                     list(x.data),  # its keys: a deeply nested value cannot be compared
                 )
                 for x in session.lines
@@ -452,9 +453,9 @@ def test_a_session_holds_each_repeated_string_once(
         answered = [
             (call, use)
             for x in children
-            for is_use, call in x.tools
+            for is_use, call in tool_blocks(x.tools)
             if not is_use
-            for _, use in session.by_uuid[x.parent].tools
+            for _, use in tool_blocks(session.by_uuid[x.parent].tools)
             if use == call
         ]
         assert len(answered) >= 3 and all(call is use for call, use in answered)
