@@ -322,9 +322,9 @@ def audit_log(
     audits: list[Audit] = []
     forgotten: dict[tuple[str, str], Fact] = {}
     pins = pin_facts(replay)
-    # `each_step` sees each audit with its threshold; otherwise they are found after
-    # the walk, which may have read what they need (Claude Code's views before)
-    thresholds = replay.thresholds(client) if each_step is not None else {}
+    # `each_step` sees each audit with its threshold
+    after = each_step is None and replay.thresholds_after_steps
+    thresholds = {} if after else replay.thresholds(client)
     audited: Iterable[Audited]
     if each_step is None and splits(_size(replay.path)):
         audited = _in_two_processes(replay, pins, everything)
@@ -334,7 +334,7 @@ def audit_log(
         audits.append(audit)
         for fact in facts:
             forgotten.setdefault((fact.kind, fact.key), fact)
-    if each_step is None:
+    if after:
         thresholds = replay.thresholds(client)
     for audit in audits:
         audit.threshold = thresholds.get(audit.line) if audit.line is not None else None

@@ -266,6 +266,10 @@ class Replay(ABC):
     simulates: ClassVar[bool] = False
     appends: ClassVar[bool] = False
     pins_in_log: ClassVar[bool] = False  # the client skips a record it does not know
+    # `thresholds` reads what a walk of `condensation_steps` keeps, so `audit` asks for
+    # them after its walk; otherwise before (their own walk, then let go, keeps the
+    # audit's peak down)
+    thresholds_after_steps: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

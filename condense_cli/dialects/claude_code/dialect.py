@@ -92,6 +92,7 @@ class ClaudeReplay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = pins_in_log = True
+    thresholds_after_steps = True  # the steps' walk keeps the models before (`_made`)
 
     def __init__(
         self, session: Session, locked: LockedLog | None = None, checking: bool = False
