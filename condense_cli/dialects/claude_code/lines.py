@@ -27,6 +27,16 @@ SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its le
 BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT = 1, 2, 4, 8
 
 
+class FlagBit:
+    """One bit of `Line.flags`, read as a bool."""
+
+    def __init__(self, bit: int) -> None:
+        self.bit = bit
+
+    def __get__(self, line: Line, owner: object = None) -> bool:
+        return bool(line.flags & self.bit)
+
+
 class Line:
     """One non-blank line: its position, its bytes, and what the replay reads of it.
 
@@ -133,25 +143,10 @@ class Line:
             tools=tuple(tools),
         )
 
-    @property
-    def is_boundary(self) -> bool:
-        """A `compact_boundary` system line."""
-        return bool(self.flags & BOUNDARY_BIT)
-
-    @property
-    def sidechain(self) -> bool:
-        """`isSidechain` is true."""
-        return bool(self.flags & SIDECHAIN_BIT)
-
-    @property
-    def compact_summary(self) -> bool:
-        """`isCompactSummary` is true."""
-        return bool(self.flags & SUMMARY_BIT)
-
-    @property
-    def copy(self) -> bool:
-        """The line has a `condenseCopyOf` key."""
-        return bool(self.flags & COPY_BIT)
+    is_boundary = FlagBit(BOUNDARY_BIT)  # a `compact_boundary` system line
+    sidechain = FlagBit(SIDECHAIN_BIT)  # `isSidechain` is true
+    compact_summary = FlagBit(SUMMARY_BIT)  # `isCompactSummary` is true
+    copy = FlagBit(COPY_BIT)  # the line has a `condenseCopyOf` key
 
     @property
     def raw(self) -> bytes:
