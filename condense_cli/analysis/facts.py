@@ -53,7 +53,7 @@ import posixpath
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -248,9 +248,10 @@ SPACE = re.compile(r"\s+")
 NOT_PATHS = ("/dev/", "/proc/")
 LINE_NUMBERS = re.compile(r":\d+(?::\d+)?$")  # `app.py:12`, `app.py:12:5`
 LETTER = re.compile(r"[A-Za-z]")
+Call = tuple[str, dict[str, Any]]  # a tool call: its name and arguments
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     """One fact: its kind, the forms it is compared in, and how reports show it."""
 
@@ -276,6 +277,15 @@ class Fact:
     @property
     def key(self) -> str:
         return self.keys[0]
+
+
+def _set(fact: Fact, **values: object) -> Fact:
+    """`fact` with `values` set in place, for a fact just made here that nothing else
+    holds yet (`dataclasses.replace` would copy it at ten times the cost, and an
+    audit marks every new fact)."""
+    for name, value in values.items():
+        object.__setattr__(fact, name, value)
+    return fact
 
 
 def squash(text: str) -> str:
@@ -342,24 +352,24 @@ def extract(events: Iterable[Event], everything: bool = False, calls: bool = Fal
     for index, event in enumerate(events):
         if event.is_summary:
             continue
+        call = event.tool_call  # asked once: a dialect may parse it on every ask
         if calls:
-            call = event.tool_call
-            facts: Iterable[Fact] = _call_facts(event, *call) if call is not None else ()
+            facts: Iterable[Fact] = _call_facts(call) if call is not None else ()
         else:
-            _note_command(event, commands)
-            facts = _facts_of(event, commands)
+            _note_command(event, call, commands)
+            facts = _facts_of(event, call, commands)
         for fact in facts:
             if fact.kind == "commands" and not everything and exploring(fact.text):
                 continue
             if (fact.kind, fact.key) not in found:
-                found[fact.kind, fact.key] = (replace(fact, seen=event.id), index)
+                found[fact.kind, fact.key] = (_set(fact, seen=event.id), index)
         if not calls and event.exit_code == 0:
             command = commands.get(event.tool_call_id) or commands.get(event.cause)
             if command is not None:
                 worked[core_command(command)[1]] = index
     return _one_spelling(
         [
-            replace(fact, rank=1)
+            _set(fact, rank=1)
             if fact.about is not None and worked.get(fact.about, -1) > at
             # the same command worked later: resolved
             else fact
@@ -388,9 +398,10 @@ def _one_spelling(facts: list[Fact]) -> list[Fact]:
     return [f for f in facts if not (f.kind == "paths" and f.key in longer)]
 
 
-def _note_command(event: Event, commands: dict[object, str]) -> None:
-    """Note the command a shell call runs, by tool call id and by key (for exits)."""
-    command = _command(event)
+def _note_command(event: Event, call: Call | None, commands: dict[object, str]) -> None:
+    """Note the command a shell call (`call`, the event's) runs, by tool call id and by
+    key (for exits)."""
+    command = _command(call)
     if command is not None:
         if event.tool_call_id is not None:
             commands[event.tool_call_id] = command
@@ -398,8 +409,8 @@ def _note_command(event: Event, commands: dict[object, str]) -> None:
             commands[event.key] = command
 
 
-def _command(event: Event) -> str | None:
-    call = event.tool_call
+def _command(call: Call | None) -> str | None:
+    """The command a shell call runs."""
     if call is None or call[0].lower() not in SHELL_TOOLS:
         return None
     arguments = call[1]
@@ -409,20 +420,21 @@ def _command(event: Event) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _facts_of(event: Event, commands: dict[object, str]) -> Iterator[Fact]:
+def _facts_of(event: Event, call: Call | None, commands: dict[object, str]) -> Iterator[Fact]:
+    """The facts of `event`, whose tool call is `call`."""
     if event.is_instruction and event.text.strip():
         for clause in clauses(event.text):
             kind = "constraints" if is_constraint(clause) else "instructions"
             yield Fact(kind, (squash(clause),), shown(clause), event.id)
-    call = event.tool_call
     if call is not None:
-        yield from _call_facts(event, *call)
+        yield from _call_facts(call)
     elif not event.is_action:
         yield from _observation_facts(event, commands)
 
 
-def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[Fact]:
-    read = 0 if changes(event) else 1
+def _call_facts(call: Call) -> Iterator[Fact]:
+    name, arguments = call
+    read = 0 if _writes(call) else 1
     for argument in PATH_ARGUMENTS:
         value = arguments.get(argument)
         if isinstance(value, str):
@@ -430,7 +442,7 @@ def _call_facts(event: Event, name: str, arguments: dict[str, Any]) -> Iterator[
     patch = arguments.get("input") if name == "apply_patch" else None
     if isinstance(patch, str):
         yield from _path_facts((a or b for a, b in PATCH_FILE.findall(patch)), 0)
-    command = _command(event)
+    command = _command(call)
     if command is not None:
         folder, core = core_command(command)
         runs = without_script(core)
@@ -535,20 +547,22 @@ def exploring(command: str) -> bool:
     return program in EXPLORING or bool(PROBE.search(command))
 
 
-def changes(event: Event) -> bool:
-    """Whether an event is a call that writes a file (changes one, or creates one)."""
-    call = event.tool_call
-    if call is None:
-        return False
-    name, arguments = call
-    return edits(event) or name.lower() in WRITE_TOOLS or arguments.get("command") == "create"
-
-
 def edits(event: Event) -> bool:
     """Whether an event is a call that changes a file that was there."""
     call = event.tool_call
-    if call is None:
-        return False
+    return call is not None and _changes_file(call)
+
+
+def _writes(call: Call) -> bool:
+    """Whether a call writes a file (changes one, or creates one)."""
+    name, arguments = call
+    return (
+        _changes_file(call) or name.lower() in WRITE_TOOLS or arguments.get("command") == "create"
+    )
+
+
+def _changes_file(call: Call) -> bool:
+    """Whether a call changes a file that was there."""
     name, arguments = call
     command = arguments.get("command")
     if command in EDIT_COMMANDS:
@@ -596,7 +610,7 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
     text = event.text
     command = commands.get(event.tool_call_id) or commands.get(event.cause)
     about = core_command(command)[1] if command is not None else None
-    errors = [replace(f, about=about) for f in _error_lines(text)]
+    errors = [_set(f, about=about) for f in _error_lines(text)]
     yield from errors
     if event.type in ("error", "AgentErrorEvent") and not errors and text.strip():
         line = text.strip().splitlines()[0]
@@ -616,7 +630,7 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
         if keys:
             said = f": {lines[-1].strip()}" if lines else ""
             ran = f" from {core}" if core is not None else ""
-            yield replace(_failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core), about=core)
+            yield _set(_failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core), about=core)
 
 
 def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:

@@ -4,6 +4,8 @@ exit 1 or pip's footer, Claude Code's tasks, announced URLs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from condense_cli.analysis.facts import Fact, Memory, core_command, extract, unique_names
 from tests.analysis.test_audit import Call
 
@@ -227,3 +229,31 @@ def test_within_a_kind_what_matters_more_comes_first() -> None:
     assert commands.index("pip install scipy") < commands.index("python -m pylint --list-msgs")
     errors = [f.text for f in lost if f.kind == "errors"]
     assert errors == ["ValueError: bad input", "ImportError: no module named x"]  # resolved last
+
+
+def test_each_event_is_asked_for_its_tool_call_once() -> None:
+    """A dialect may parse an event's call on every ask (OpenHands V1 parses its
+    arguments' JSON): extraction asks each event once, for its facts and its command."""
+    asked: list[int] = []
+
+    class Asked(Call):
+        @property
+        def tool_call(self) -> tuple[str, dict[str, Any]] | None:
+            asked.append(self.key)
+            return super().tool_call
+
+    events = [
+        Asked(1, "str_replace_editor", {"command": "str_replace", "path": "/w/a.py"}),
+        Asked(2, "bash", {"command": "cd /w && pytest -q tests/test_a.py"}),
+        Asked(3, None, {}, "FAILED tests/test_a.py::test_x - ValueError: bad", 1, cause=2),
+        Asked(4, "bash", {"command": "pytest -q tests/test_a.py"}),
+        Asked(5, None, {}, "1 passed", 0, cause=4),
+    ]
+    facts = extract(events)
+    assert sorted(asked) == [1, 2, 3, 4, 5]
+    assert [(f.kind, f.text, f.rank, f.seen) for f in facts] == [
+        ("paths", "/w/a.py", 0, 1),
+        ("commands", "pytest -q tests/test_a.py", 0, 2),
+        ("paths", "/w/tests/test_a.py", 1, 2),
+        ("errors", "failing test tests/test_a.py::test_x", 1, 3),
+    ]
