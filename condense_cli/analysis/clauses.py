@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import cache, lru_cache
 
 INSTRUCTION_SHARE = 0.6
 OBJECT_SHARE = 0.8
@@ -208,6 +209,7 @@ STOP = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # an audit stems the same words again and again
 def stem(word: str) -> str:
     """A word as compared: case-folded, a common English ending cut."""
     word = word.casefold().replace("'", "")
@@ -260,9 +262,15 @@ def object_of(clause: str) -> set[str]:
     """What a constraint is about: the content words of its main part less its force
     and less its paths (a path is a fact of its own; a summary names the place a
     constraint applies to far more often than the constraint)."""
-    force = {stem(w) for w in NOT_OBJECTS} | bigrams(" ".join(CJK_MARKERS + CJK_NEGATIONS))
+    force = _force()
     main = PATH.sub(" ", main_part(clause))
     return {w for w in content(main) if w not in force}
+
+
+@cache
+def _force() -> set[str]:
+    """What a constraint says of its force, not its object: its markers' stems."""
+    return {stem(w) for w in NOT_OBJECTS} | bigrams(" ".join(CJK_MARKERS + CJK_NEGATIONS))
 
 
 def clauses(message: str) -> Iterator[str]:
