@@ -135,7 +135,13 @@ class CodexReplay(Replay):
             for line, before, old, after, new in steps:
                 view = _view_of(before, old, False)
                 kept = {encode(e.data) for e in after}
-                gone = [e for e in before if not e.is_summary and encode(e.data) not in kept]
+                kinds = {e.item_type for e in after}  # an item of another kind is not
+                # kept, and is not parsed to say so (the fast path's items know their kind)
+                gone = [
+                    e
+                    for e in before
+                    if not e.is_summary and (e.item_type not in kinds or encode(e.data) not in kept)
+                ]
                 summary = new.text if new is not None else None
                 after_view = _view_of(after, new, False)
                 yield CondensationStep(line, line, view, gone, summary, after_view)

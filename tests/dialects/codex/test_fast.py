@@ -12,6 +12,7 @@ import pytest
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.jsonlines import encode
 from condense_cli.dialects import read_log
+from condense_cli.dialects.codex.items import CodexEvent
 from tests.conftest import require_corpus
 from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line, output, said, user
 from tests.dialects.fast_paths import (
@@ -286,3 +287,30 @@ def test_corpus_rollouts_read_alike_on_both_paths(name: str, monkeypatch) -> Non
     results = both_paths(monkeypatch, outcome, CORPUS / name, block=4096)
     assert results[FAST] == results[EXACT]
     assert results[FAST][0] is not None and results[FAST][0] != "error"
+
+
+def test_a_compaction_step_reads_back_only_items_of_a_kind_it_kept(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A step finds what a compaction forgot by comparing items; an item of a kind the
+    compaction kept none of (here calls, outputs, reasoning) is forgotten unread."""
+    log = write(tmp_path, story())
+    use_path(monkeypatch, FAST, block=1 << 20)
+    parsed: list[str | None] = []
+    parse = CodexEvent._parse
+
+    def counted(event: CodexEvent) -> dict[str, Any]:
+        parsed.append(event.fast_type)
+        return parse(event)
+
+    monkeypatch.setattr(CodexEvent, "_parse", counted)
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        parsed.clear()
+        steps = list(replay.condensation_steps())
+        gone = [[e.item_type for e in step.forgotten] for step in steps]
+    calls, outputs = ["function_call"] * 2, ["function_call_output"] * 2
+    assert gone == [
+        ["message", "message", "reasoning", *calls, *outputs, "message", *calls[1:], *outputs[1:]],
+        ["message", "function_call"],
+    ]
+    assert set(parsed) == {"message"}
