@@ -231,18 +231,19 @@ ANNOUNCED = re.compile(
 )
 MARKUP = re.compile(r"\]\(|<a |<img|\[!\[|image::|target::|\.\. _|href=")
 SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
-# It needs "Error", "Exception" or "Failure" in the text, and each of FAILING_TESTS
-# "FAIL" or "ERROR": `_error_lines` looks for those words before it runs them.
+# A pattern that starts at a line is tried at every character of a text, so each is
+# run only on a text that holds what it needs (`_error_lines`): EXCEPTION, "Error",
+# "Exception" or "Failure"; each of FAILING_TESTS, one word of each of its groups.
 EXCEPTION = re.compile(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Failure))(?::\s*(.*?))?\s*$",
     re.M,
 )
 FAILING_TESTS = (
-    re.compile(r"^(?:FAILED|ERROR)\s+(\S+::\S+)", re.M),  # pytest summary
-    re.compile(r"^(\S+::\S+)\s+(?:FAILED|ERROR)\b", re.M),  # pytest -v
-    re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))", re.M),  # unittest
-    re.compile(r"^--- FAIL: (\S+)", re.M),  # go test
-    re.compile(r"^test (\S+) \.\.\. FAILED$", re.M),  # cargo test
+    (re.compile(r"^(?:FAILED|ERROR)\s+(\S+::\S+)", re.M), (("FAILED", "ERROR"), ("::",))),  # pytest
+    (re.compile(r"^(\S+::\S+)\s+(?:FAILED|ERROR)\b", re.M), (("FAILED", "ERROR"), ("::",))),  # -v
+    (re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))", re.M), (("FAIL: ", "ERROR: "),)),  # unittest
+    (re.compile(r"^--- FAIL: (\S+)", re.M), (("--- FAIL: ",),)),  # go test
+    (re.compile(r"^test (\S+) \.\.\. FAILED$", re.M), ((" ... FAILED",),)),  # cargo test
 )
 SPACE = re.compile(r"\s+")
 NOT_PATHS = ("/dev/", "/proc/")
@@ -530,6 +531,8 @@ def _command_names(core: str) -> tuple[str, ...]:
 def announced_urls(output: str) -> Iterator[str]:
     """The URLs an output announces (a server running, a deploy, a preview): on a
     line that says so, not in markup (the badges and links of a README read)."""
+    if "http" not in output:
+        return  # most outputs: their lines are not looked at one by one
     for line in output.splitlines():
         if "http" in line and ANNOUNCED.search(line) and not MARKUP.search(line):
             yield from URL.findall(line)
@@ -622,13 +625,14 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
     if code == INTERRUPTED or (command is not None and KEY_PRESS.match(command.strip())):
         return
     if code not in (None, 0) and not errors:
-        lines = [line for line in text.splitlines() if line.strip() and not FOOTER.match(line)]
-        keys = [squash(lines[-1][:ERROR_CHARS])] if lines else []
+        lines = text.splitlines()
+        last = next((x for x in reversed(lines) if x.strip() and not FOOTER.match(x)), None)
+        keys = [squash(last[:ERROR_CHARS])] if last is not None else []
         core = core_command(command)[1] if command is not None else None
         if core is not None:
             keys.append(squash(core))
         if keys:
-            said = f": {lines[-1].strip()}" if lines else ""
+            said = f": {last.strip()}" if last is not None else ""
             ran = f" from {core}" if core is not None else ""
             yield _set(_failure(tuple(keys), shown(f"exit {code}{ran}{said}"), core), about=core)
 
@@ -646,9 +650,11 @@ def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:
 
 
 def _error_lines(text: str) -> Iterator[Fact]:
-    # each pattern needs a word tested for first, which most outputs do not have
+    # each pattern needs words tested for first, which most outputs do not have
     if "FAIL" in text or "ERROR" in text:
-        for pattern in FAILING_TESTS:
+        for pattern, needs in FAILING_TESTS:
+            if not all(any(word in text for word in group) for group in needs):
+                continue
             for test in pattern.findall(text):
                 yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
     if "Error" not in text and "Exception" not in text and "Failure" not in text:
