@@ -169,11 +169,19 @@ def kinds_json(tallies: dict[str, Tally]) -> dict[str, Any]:
     }
 
 
+IN_SUMMARY, IN_VIEW, LOST = 0, 1, 2  # where a fact was found
+
+
 def check_facts(
-    facts: list[Fact], summaries: Iterable[str], kept: Iterable[Event], scans: Scans | None = None
+    facts: list[Fact],
+    summaries: Iterable[str],
+    kept: Iterable[Event],
+    scans: Scans | None = None,
+    split: bool = False,
 ) -> dict[str, Tally]:
     """Look each fact up in the summaries, then in the events kept (their texts
-    scanned by `scans`, which holds the last view's, when given)."""
+    scanned by `scans`, which holds the last view's, when given); with `split`, a
+    forked child looks up the second half of the facts."""
     tallies = new_tallies()
     if not facts:
         return tallies  # nothing to look up: the texts are not read
@@ -181,16 +189,44 @@ def check_facts(
     summary = Memory.of(summaries, loose=True)
     texts = (text for event in kept for text in event_texts(event))
     view = scans.memory(texts) if scans is not None else Memory.of(texts)
-    for fact in facts:
+
+    def found(part: Iterable[Fact]) -> bytes:
+        return bytes(
+            IN_SUMMARY
+            if summary.carries(fact, names)
+            else IN_VIEW
+            if view.carries(fact, names)
+            else LOST
+            for fact in part
+        )
+
+    for fact, where in zip(facts, _in_two(facts, found) if split else found(facts), strict=True):
         tally = tallies[fact.kind]
         tally.facts += 1
-        if summary.carries(fact, names):
+        if where == IN_SUMMARY:
             tally.in_summary += 1
-        elif view.carries(fact, names):
+        elif where == IN_VIEW:
             tally.in_view += 1
         else:
             tally.lost.append(fact)
     return tallies
+
+
+def _in_two(facts: list[Fact], found: Callable[[Iterable[Fact]], bytes]) -> bytes:
+    """`found(facts)`, the second half by a forked child (what it does not send is
+    looked up here)."""
+    from condense_cli.fast.halves import Worker
+
+    half = len(facts) // 2
+    child = Worker.start(lambda: [found(facts[half:])])
+    try:
+        first = found(facts[:half])
+        sent = list(child.items()) if child is not None else []
+        second = sent[0] if child is not None and child.complete and sent else None
+    finally:
+        if child is not None:
+            child.stop()
+    return first + (second if second is not None else found(facts[half:]))
 
 
 def without_summary(view: View, summary: str | None) -> list[Event]:
@@ -340,7 +376,8 @@ def audit_log(
         audit.threshold = thresholds.get(audit.line) if audit.line is not None else None
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
-    kinds = check_facts(list(forgotten.values()), summaries, [e for e in view if not e.is_summary])
+    kept = [e for e in view if not e.is_summary]
+    kinds = check_facts(list(forgotten.values()), summaries, kept, split=splits(_size(replay.path)))
     current = Audit(
         "current view",
         None,

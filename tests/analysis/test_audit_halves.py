@@ -1,5 +1,6 @@
 """`audit` of a big log in two processes: a forked child audits every other
-condensation, and the result is exactly the one a single process gives."""
+condensation, another looks up half the facts in the current view, and the result
+is exactly the one a single process gives."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_a_child_audits_half_the_condensations_and_the_audit_is_the_same(
     assert workers == []
     two = audited(path, "0", monkeypatch)
     reads = 1 if kind == "openhands-v1" else 0  # a folder is read in two processes too
-    assert [w.complete for w in workers] == [True] * (reads + 1)
+    assert [w.complete for w in workers] == [True] * (reads + 2)  # steps, the current view
     assert len(one["condensations"]) >= 3
     assert two == one
 
@@ -62,6 +63,25 @@ def test_what_a_failed_child_did_not_send_is_audited_here(
 
     monkeypatch.setattr(CodexReplay, "forked", dies)
     assert audited(path, "0", monkeypatch) == one
+
+
+def test_what_no_child_sent_is_done_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every child dies at once: this process audits every step and looks up every
+    fact of the current view itself."""
+    path = logs.ensure_log(tmp_path, "realistic", SIZES["realistic"])
+    one = audited(path, NEVER, monkeypatch)
+    start = halves.Worker.start
+    workers: list[halves.Worker] = []
+
+    def dying(task: Any) -> halves.Worker | None:
+        worker = start(lambda: os._exit(3))
+        assert worker is not None
+        workers.append(worker)
+        return worker
+
+    monkeypatch.setattr(halves.Worker, "start", dying)
+    assert audited(path, "0", monkeypatch) == one
+    assert len(workers) == 2 and not any(w.complete for w in workers)
 
 
 def test_the_command_prints_the_same_audit_with_and_without_a_child(
