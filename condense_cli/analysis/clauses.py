@@ -31,7 +31,7 @@ of neighbouring characters, and has its own markers (不要, 必須, 只, 禁止
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
 
 INSTRUCTION_SHARE = 0.6
@@ -305,9 +305,10 @@ def sentences_of(text: str) -> list[set[str]]:
     return found
 
 
-def carried(clause: str, stems: set[str], sentences: Iterable[set[str]]) -> bool:
-    """Whether a text whose content stems are `stems` (and whose sentences are
-    `sentences`, see `sentences_of`) carries `clause` in other words."""
+def carried(clause: str, stems: set[str], sentences: Callable[[], Iterable[set[str]]]) -> bool:
+    """Whether a text whose content stems are `stems` carries `clause` in other words
+    (`sentences()` gives its sentences, see `sentences_of`: they are read only for a
+    negative constraint)."""
     constraint = is_constraint(clause)
     wanted = (object_of(clause) if constraint else set()) or content(clause)
     share = OBJECT_SHARE if constraint else INSTRUCTION_SHARE
@@ -318,5 +319,5 @@ def carried(clause: str, stems: set[str], sentences: Iterable[set[str]]) -> bool
     if not is_negative(clause):
         return True
     # a negative constraint: the sentences that hold its object must say it negatively
-    holding = [s for s in sentences if len(wanted & s) >= max(1, len(wanted) // 2)]
+    holding = [s for s in sentences() if len(wanted & s) >= max(1, len(wanted) // 2)]
     return any("not" in s for s in holding)

@@ -54,7 +54,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from condense_cli.analysis.clauses import (
@@ -832,7 +832,7 @@ class Memory:
         if not self.loose:
             return False
         if fact.kind in SAID:
-            return carried(fact.key, self.stems, self.sentences)
+            return carried(fact.key, self.stems, lambda: self.sentences)
         if fact.kind == "tasks":  # in other words: its title's words but the verb
             wanted = content(fact.key.split(" ", 1)[-1])
             return bool(wanted) and len(wanted & self.stems) >= OBJECT_SHARE * len(wanted)
@@ -847,7 +847,7 @@ class Memory:
                 path = normal_path(one)
                 if path is not None and self._has_path(path, unique_names):
                     return True
-            elif _word(one).search(self.flat):
+            elif _holds_word(self.flat, one):
                 return True
         return False
 
@@ -886,6 +886,13 @@ class Memory:
         )
 
 
+def _holds_word(text: str, name: str) -> bool:
+    """Whether a squashed text holds `name` as a word (see `_word`); the pattern is
+    tried only where the text holds its letters."""
+    return squash(name.rstrip("*")) in text and _word(name).search(text) is not None
+
+
+@lru_cache(maxsize=1 << 12)  # an audit looks for the same names in each summary
 def _word(name: str) -> re.Pattern[str]:
     """`name` as a word of a squashed text (`install*`: any word that starts so)."""
     stem = name.endswith("*")

@@ -18,7 +18,7 @@ KEPT_TOO_LITTLE = "USER_CONTEXT: fix a crash. Edited /workspace/src/parser/lexer
 
 
 def is_carried(clause: str, summary: str) -> bool:
-    return carried(clause.casefold(), content(summary), sentences_of(summary))
+    return carried(clause.casefold(), content(summary), lambda: sentences_of(summary))
 
 
 def test_a_message_is_cut_into_its_clauses() -> None:
@@ -97,3 +97,17 @@ def test_audit_lists_the_lost_constraint_first_with_its_message(tmp_path: Path, 
     assert condensation["kinds"]["instructions"]["in_summary"] == 1
     text = cli("audit", log).stdout
     assert "  lost (" in text and "    constraints: keep the API stable (#2)\n" in text
+
+
+def test_a_summarys_sentences_are_read_only_for_a_negative_constraint() -> None:
+    summary = "Kept the API stable. Do not touch the lexer tests."
+    asked: list[str] = []
+
+    def sentences() -> list[set[str]]:
+        asked.append(summary)
+        return sentences_of(summary)
+
+    assert carried("keep the api stable", content(summary), sentences)
+    assert asked == []
+    assert carried("never touch the lexer tests", content(summary), sentences)
+    assert asked == [summary]
