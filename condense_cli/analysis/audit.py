@@ -36,7 +36,7 @@ from condense_cli.core.jsonlines import Items
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay, Threshold
-from condense_cli.fast.halves import splits
+from condense_cli.fast.halves import in_two, splits
 
 OVERALL = "overall"
 
@@ -200,7 +200,13 @@ def check_facts(
             for fact in part
         )
 
-    for fact, where in zip(facts, _in_two(facts, found) if split else found(facts), strict=True):
+    if split:  # a forked child looks up the second half
+        half = len(facts) // 2
+        first, second = in_two(lambda: found(facts[:half]), lambda: found(facts[half:]))
+        places = first + second
+    else:
+        places = found(facts)
+    for fact, where in zip(facts, places, strict=True):
         tally = tallies[fact.kind]
         tally.facts += 1
         if where == IN_SUMMARY:
@@ -210,23 +216,6 @@ def check_facts(
         else:
             tally.lost.append(fact)
     return tallies
-
-
-def _in_two(facts: list[Fact], found: Callable[[Iterable[Fact]], bytes]) -> bytes:
-    """`found(facts)`, the second half by a forked child (what it does not send is
-    looked up here)."""
-    from condense_cli.fast.halves import Worker
-
-    half = len(facts) // 2
-    child = Worker.start(lambda: [found(facts[half:])])
-    try:
-        first = found(facts[:half])
-        sent = list(child.items()) if child is not None else []
-        second = sent[0] if child is not None and child.complete and sent else None
-    finally:
-        if child is not None:
-            child.stop()
-    return first + (second if second is not None else found(facts[half:]))
 
 
 def without_summary(view: View, summary: str | None) -> list[Event]:

@@ -9,7 +9,8 @@ core; a second process takes half of both. The child is forked, so it counts wit
 the very same tokenizer (same encoding, same files) and sees the validated index;
 it sends back partial tallies (sums, and types in order of appearance), so the two
 halves add up to exactly what one process counts. `audit` starts a `Worker` that
-audits every other condensation of the log (`analysis.audit`), by the same threshold.
+audits every other condensation of the log (`analysis.audit`), by the same threshold,
+and then looks up half the facts of the current view in a child (`in_two`).
 
 Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a temporary file and a wait
 cost a few milliseconds); below it, and where `os.fork` does not exist, one process walks
