@@ -135,8 +135,9 @@ class CodexReplay(Replay):
             for line, before, old, after, new in steps:
                 view = _view_of(before, old, False)
                 kept = {encode(e.data) for e in after}
-                kinds = {e.item_type for e in after}  # an item of another kind is not
-                # kept, and is not parsed to say so (the fast path's items know their kind)
+                # An item of a kind `after` has none of is not kept, and is not parsed
+                # to say so: the fast path's items know their kind.
+                kinds = {e.item_type for e in after}
                 gone = [
                     e
                     for e in before
