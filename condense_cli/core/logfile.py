@@ -62,6 +62,10 @@ def refuse_streams(path: str) -> None:
         raise LogError(path, f"{what} cannot be appended to; name the log file")
 
 
+READ_AHEAD = 1 << 20  # bytes `LogSource.read_at` reads at once when reads follow each other
+NEAR = 1 << 12  # a read that starts this close after the last one's end follows it
+
+
 class LogSource:
     """A log opened for reading: a seekable binary file and the size we read up to.
 
@@ -77,6 +81,12 @@ class LogSource:
         self.file = file
         self.size = size
         self.on_progress: Callable[[int], None] | None = None  # bytes read so far
+        # `read_at`'s read-ahead: the bytes from `_ahead_start` on, read at once; where
+        # the last read ended, and whether it followed the one before
+        self._ahead = b""
+        self._ahead_start = 0
+        self._last_end = -NEAR
+        self._followed = False
 
     @classmethod
     def open(cls, path: str) -> LogSource:
@@ -182,7 +192,25 @@ class LogSource:
 
     def read_at(self, start: int, end: int) -> bytes:
         """The bytes from `start` to `end` (fewer if the file is shorter), read with
-        `os.pread`: the file's offset does not move."""
+        `os.pread`: the file's offset does not move. Once two reads in a row each
+        started where the one before ended (or up to `NEAR` after), the next one reads
+        `READ_AHEAD` bytes at once: records read back in order (a view's) cost a
+        system call a megabyte, not one each, and reads here and there read no more
+        than they ask."""
+        ahead, first = self._ahead, self._ahead_start
+        if first <= start and end <= first + len(ahead):
+            self._last_end = end
+            return ahead[start - first : end - first]
+        following = 0 <= start - self._last_end < NEAR
+        self._last_end = end
+        if following and self._followed and end - start < READ_AHEAD:
+            ahead = self._pread(start, start + READ_AHEAD)
+            self._ahead, self._ahead_start = ahead, start
+            return ahead[: end - start]
+        self._followed = following
+        return self._pread(start, end)
+
+    def _pread(self, start: int, end: int) -> bytes:
         parts = []
         while start < end and (data := os.pread(self.file.fileno(), end - start, start)):
             parts.append(data)

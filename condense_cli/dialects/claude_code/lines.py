@@ -4,7 +4,7 @@ in order, by uuid, and the side branches a chain may take lines back from."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -21,7 +21,6 @@ from condense_cli.dialects.claude_code.events import (
     BadLine,
 )
 
-READ_AHEAD = 1 << 20  # bytes read at once by `Line.each_raw`
 SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its length
 # `Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary`, `condenseCopyOf`
 BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT = 1, 2, 4, 8
@@ -160,24 +159,6 @@ class Line:
     def keep(self, raw: bytes) -> None:
         """Hold the line's bytes from now on: they are not read back from the log."""
         self._raw, self.source, self.span = raw, None, 0
-
-    @staticmethod
-    def each_raw(lines: Iterable[Line]) -> Iterator[bytes]:
-        """`raw` of each of `lines`, in order; lines read back from the log are read a
-        megabyte at a time (they mostly follow each other), not one by one."""
-        held: LogSource | None = None
-        buffer, first, last = b"", 0, 0  # the bytes first..last of `held`, when read
-        for line in lines:
-            raw = line._raw
-            if raw is None:
-                source = line.source
-                start, length = divmod(line.span, SPAN)
-                end = start + length
-                if source is not held or not (first <= start and end <= last):
-                    buffer = source.read_at(start, max(end, start + READ_AHEAD))  # type: ignore[union-attr]
-                    held, first, last = source, start, start + len(buffer)
-                raw = buffer[start - first : end - first]
-            yield raw
 
     @property
     def size(self) -> int:

@@ -61,10 +61,10 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
     by_type: dict[str, dict[str, int]] = {}
     full = Tally()
     chars, tokens = array("q"), array("q")
-    for line, raw in zip(lines, Line.each_raw(lines), strict=True):
+    for line in lines:
         data = line._data
         if data is None:
-            data = orjson.loads(raw)  # read and parsed once, not kept
+            data = orjson.loads(line.raw)  # read and parsed once, not kept
         kind = _kind(line, data)
         slot = by_type.get(kind)
         if slot is None:
