@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from condense_cli.analysis.facts import (
@@ -413,32 +414,62 @@ def _every_other(
 
 
 def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> list[Audited]:
-    """Every condensation audited, the odd ones by a forked child (the walk is cheap,
-    the audits are not), in the log's order: exactly what one process gives. What
+    """Every condensation audited, half of them by a forked child, in the log's
+    order: exactly what one process gives. A dialect whose steps start anywhere
+    gives the child the second half to walk; otherwise each process walks every
+    step and audits every other one (the walk is cheap, the audits are not). What
     the child did not send (it failed, or no process could be forked) is done here."""
     from condense_cli.fast.halves import Worker
 
-    def odd() -> Iterator[tuple[int, Audited]]:
+    middle = len(replay.condensations) // 2 + 1  # the child's first, walked from there
+    halves = replay.steps_start_anywhere and middle > 1
+
+    def child_steps() -> Iterator[tuple[int, Audited]]:
         replay.forked()
+        if halves:
+            return _audited_from(replay, pins, everything, middle)
         return ((n, a) for n, a in _every_other(replay, pins, everything, 1) if a is not None)
 
-    child = Worker.start(odd)
+    child = Worker.start(child_steps)
     done: dict[int, Audited] = {}
-    steps = 0
+    steps = len(replay.condensations)  # the steps a walk gives, when it starts anywhere
     try:
-        for number, audited in _every_other(replay, pins, everything, 0):
-            steps = number
-            if audited is not None:
-                done[number] = audited
+        if halves:
+            done.update(_audited_from(replay, pins, everything, 1, stop=middle))
+        else:
+            for number, audited in _every_other(replay, pins, everything, 0):
+                steps = number
+                if audited is not None:
+                    done[number] = audited
         if child is not None:
             done.update(child.items())
     finally:
         if child is not None:
             child.stop()
     if len(done) < steps:  # walk again only for what the child did not send
-        again = _every_other(replay, pins, everything, 1, skip=done)
-        done.update((n, a) for n, a in again if a is not None)
+        if halves:
+            done.update(_audited_from(replay, pins, everything, middle, skip=done))
+        else:
+            again = _every_other(replay, pins, everything, 1, skip=done)
+            done.update((n, a) for n, a in again if a is not None)
     return [done[number] for number in sorted(done)]
+
+
+def _audited_from(
+    replay: Replay,
+    pins: list[Fact],
+    everything: bool,
+    first: int,
+    stop: int | None = None,
+    skip: Container[int] = (),
+) -> Iterator[tuple[int, Audited]]:
+    """The condensations from the `first`-th on (to `stop`, left out), audited with
+    their numbers, but those in `skip`; the walk starts at the first."""
+    scans = Scans()
+    steps = replay.condensation_steps_from(first)
+    for number, step in enumerate(steps if stop is None else islice(steps, stop - first), first):
+        if number not in skip:
+            yield number, audit_step(step, pins, everything, f"condensation {number}", scans)
 
 
 def _size(path: str) -> int:

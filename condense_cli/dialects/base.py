@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from condense_cli.core.errors import ConfigError
@@ -270,6 +271,9 @@ class Replay(ABC):
     # them after its walk; otherwise before (their own walk, then let go, keeps the
     # audit's peak down)
     thresholds_after_steps: ClassVar[bool] = False
+    # `condensation_steps_from` starts where it is asked to, without walking the steps
+    # before (so `audit` gives each of its two processes one half of the log to walk)
+    steps_start_anywhere: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -375,6 +379,11 @@ class Replay(ABC):
     def condensation_steps(self) -> Iterator[CondensationStep]:
         """Each condensation of the log, in order, with the views around it."""
         raise self.unsupported("audits")
+
+    def condensation_steps_from(self, first: int) -> Iterator[CondensationStep]:
+        """`condensation_steps` from the `first`-th (counted from 1) on; walked from the
+        log's start unless `steps_start_anywhere`."""
+        return islice(self.condensation_steps(), first - 1, None)
 
     def history(self) -> Iterator[Event | None]:
         """Every event the agent saw, in the order it saw them, each with a key that

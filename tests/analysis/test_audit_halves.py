@@ -1,6 +1,7 @@
-"""`audit` of a big log in two processes: a forked child audits every other
-condensation, another looks up half the facts in the current view, and the result
-is exactly the one a single process gives."""
+"""`audit` of a big log in two processes: a forked child audits half the
+condensations (every other one, or the second half of a log whose steps start
+anywhere), another looks up half the facts in the current view, and the result is
+exactly the one a single process gives."""
 
 from __future__ import annotations
 
@@ -102,8 +103,8 @@ def test_the_command_prints_the_same_audit_with_and_without_a_child(
 def test_the_condensations_are_walked_once_here_when_the_child_sends_its_half(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each process walks every step once; this one walks them again only for what
-    a child did not send."""
+    """This process walks the steps once (up to the middle one, for a log whose steps
+    start anywhere); it walks them again only for what a child did not send."""
     path = logs.ensure_log(tmp_path, kind, SIZES[kind])
     monkeypatch.setenv(halves.SPLIT_ENV, "0")
     walks: list[int] = []  # the processes that walked, as this one sees them
@@ -117,3 +118,34 @@ def test_the_condensations_are_walked_once_here_when_the_child_sends_its_half(
         monkeypatch.setattr(type(replay), "condensation_steps", walked)
         assert len(audit_log(replay).condensations) >= 3
     assert walks == [os.getpid()]
+
+
+def test_a_v0_log_is_walked_in_halves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """V0 steps start anywhere (from the index): the child walks from the middle
+    condensation on, this process up to it, so each walks half the log."""
+    from condense_cli.dialects.openhands_v0.dialect import V0Replay
+
+    path = logs.ensure_log(tmp_path, "realistic", SIZES["realistic"])
+    one = audited(path, NEVER, monkeypatch)
+    record = tmp_path / "walks"
+    steps_from = V0Replay.condensation_steps_from
+
+    def walked(self: V0Replay, first: int) -> Any:
+        taken = 0
+        try:
+            for step in steps_from(self, first):
+                taken += 1
+                yield step
+        finally:
+            with record.open("a") as out:
+                out.write(f"{os.getpid()} {first} {taken}\n")
+
+    monkeypatch.setattr(V0Replay, "condensation_steps_from", walked)
+    assert audited(path, "0", monkeypatch) == one
+    steps = len(one["condensations"])
+    middle = steps // 2 + 1
+    walks = [[int(x) for x in line.split()] for line in record.read_text().splitlines()]
+    here = [(first, taken) for pid, first, taken in walks if pid == os.getpid()]
+    there = [(first, taken) for pid, first, taken in walks if pid != os.getpid()]
+    assert here == [(1, middle - 1)]
+    assert there == [(middle, steps - middle + 1)]

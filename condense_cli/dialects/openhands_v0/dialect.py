@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -36,11 +36,29 @@ from condense_cli.dialects.openhands_v0.events import (
     request_event,
 )
 from condense_cli.dialects.openhands_v0.replay import build_view, folded_view, scan_log, view_lines
-from condense_cli.dialects.openhands_v0.scan import LogIndex, forgotten_gaps
+from condense_cli.dialects.openhands_v0.scan import (
+    CONDENSATION,
+    SUMMARY_LINE,
+    LogIndex,
+    forgotten_gaps,
+)
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.llm.tokens import Tokenizer
+
+
+@dataclass
+class Walk:
+    """What the walk over a log's condensations holds between lines: the events kept,
+    the keys forgotten, the summary in force and where it goes, a request pending."""
+
+    kept: list[Event] = field(default_factory=list)
+    forgotten: IntervalSet = field(default_factory=IntervalSet)
+    summary: str | None = None
+    offset: int | None = None
+    requested: bool = False
+
 
 # --- the dialect ---------------------------------------------------------------------
 
@@ -52,6 +70,7 @@ class V0Replay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = True
+    steps_start_anywhere = True  # from the index (`condensation_steps_from`)
 
     def __init__(
         self,
@@ -112,9 +131,10 @@ class V0Replay(Replay):
 
     # --- history: a second, slower walk that parses every line -------------------------
 
-    def _lines(self) -> Iterator[tuple[int, dict[str, Any], bytes]]:
-        """(line, event, bytes) of every event the agent sees, up to `upto`."""
-        for number, raw in enumerate(self.source.raw_lines(), start=1):
+    def _lines(self, start: int = 0, first: int = 1) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+        """(line, event, bytes) of every event the agent sees, up to `upto` (from byte
+        `start`, the start of line `first`)."""
+        for number, raw in enumerate(self.source.raw_lines(start), start=first):
             body = line_body(raw, first=number == 1)
             if not body or body.isspace():
                 continue
@@ -131,27 +151,73 @@ class V0Replay(Replay):
     def condensation_steps(self) -> Iterator[CondensationStep]:
         if not self.condensations:
             return  # never condensed: nothing to read again
-        kept: list[Event] = []
-        forgotten = IntervalSet()
-        summary: str | None = None
-        offset: int | None = None
-        requested = False
-        for number, data, body in self._lines():
+        yield from self._steps(Walk(), self._lines())
+
+    def condensation_steps_from(self, first: int) -> Iterator[CondensationStep]:
+        """From the `first`-th condensation on, the walk's state just before it rebuilt
+        from the index (only the events still kept then are read), when the log is
+        clean (every line has its place in the index)."""
+        index = self.index
+        if not index.clean or not 1 < first <= len(index.condensations):
+            yield from super().condensation_steps_from(first)
+            return
+        walk, at = self._walk_before(first - 1)
+        yield from self._steps(walk, self._lines(index.line_offsets[at], at + 1))
+
+    def _walk_before(self, number: int) -> tuple[Walk, int]:
+        """The walk's state just before the condensation `number` (counted from 0), and
+        that condensation's position in the index (its line, less one: the log is clean)."""
+        index, walk = self.index, Walk()
+        records = index.condensations
+        at = records[number].line - 1
+        for record in records[:number]:
+            for start, end in record.ranges:
+                walk.forgotten.add(start, end)
+        summarised = [r for r in records[:number] if r.summary_chars is not None]
+        if summarised:
+            args = parse_condensation(orjson.loads(self._body_at(summarised[-1].line - 1)))
+            walk.summary, walk.offset = args.summary, args.summary_offset
+        special, ids = index.special, index.line_ids
+        # A request since the condensation before (the lines marked CONDENSATION
+        # between two condensations are requests)
+        since = records[number - 1].line - 1
+        walk.requested = any(special.get(p) == CONDENSATION for p in range(since + 1, at))
+        for position in range(at):
+            mark = special.get(position)
+            if mark == SUMMARY_LINE or (mark is None and ids[position] not in walk.forgotten):
+                body = self._body_at(position)
+                data = orjson.loads(body)
+                walk.kept.append(V0Event(data, data.get("id"), body))
+        return walk, at
+
+    def _body_at(self, position: int) -> bytes:
+        """The bytes of the line at `position` of the index (a line that is not the last)."""
+        offsets = self.index.line_offsets
+        raw = self.source.read_at(offsets[position], offsets[position + 1])
+        return line_body(raw, first=position == 0)
+
+    @staticmethod
+    def _steps(
+        walk: Walk, lines: Iterator[tuple[int, dict[str, Any], bytes]]
+    ) -> Iterator[CondensationStep]:
+        """The condensations of `lines`, walked on from `walk` (which this uses up)."""
+        kept, forgotten = walk.kept, walk.forgotten
+        for number, data, body in lines:
             action = data.get("action")
             if action == "condensation_request":
-                requested = True
+                walk.requested = True
             elif action == "condensation":
                 args = parse_condensation(data)
-                before = folded_view(kept, summary, offset, requested)
-                requested = False
+                before = folded_view(kept, walk.summary, walk.offset, walk.requested)
+                walk.requested = False
                 for start, end in args.ranges():
                     forgotten.add(start, end)
                 gone = [e for e in kept if e.key is not None and e.key in forgotten]
                 kept = [e for e in kept if e.key is None or e.key not in forgotten]
                 if args.has_summary:
-                    summary, offset = args.summary, args.summary_offset
+                    walk.summary, walk.offset = args.summary, args.summary_offset
                 new = args.summary if args.has_summary else None
-                after = folded_view(kept, summary, offset)
+                after = folded_view(kept, walk.summary, walk.offset)
                 yield CondensationStep(data["id"], number, before, gone, new, after)
             else:
                 event = V0Event(data, data.get("id"), body)
