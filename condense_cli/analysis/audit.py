@@ -421,8 +421,8 @@ def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> lis
     the child did not send (it failed, or no process could be forked) is done here."""
     from condense_cli.fast.halves import Worker
 
-    middle = len(replay.condensations) // 2 + 1  # the child's first, walked from there
-    halves = replay.steps_start_anywhere and middle > 1
+    halves = replay.steps_start_anywhere and replay.step_count > 1
+    middle = replay.step_count // 2 + 1 if halves else 0  # the child's first
 
     def child_steps() -> Iterator[tuple[int, Audited]]:
         replay.forked()
@@ -432,7 +432,7 @@ def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> lis
 
     child = Worker.start(child_steps)
     done: dict[int, Audited] = {}
-    steps = len(replay.condensations)  # the steps a walk gives, when it starts anywhere
+    steps = replay.step_count if halves else 0  # else counted by the walk
     try:
         if halves:
             done.update(_audited_from(replay, pins, everything, 1, stop=middle))

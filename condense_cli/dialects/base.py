@@ -380,6 +380,11 @@ class Replay(ABC):
         """Each condensation of the log, in order, with the views around it."""
         raise self.unsupported("audits")
 
+    @property
+    def step_count(self) -> int:
+        """How many steps `condensation_steps` gives."""
+        return len(self.condensations)
+
     def condensation_steps_from(self, first: int) -> Iterator[CondensationStep]:
         """`condensation_steps` from the `first`-th (counted from 1) on; walked from the
         log's start unless `steps_start_anywhere`."""

@@ -109,28 +109,34 @@ def test_the_condensations_are_walked_once_here_when_the_child_sends_its_half(
     monkeypatch.setenv(halves.SPLIT_ENV, "0")
     walks: list[int] = []  # the processes that walked, as this one sees them
     with read_log(str(path)) as replay:
-        steps = type(replay).condensation_steps
+        name = "condensation_steps_from" if replay.steps_start_anywhere else "condensation_steps"
+        steps = getattr(type(replay), name)
 
-        def walked(self: Any) -> Any:
+        def walked(self: Any, *first: int) -> Any:
             walks.append(os.getpid())
-            return steps(self)
+            return steps(self, *first)
 
-        monkeypatch.setattr(type(replay), "condensation_steps", walked)
+        monkeypatch.setattr(type(replay), name, walked)
         assert len(audit_log(replay).condensations) >= 3
     assert walks == [os.getpid()]
 
 
-def test_a_v0_log_is_walked_in_halves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """V0 steps start anywhere (from the index): the child walks from the middle
-    condensation on, this process up to it, so each walks half the log."""
-    from condense_cli.dialects.openhands_v0.dialect import V0Replay
-
-    path = logs.ensure_log(tmp_path, "realistic", SIZES["realistic"])
+@pytest.mark.parametrize("kind", ["realistic", "openhands-v1"])
+def test_a_log_whose_steps_start_anywhere_is_walked_in_halves(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """V0 steps start anywhere (from the index), V1 steps too (the walk up to the
+    first makes no view): the child walks from the middle condensation on, this
+    process up to it."""
+    path = logs.ensure_log(tmp_path, kind, SIZES[kind])
     one = audited(path, NEVER, monkeypatch)
     record = tmp_path / "walks"
-    steps_from = V0Replay.condensation_steps_from
+    with read_log(str(path)) as replay:
+        kind_of_replay = type(replay)
+        assert replay.steps_start_anywhere
+    steps_from = kind_of_replay.condensation_steps_from
 
-    def walked(self: V0Replay, first: int) -> Any:
+    def walked(self: Any, first: int) -> Any:
         taken = 0
         try:
             for step in steps_from(self, first):
@@ -140,7 +146,7 @@ def test_a_v0_log_is_walked_in_halves(tmp_path: Path, monkeypatch: pytest.Monkey
             with record.open("a") as out:
                 out.write(f"{os.getpid()} {first} {taken}\n")
 
-    monkeypatch.setattr(V0Replay, "condensation_steps_from", walked)
+    monkeypatch.setattr(kind_of_replay, "condensation_steps_from", walked)
     assert audited(path, "0", monkeypatch) == one
     steps = len(one["condensations"])
     middle = steps // 2 + 1

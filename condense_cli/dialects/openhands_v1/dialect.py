@@ -92,6 +92,7 @@ class V1Replay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = True
+    steps_start_anywhere = True  # the walk up to the first step makes no view
 
     def __init__(
         self,
@@ -173,15 +174,23 @@ class V1Replay(Replay):
 
     # --- history -------------------------------------------------------------------------
 
-    def _steps(self) -> Iterator[Step]:
-        """Each condensation replayed with the views around it, in one walk."""
+    def _steps(self, first: int) -> Iterator[Step]:
+        """Each condensation from the `first`-th on replayed with the views around it,
+        in one walk (which makes no view before the first)."""
         from condense_cli.dialects.openhands_v1.steps import steps
 
-        return steps(self.conversation, self.detected, self.replayed.condensations)
+        return steps(self.conversation, self.detected, self.replayed.condensations[first - 1 :])
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
+        return self.condensation_steps_from(1)
+
+    @property
+    def step_count(self) -> int:
+        return len(self.replayed.condensations)  # without the walk `condensations` makes
+
+    def condensation_steps_from(self, first: int) -> Iterator[CondensationStep]:
         last: Made = {}  # the events of the step before: most are in this step's views
-        for step in self._steps():
+        for step in self._steps(first):
             condensation = step.condensation
             made: Made = {}
             before = self._view_of(step.before, step.pending_before, last, made)
@@ -260,7 +269,7 @@ class V1Replay(Replay):
         if self._walk is None:
             keys = {v: k for k, v in self._ids_by_key().items()}
             records, befores = [], []
-            for step in self._steps():
+            for step in self._steps(1):
                 record = self._condensation_record(step, keys)
                 records.append(record)
                 befores.append((record.line, len(step.before), step.pending_before))

@@ -80,6 +80,48 @@ def test_the_walk_gives_the_replay_up_to_each_condensation(
     assert walked == replayed_steps(conversation, generation)
 
 
+@settings(max_examples=200, deadline=None)
+@given(trees(), st.sampled_from([LAST, MULTI]), st.integers(0, 8))
+def test_a_walk_from_any_condensation_gives_the_replays_from_there(
+    tree: tuple[list[dict[str, Any]], dict[str, Any] | None], generation: Generation, skip: int
+) -> None:
+    """`audit` starts its child's walk at the middle condensation: the steps from
+    there are the replays up to each condensation from there (no view is made for
+    the condensations before)."""
+    events, state = tree
+    conversation = Conversation("t", conv(events).records, (), base_state=state)
+    wanted = replay(conversation, generation).condensations
+    walked = [
+        (s.condensation, s.before, s.pending_before, s.after)
+        for s in steps(conversation, generation, wanted[skip:])
+    ]
+    assert walked == replayed_steps(conversation, generation)[skip:]
+
+
+def test_the_steps_from_a_condensation_are_the_tail_of_all_steps(tmp_path: Path) -> None:
+    from tests.dialects.openhands_v1.test_replay import write_folder
+
+    events = [message(0), message(1)]
+    for n in range(2, 62, 10):
+        events += [call(n, f"r{n}"), result(n + 1, n), message(n + 2), message(n + 3)]
+        events += [call(n + 4, f"r{n}"), result(n + 5, n + 4), message(n + 6), message(n + 7)]
+        events += [message(n + 8), condensation(n + 9, [n, n + 1, n + 4, n + 5], 1)]
+    folder = write_folder(tmp_path / "c", events)
+    for generation in (LAST, MULTI):
+        replay_ = V1Replay(str(folder), read_conversation(str(folder)))
+        replay_.detected = generation
+        assert replay_.steps_start_anywhere and replay_.step_count == 6
+
+        def seen(step: Any) -> Any:
+            views = [[(e.key, e.to_json()) for e in v] for v in (step.before, step.after)]
+            return step.id, step.line, views, [e.key for e in step.forgotten], step.summary
+
+        whole = [seen(s) for s in replay_.condensation_steps()]
+        assert len(whole) == 6
+        for first in range(1, 7):
+            assert [seen(s) for s in replay_.condensation_steps_from(first)] == whole[first - 1 :]
+
+
 def test_a_linear_tree_names_the_previous_event_as_each_parent() -> None:
     events = [message(0) | {"parent_id": "__root__"}, message(1) | {"parent_id": _id(0)}]
     assert linear(conv(events).records)
@@ -188,7 +230,7 @@ def test_the_steps_read_each_event_file_once_for_every_view(
         assert sum(id(e) in made for e in following.before) > len(step.after) // 2
     alone = [  # the views made one by one
         (replay._view_of(raw.before, raw.pending_before), replay._view_of(raw.after, False))
-        for raw in replay._steps()
+        for raw in replay._steps(1)
     ]
     assert not {id(e) for e in alone[1][0]} & {id(e) for e in alone[0][1]}
     for step, (before, after) in zip(steps, alone, strict=True):
