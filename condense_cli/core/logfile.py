@@ -62,7 +62,7 @@ def refuse_streams(path: str) -> None:
         raise LogError(path, f"{what} cannot be appended to; name the log file")
 
 
-READ_AHEAD = 1 << 20  # bytes `LogSource.read_at` reads at once when reads follow each other
+READ_AHEAD = 1 << 18  # bytes `LogSource.read_at` reads at once when reads follow each other
 NEAR = 1 << 12  # a read that starts this close after the last one's end follows it
 
 
@@ -195,8 +195,8 @@ class LogSource:
         `os.pread`: the file's offset does not move. Once two reads in a row each
         started where the one before ended (or up to `NEAR` after), the next one reads
         `READ_AHEAD` bytes at once: records read back in order (a view's) cost a
-        system call a megabyte, not one each, and reads here and there read no more
-        than they ask."""
+        system call every 256 KiB, not one each, and reads here and there read no
+        more than they ask."""
         ahead, first = self._ahead, self._ahead_start
         if first <= start and end <= first + len(ahead):
             self._last_end = end

@@ -1,5 +1,6 @@
-"""`LogSource.read_at`: records read back in order cost a read a megabyte, and every
-read gives exactly the file's bytes, however reads jump, and after the file grew."""
+"""`LogSource.read_at`: records read back in order cost a read every `READ_AHEAD`
+bytes, and every read gives exactly the file's bytes, however reads jump, and after
+the file grew."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ def preads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return made
 
 
-def test_lines_read_back_in_order_cost_a_read_a_megabyte(tmp_path: Path, preads: list[int]) -> None:
+def test_lines_read_back_in_order_cost_a_read_every_read_ahead(
+    tmp_path: Path, preads: list[int]
+) -> None:
     path, data, starts = lines_file(tmp_path)
     with LogSource.open(str(path)) as source:
         every_other = list(zip(starts, [*starts[1:], len(data)], strict=True))[::2]
