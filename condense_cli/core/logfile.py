@@ -227,6 +227,21 @@ class LogSource:
             start += len(data)
             yield data
 
+    def line_start(self, number: int) -> int:
+        """The offset of line `number` (from 1): just after the newline that ends the
+        line before (the log's size when it has fewer lines)."""
+        before, offset = number - 1, 0  # newlines still to pass, bytes passed
+        for chunk in self.read_range(0, self.size):
+            if chunk.count(b"\n") < before:
+                before -= chunk.count(b"\n")
+                offset += len(chunk)
+                continue
+            at = -1
+            for _ in range(before):
+                at = chunk.index(b"\n", at + 1)
+            return offset + at + 1
+        return self.size
+
     def line_at(self, offset: int) -> bytes:
         """The line that starts at byte `offset`, newline included."""
         self.file.seek(offset)

@@ -121,13 +121,13 @@ def test_the_condensations_are_walked_once_here_when_the_child_sends_its_half(
     assert walks == [os.getpid()]
 
 
-@pytest.mark.parametrize("kind", ["realistic", "openhands-v1"])
+@pytest.mark.parametrize("kind", ["realistic", "openhands-v1", "codex"])
 def test_a_log_whose_steps_start_anywhere_is_walked_in_halves(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """V0 steps start anywhere (from the index), V1 steps too (the walk up to the
-    first makes no view): the child walks from the middle condensation on, this
-    process up to it."""
+    first makes no view), and a Codex rollout's after a compaction that replaced the
+    history: the child walks from the middle condensation on, this process up to it."""
     path = logs.ensure_log(tmp_path, kind, SIZES[kind])
     one = audited(path, NEVER, monkeypatch)
     record = tmp_path / "walks"

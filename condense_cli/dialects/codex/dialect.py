@@ -65,6 +65,7 @@ class CodexReplay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = True
+    steps_start_anywhere = True  # after a compaction that replaced the history
 
     def __init__(
         self,
@@ -129,8 +130,32 @@ class CodexReplay(Replay):
     def condensation_steps(self) -> Iterator[CondensationStep]:
         if not self.state.compactions:
             return  # never compacted: nothing to read again
+        yield from self._steps((0, 0))
+
+    def condensation_steps_from(self, first: int) -> Iterator[CondensationStep]:
+        """From the `first`-th compaction on, read from the compaction before it when
+        that one replaced the whole history (a `replacement_history`) in this rollout:
+        the steps after it depend on nothing before. Else from the start."""
+        state = self.state
+        compactions = state.compactions
+        if (
+            self.upto is not None
+            or not 1 < first <= len(compactions)
+            or any(c.origin for c in compactions)  # a fork's base has its own
+            or compactions[first - 2].line not in state.compacted_raw
+        ):
+            yield from super().condensation_steps_from(first)
+            return
+        line = compactions[first - 2].line
+        steps = self._steps((self.source.line_start(line), line - 1))
+        next(steps)  # that compaction's own step: the history before it is not read
+        yield from steps
+
+    def _steps(self, begin: tuple[int, int]) -> Iterator[CondensationStep]:
+        """The steps of the compactions from `begin` (an offset, and the lines before
+        it) on."""
         reader = Reader(self.path, collect=True, keep_steps=True)
-        for _ in feed_lines(reader, self.source, self.upto):
+        for _ in feed_lines(reader, self.source, self.upto, begin):
             steps, reader.steps = reader.steps, []
             for line, before, old, after, new in steps:
                 view = _view_of(before, old, False)

@@ -81,15 +81,19 @@ def read_fast(reader: Reader, value: Fields, number: int, at: "tuple[LogSource, 
     return True
 
 
-def feed_blocks(reader: Reader, source: LogSource) -> "Generator[None, None, int]":
+def feed_blocks(
+    reader: Reader, source: LogSource, begin: "tuple[int, int]" = (0, 0)
+) -> "Generator[None, None, int]":
     """Feed the rollout's whole lines to `reader` a block at a time, pausing (yielding)
-    whenever it has steps or items waiting, as `rollout.feed_lines` does. The
-    generator's value (`StopIteration.value`) is the offset where the exact path
-    goes on; `reader.lines` is the number of the last line read."""
-    end = lines_end(source.file, source.size)
-    number = 0
+    whenever it has steps or items waiting, as `rollout.feed_lines` does (`begin`: the
+    offset of the first line, and the number of the lines before it). The generator's
+    value (`StopIteration.value`) is the offset where the exact path goes on;
+    `reader.lines` is the number of the last line read."""
+    first, number = begin
+    end = max(first, lines_end(source.file, source.size))
+    reader.lines = number
     report = source.on_progress
-    for offset, block in file_blocks(source.file, 0, end):
+    for offset, block in file_blocks(source.file, first, end):
         decoded = DECODER.decode(block)
         start = offset
         if decoded is None:

@@ -40,16 +40,19 @@ def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
     return reader.lines
 
 
-def feed_lines(reader: Reader, source: LogSource, upto: str | None) -> Iterator[None]:
+def feed_lines(
+    reader: Reader, source: LogSource, upto: str | None, begin: tuple[int, int] = (0, 0)
+) -> Iterator[None]:
     """Feed every line (up to `upto`) to `reader`, pausing whenever it has steps or
-    items waiting, for the caller to take them (and so hold no more than a step)."""
+    items waiting, for the caller to take them (and so hold no more than a step).
+    `begin`: the offset of the first line fed, and the number of the lines before it."""
     limit, wanted = _parse_upto(upto)
     found = wanted is None
-    offset = done = 0  # where the line starts; lines read in blocks
+    offset, done = begin  # where the line starts; lines read before it
     if upto is None and source.size >= fastlines.FAST_MIN_BYTES:
         from condense_cli.dialects.codex.fast import feed_blocks
 
-        offset = yield from feed_blocks(reader, source)
+        offset = yield from feed_blocks(reader, source, begin)
         done = reader.lines
     for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:

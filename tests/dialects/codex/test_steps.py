@@ -1,0 +1,130 @@
+"""A rollout's compaction steps from any compaction on: read from the compaction
+before it when that one replaced the history, they are the steps the whole walk
+gives, on both reading paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.core.logfile import LogSource
+from condense_cli.dialects import read_log
+from condense_cli.dialects.base import CondensationStep
+from tests.dialects.codex.test_replay import META, call, item, line, output, said, user
+from tests.dialects.fast_paths import EXACT, FAST, use_path
+
+
+def seen(step: CondensationStep) -> Any:
+    """All a step holds, comparable."""
+
+    def view(events: Any) -> Any:
+        return [(e.key, e.text, e.is_summary, e.answers) for e in events], events.summary_offset
+
+    forgotten = [(e.key, e.text) for e in step.forgotten]
+    return step.id, step.line, view(step.before), forgotten, step.summary, view(step.after)
+
+
+def compacted(*kept: str) -> dict[str, Any]:
+    history = [user(text) for text in kept] + [user(f"SUMMARY of {len(kept)}")]
+    return line("compacted", {"message": "", "replacement_history": history})
+
+
+def turns(first: int, count: int) -> list[dict[str, Any]]:
+    """User turns with calls and outputs, and what the agent said."""
+    lines = []
+    for n in range(first, first + count):
+        lines += [item(user(f"task {n}")), item(call(f"c{n}", f"pytest -k t{n}"))]
+        lines += [item(output(f"c{n}", f"FAILED t{n}" if n % 3 else "ok")), item(said(f"d{n}"))]
+    return lines
+
+
+ROLLOUT = [
+    META,
+    line("turn_context", {"cwd": "/w", "model": "gpt-5.5"}),
+    *turns(0, 4),
+    compacted("task 0"),
+    *turns(4, 3),
+    line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
+    *turns(7, 2),
+    line("condensation_request", {"requested_by": "condense"}),
+    compacted("task 4", "task 7"),
+    *turns(9, 3),
+    line("compacted", {"message": "a legacy summary"}),  # keeps the user turns
+    *turns(12, 2),
+    compacted("task 12"),
+    item(output("c99", "an answer to nothing")),
+    *turns(14, 3),
+    line("event_msg", {"type": "thread_rolled_back", "num_turns": 9}),  # past the compaction
+    *turns(17, 1),
+    compacted(),
+    *turns(18, 2),
+]
+
+
+def every_start(path: Path) -> Iterator[tuple[int, list[Any], list[Any]]]:
+    with read_log(str(path)) as replay:
+        assert replay.steps_start_anywhere
+        whole = [seen(s) for s in replay.condensation_steps()]
+        assert len(whole) == replay.step_count
+        for first in range(1, len(whole) + 1):
+            yield (
+                first,
+                whole[first - 1 :],
+                [seen(s) for s in replay.condensation_steps_from(first)],
+            )
+
+
+@pytest.mark.parametrize("path", [EXACT, FAST])
+def test_every_start_gives_the_walks_steps(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replacement histories, a legacy compaction (the next start walks from the top),
+    rollbacks (one past a compaction), a request and an unanswered output."""
+    use_path(monkeypatch, path, block=512)
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(x) + b"\r\n" for x in ROLLOUT))
+    starts = list(every_start(log))
+    assert len(starts) == 5
+    for first, whole, from_there in starts:
+        assert from_there == whole, f"from compaction {first}"
+
+
+def test_a_start_reads_from_the_compaction_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk from compaction 3 reads lines from compaction 2 on; compaction 4, after
+    a legacy compaction (which keeps what came before it), walks from the top."""
+    use_path(monkeypatch, EXACT)
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in ROLLOUT))
+    starts: list[int] = []
+    lines = LogSource.raw_lines
+
+    def raw_lines(self: LogSource, start: int = 0) -> Iterator[bytes]:
+        starts.append(start)
+        return lines(self, start)
+
+    with read_log(str(log)) as replay:
+        monkeypatch.setattr(LogSource, "raw_lines", raw_lines)
+        compactions = [n for n, x in enumerate(ROLLOUT, 1) if x["type"] == "compacted"]
+        list(replay.condensation_steps_from(3))
+        list(replay.condensation_steps_from(4))
+        second = replay.source.line_start(compactions[1])  # type: ignore[attr-defined]
+    assert starts == [second, 0]
+    assert log.read_bytes()[second:].startswith(orjson.dumps(ROLLOUT[compactions[1] - 1]))
+
+
+def test_a_line_start_is_found_past_many_chunks(tmp_path: Path) -> None:
+    log = tmp_path / "lines.jsonl"
+    data = b"".join(b"%d%s\n" % (i, b"x" * (i % 700)) for i in range(20_000))
+    log.write_bytes(data)
+    starts = [0]
+    for raw in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(raw))
+    with LogSource.open(str(log)) as source:
+        for number in (1, 2, 1500, 1501, 19_999, 20_000, 20_001, 20_002):
+            assert source.line_start(number) == starts[min(number - 1, 20_000)], number
