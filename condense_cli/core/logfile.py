@@ -232,8 +232,9 @@ class LogSource:
         line before (the log's size when it has fewer lines)."""
         before, offset = number - 1, 0  # newlines still to pass, bytes passed
         for chunk in self.read_range(0, self.size):
-            if chunk.count(b"\n") < before:
-                before -= chunk.count(b"\n")
+            newlines = chunk.count(b"\n")
+            if newlines < before:
+                before -= newlines
                 offset += len(chunk)
                 continue
             at = -1
