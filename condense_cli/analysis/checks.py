@@ -10,8 +10,9 @@ from condense_cli.dialects.base import Replay
 def lost_context(replay: Replay) -> list[Problem]:
     """Warnings for what the conversion to messages drops: context the model
     silently loses (a tool result without its call, a call without its result);
-    none for a dialect that does not convert its views to messages."""
-    if not replay.converts_messages:
+    none for a dialect that does not convert its views to messages, or whose
+    conversion drops nothing."""
+    if not (replay.converts_messages and replay.conversion_drops):
         return []
     conversion = Conversion()
     for _message in replay.each_message(replay.view(), conversion):

@@ -263,6 +263,10 @@ class Replay(ABC):
     token_counts: Known = NONE_KNOWN
 
     converts_messages: ClassVar[bool] = False
+    # `each_message` may drop what the model would see (`Conversion.lost`). `check`
+    # converts the whole view only to learn what it drops, so a dialect whose
+    # conversion never drops anything says so here and is not converted.
+    conversion_drops: ClassVar[bool] = True
     audits: ClassVar[bool] = False
     simulates: ClassVar[bool] = False
     appends: ClassVar[bool] = False

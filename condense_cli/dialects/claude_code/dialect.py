@@ -92,6 +92,7 @@ class ClaudeReplay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = pins_in_log = True
+    conversion_drops = False  # a result without its call is a problem of the replay
     thresholds_after_steps = True  # the steps' walk keeps the models before (`_made`)
 
     def __init__(

@@ -92,6 +92,7 @@ class V1Replay(Replay):
 
     dialect = NAME
     converts_messages = audits = simulates = appends = True
+    conversion_drops = False  # the view itself leaves out unmatched calls, as the SDK does
     steps_start_anywhere = True  # the walk up to the first step makes no view
 
     def __init__(
