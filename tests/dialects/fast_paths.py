@@ -13,8 +13,10 @@ import pytest
 
 from condense_cli.core.messages import Conversion
 from condense_cli.fast import lines as fastlines
+from condense_cli.fast.halves import SPLIT_ENV
 
 EXACT, FAST = "exact", "fast"
+SPLIT = "fast, in two processes"  # a dialect whose fast path forks for big logs
 
 
 def converted(conversion: Conversion) -> Any:
@@ -24,9 +26,14 @@ def converted(conversion: Conversion) -> Any:
 
 
 def use_path(monkeypatch: pytest.MonkeyPatch, path: str, block: int = 256) -> None:
-    """Force one way of reading, with small blocks so that a small log has many."""
+    """Force one way of reading, with small blocks so that a small log has many
+    (`SPLIT`: the fast path, in two processes for a log of two lines or more)."""
     monkeypatch.setattr(fastlines, "BLOCK_BYTES", block)
     monkeypatch.setattr(fastlines, "FAST_MIN_BYTES", 1 << 60 if path == EXACT else 0)
+    if path == SPLIT:
+        monkeypatch.setenv(SPLIT_ENV, "0")
+    else:
+        monkeypatch.delenv(SPLIT_ENV, raising=False)
 
 
 def both_paths(
@@ -34,11 +41,12 @@ def both_paths(
     outcome: Callable[..., Any],
     log: Path,
     block: int = 256,
+    paths: tuple[str, ...] = (EXACT, FAST),
     **read: Any,
 ) -> dict[str, Any]:
     """What `outcome(log, **read)` (a dialect's summary of a read) is on each path."""
     results = {}
-    for path in (EXACT, FAST):
+    for path in paths:
         use_path(monkeypatch, path, block)
         results[path] = outcome(log, **read)
     return results
@@ -51,14 +59,16 @@ def judged_alike(
     lines: list[bytes],
     at: int,
     tricky: bytes,
+    paths: tuple[str, ...] = (EXACT, FAST),
 ) -> None:
-    """`lines` with the `tricky` line put in at `at` read alike on both paths, with
+    """`lines` with the `tricky` line put in at `at` read alike on every path, with
     problems collected or raised."""
     lines = [*lines[:at], tricky, *lines[at:]]
     log_path.write_bytes(b"\n".join(lines) + b"\n")
     for collect in (True, False):
-        results = both_paths(monkeypatch, outcome, log_path, collect=collect)
-        assert results[FAST] == results[EXACT], tricky
+        results = both_paths(monkeypatch, outcome, log_path, paths=paths, collect=collect)
+        for path in paths:
+            assert results[path] == results[EXACT], (path, tricky)
 
 
 def fresh_ids(value: Any, ids: set[str], suffix: str) -> Any:

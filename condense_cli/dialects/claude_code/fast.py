@@ -8,6 +8,7 @@ which then takes the exact path, like any block with a line simdjson refuses.
 """
 
 import io
+from collections.abc import Iterator
 from typing import cast
 
 import msgspec
@@ -21,8 +22,10 @@ from condense_cli.dialects.claude_code.lines import (
     SUMMARY_BIT,
     Line,
     Session,
+    line_flags,
     line_problem,
 )
+from condense_cli.fast.halves import Worker, next_line, splits
 from condense_cli.fast.lines import BlockDecoder, lines_end
 from condense_cli.fast.lines import read_blocks as file_blocks
 
@@ -55,12 +58,24 @@ class Fields(msgspec.Struct, gc=False, rename={"parent": "parentUuid"}):
 
 DECODER = BlockDecoder(Fields)
 KEPT_BITS = BOUNDARY_BIT | SUMMARY_BIT | COPY_BIT  # the lines whose bytes are kept
+# The share of a big session this process reads when a child reads the rest (see
+# `read_blocks`). On the 100k-line bench session this process reads its 45% in
+# 0.33-0.39 s, the child is done by then, and its records take 0.12 s to add here.
+PARENT_SHARE = 0.45
 
 
-def line_of(value: Fields, number: int, at: "tuple[LogSource, int, int]") -> "Line | None":
-    """The line the exact path would make of the bytes `at` (the log, from, to), from
-    their decoded fields; None when the exact path must read it (it is bad, or a value
-    may read differently)."""
+# What the exact path would read of a line, from its decoded fields: its `type`,
+# `uuid`, `parentUuid`, `Line.flags`, message id and tool blocks (see `Line`).
+LineFields = tuple[str, "str | None", "str | None", int, "str | None", tuple[object, ...]]
+# A block's lines as `_place` adds them: (fields, start, stop) each, fields None for a
+# line the exact path must read (stop then includes a carriage return: the line as
+# read; else the line's own bytes end there).
+Records = list[tuple["LineFields | None", int, int]]
+
+
+def fields_of(value: Fields) -> "LineFields | None":
+    """What the exact path would read of a line whose decoded fields are `value`;
+    None when the exact path must read it (it is bad, or a value may read differently)."""
     message = value.message
     content = message.content if message is not None else None
     if line_problem(value.type, value.uuid, value.parent, message is not None, content):
@@ -81,51 +96,127 @@ def line_of(value: Fields, number: int, at: "tuple[LogSource, int, int]") -> "Li
         tools = tuple(found)
     kind, uuid, parent = value.type, value.uuid, value.parent
     message_id = message.id if message is not None else None
-    return Line(
-        number,
-        None,
-        None,
+    flags = line_flags(
+        kind == "system" and value.subtype == BOUNDARY,
+        value.isSidechain is True,
+        value.isCompactSummary is True,
+        value.condenseCopyOf is not UNSET,
+    )
+    return (
         cast(str, kind),  # line_problem refused any other type
         uuid if type(uuid) is str else None,
         parent if type(parent) is str else None,
-        at=at,
-        boundary=kind == "system" and value.subtype == BOUNDARY,
-        sidechain=value.isSidechain is True,
-        compact_summary=value.isCompactSummary is True,
-        copy=value.condenseCopyOf is not UNSET,
-        message_id=message_id if type(message_id) is str else None,
-        tools=tools,
+        flags,
+        message_id if type(message_id) is str else None,
+        tools,
     )
+
+
+def records_of(block: bytes, offset: int) -> "Records | None":
+    """The lines of a block of whole lines that starts at `offset`; None when the whole
+    block must take the exact path."""
+    decoded = DECODER.decode(block)
+    if decoded is None:
+        return None
+    values, lines = decoded
+    records: Records = []
+    start = offset
+    for value, raw in zip(values, lines, strict=True):
+        fields = fields_of(value)
+        stop = start + len(raw)
+        if fields is not None and raw.endswith(b"\r"):
+            stop -= 1  # a CR is not the line's
+        records.append((fields, start, stop))
+        start += len(raw) + 1
+    return records
+
+
+def _place(
+    session: Session,
+    source: LogSource,
+    collect: bool,
+    number: int,
+    block: "tuple[int, int, Records | None]",
+    raw: bytes | None = None,
+) -> int:
+    """Add the lines of a block (its offset, size and records; `raw`: its bytes, read
+    from the log when not given and needed) after line `number`; the last line's number."""
+    offset, size, records = block
+    before = session.size
+    if records is None:
+        for line_raw in io.BytesIO(source.read_at(offset, offset + size) if raw is None else raw):
+            number += 1
+            session.read(number, line_raw, collect)
+        return number
+    for fields, start, stop in records:
+        number += 1
+        if fields is None:
+            session.read(number, source.read_at(start, stop) + b"\n", collect)
+            continue
+        kind, uuid, parent, flags, message_id, tools = fields
+        line = Line(
+            number,
+            None,
+            None,
+            kind,
+            uuid,
+            parent,
+            at=(source, start, stop),
+            flags=flags,
+            message_id=message_id,
+            tools=tools,
+        )
+        if flags & KEPT_BITS:  # boundaries, summaries, copies: few, and read once the
+            line.keep(source.read_at(start, stop))  # log is closed (`run` prints them)
+        session.add(line)
+    session.size = before + size
+    return number
 
 
 def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[int, int]":
     """Read the session's whole lines into `session` a block at a time; return the
-    number of the last line read and the offset where the exact path goes on."""
+    number of the last line read and the offset where the exact path goes on.
+
+    A big session (`halves.splits`) is read in two processes: a forked child decodes
+    the lines from `PARENT_SHARE` of the log on into records while this process reads
+    the lines before; this process then adds the child's records in order (what the
+    child did not send is read here). Decoding (simdjson, msgspec) is most of a read,
+    so this process takes the smaller part: it still makes every line."""
     end = lines_end(source.file, source.size)
-    number = 0
+    cut = next_line(source.file.fileno(), int(end * PARENT_SHARE), end) if splits(end) else None
+    child = Worker.start(lambda: _records_from(source, cut, end)) if cut is not None else None
+    done = cut if child is not None and cut is not None else end
+    try:
+        number = _read(session, source, collect, 0, done, 0)
+        if child is not None:
+            report = source.on_progress
+            for block in child.items():
+                number = _place(session, source, collect, number, block)
+                done = block[0] + block[1]
+                if report is not None:
+                    report(done)
+    finally:
+        if child is not None:
+            child.stop()
+    return _read(session, source, collect, done, end, number), end
+
+
+def _read(
+    session: Session, source: LogSource, collect: bool, start: int, end: int, number: int
+) -> int:
+    """Read the lines of bytes [start, end) here, after line `number`; the last line's number."""
     report = source.on_progress
-    for offset, block in file_blocks(source.file, 0, end):
-        decoded = DECODER.decode(block)
-        if decoded is None:
-            for raw in io.BytesIO(block):
-                number += 1
-                session.read(number, raw, collect)
-        else:
-            values, lines = decoded
-            start = offset
-            for value, raw in zip(values, lines, strict=True):
-                number += 1
-                stop = start + len(raw) - raw.endswith(b"\r")  # a CR is not the line's
-                line = line_of(value, number, (source, start, stop))
-                if line is None:
-                    session.read(number, raw + b"\n", collect)
-                else:
-                    if line.flags & KEPT_BITS:  # boundaries, summaries, copies: few, and
-                        line.keep(raw[: stop - start])  # read once the log is closed (the
-                        # condensations `run` prints)
-                    session.size += len(raw) + 1
-                    session.add(line)
-                start += len(raw) + 1
+    for offset, block in file_blocks(source.file, start, end):
+        records = records_of(block, offset)
+        number = _place(session, source, collect, number, (offset, len(block), records), block)
         if report is not None:
             report(offset + len(block))
-    return number, end
+    return number
+
+
+def _records_from(
+    source: LogSource, start: int, end: int
+) -> "Iterator[tuple[int, int, Records | None]]":
+    """The child's part: each block of bytes [start, end) as `_place` adds it."""
+    for offset, block in file_blocks(source.file, start, end):
+        yield offset, len(block), records_of(block, offset)

@@ -26,6 +26,19 @@ SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its le
 BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT = 1, 2, 4, 8
 
 
+def line_flags(boundary: bool, sidechain: bool, compact_summary: bool, copy: bool) -> int:
+    """`Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary` and
+    `condenseCopyOf`, one bit each."""
+    if not (boundary or sidechain or compact_summary or copy):
+        return 0  # most lines: tested first, as it is faster
+    return (
+        boundary * BOUNDARY_BIT
+        | sidechain * SIDECHAIN_BIT
+        | compact_summary * SUMMARY_BIT
+        | copy * COPY_BIT
+    )
+
+
 class FlagBit:
     """One bit of `Line.flags`, read as a bool."""
 
@@ -71,10 +84,7 @@ class Line:
         parent: str | None,
         *,
         at: tuple[LogSource, int, int] | None = None,
-        boundary: bool = False,
-        sidechain: bool = False,
-        compact_summary: bool = False,
-        copy: bool = False,
+        flags: int = 0,
         message_id: str | None = None,
         tools: tuple[Any, ...] = (),
     ) -> None:
@@ -89,15 +99,7 @@ class Line:
         self.type = kind  # "" when the line has no type string
         self.uuid = uuid
         self.parent = parent
-        # the four below, one bit each (one slot, not four: a line is kept per line)
-        self.flags = (
-            boundary * BOUNDARY_BIT
-            | sidechain * SIDECHAIN_BIT
-            | compact_summary * SUMMARY_BIT
-            | copy * COPY_BIT
-            if boundary or sidechain or compact_summary or copy
-            else 0  # most lines: tested first, as it is faster
-        )
+        self.flags = flags  # `line_flags`: one slot, not four (a line is kept per line)
         self.message_id = message_id
         # The tool blocks of a content list, in order, flat: True, id for a `tool_use`
         # with a string id, False, its `tool_use_id` for a `tool_result` (one tuple
@@ -134,10 +136,12 @@ class Line:
             kind,
             uuid if isinstance(uuid, str) else None,
             parent if isinstance(parent, str) else None,
-            boundary=kind == "system" and data.get("subtype") == BOUNDARY,
-            sidechain=data.get("isSidechain") is True,
-            compact_summary=data.get("isCompactSummary") is True,
-            copy=COPY_OF in data,
+            flags=line_flags(
+                kind == "system" and data.get("subtype") == BOUNDARY,
+                data.get("isSidechain") is True,
+                data.get("isCompactSummary") is True,
+                COPY_OF in data,
+            ),
             message_id=message_id if isinstance(message_id, str) else None,
             tools=tuple(tools),
         )

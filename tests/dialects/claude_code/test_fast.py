@@ -20,6 +20,7 @@ from tests.dialects.claude_code.test_replay import CORPUS, Builder, basic
 from tests.dialects.fast_paths import (
     EXACT,
     FAST,
+    SPLIT,
     WHOLE_VIEW_COMMANDS,
     both_paths,
     converted,
@@ -32,6 +33,7 @@ from tests.dialects.fast_paths import (
 )
 
 DIALECT = "claude-code"
+PATHS = (EXACT, FAST, SPLIT)  # a big session is read in two processes
 
 
 def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
@@ -183,7 +185,7 @@ TRICKY = {
 def test_a_tricky_line_is_judged_alike_on_both_paths(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    judged_alike(monkeypatch, outcome, tmp_path / "s.jsonl", story(), 12, TRICKY[name])
+    judged_alike(monkeypatch, outcome, tmp_path / "s.jsonl", story(), 12, TRICKY[name], PATHS)
 
 
 def test_the_fast_path_reads_ordinary_lines_lazily_and_reports_a_bad_one(
@@ -237,16 +239,68 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
         for collect in (True, False):
-            results = both_paths(monkeypatch, outcome, log, block=block, collect=collect)
-            assert results[FAST] == results[EXACT], name
+            results = both_paths(monkeypatch, outcome, log, block, PATHS, collect=collect)
+            assert results[FAST] == results[SPLIT] == results[EXACT], name
 
 
 def test_upto_agrees(tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "s.jsonl"
     log.write_bytes(b"\n".join(story()) + b"\n")
     for upto in ("3", "12", "u7", "u15", "nowhere", "0"):
-        results = both_paths(monkeypatch, outcome, log, upto=upto)
-        assert results[FAST] == results[EXACT], upto
+        results = both_paths(monkeypatch, outcome, log, paths=PATHS, upto=upto)
+        assert results[FAST] == results[SPLIT] == results[EXACT], upto
+
+
+def decoded_here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The offsets of the blocks this process decodes from now on (a forked child's
+    are its own)."""
+    from condense_cli.dialects.claude_code import fast
+
+    offsets: list[int] = []
+    records_of = fast.records_of
+
+    def noted(block: bytes, offset: int) -> Any:
+        offsets.append(offset)
+        return records_of(block, offset)
+
+    monkeypatch.setattr(fast, "records_of", noted)
+    return offsets
+
+
+def test_a_big_session_is_read_in_two_processes(tmp_path: Path, monkeypatch) -> None:
+    """This process decodes the blocks before `PARENT_SHARE` of the log, a forked child
+    the rest, and the session is the exact path's."""
+    from condense_cli.dialects.claude_code.fast import PARENT_SHARE
+
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(story() * 4) + b"\n")  # the uuids repeat: problems
+    exact = both_paths(monkeypatch, outcome, log, paths=(EXACT,))[EXACT]
+    use_path(monkeypatch, SPLIT)
+    offsets = decoded_here(monkeypatch)
+    assert outcome(log) == exact
+    size = log.stat().st_size
+    assert offsets and offsets[0] == 0
+    assert max(offsets) < PARENT_SHARE * size < max(offsets) + 256 + 400  # a line at most
+
+
+def test_what_the_child_does_not_send_is_read_here(tmp_path: Path, monkeypatch) -> None:
+    from condense_cli.dialects.claude_code import fast
+
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(story() * 4) + b"\n")
+    exact = [both_paths(monkeypatch, outcome, log, paths=(EXACT,), collect=c) for c in (1, 0)]
+    use_path(monkeypatch, SPLIT)
+    records_from = fast._records_from
+
+    def one_block_then_fail(source: Any, start: int, end: int) -> Any:
+        blocks = records_from(source, start, end)
+        yield next(blocks)
+        raise RuntimeError("the child fails after its first block")
+
+    monkeypatch.setattr(fast, "_records_from", one_block_then_fail)
+    offsets = decoded_here(monkeypatch)
+    assert [{EXACT: outcome(log, collect=c)} for c in (1, 0)] == exact
+    assert max(offsets) > 0.9 * log.stat().st_size  # the end was read here
 
 
 def corpus_sessions() -> list[Path]:
@@ -258,8 +312,8 @@ def test_corpus_sessions_agree(block: int, monkeypatch) -> None:
     sessions = corpus_sessions()
     assert len(sessions) >= 2
     for session in sessions:
-        results = both_paths(monkeypatch, outcome, session, block=block)
-        assert results[FAST] == results[EXACT], session.name
+        results = both_paths(monkeypatch, outcome, session, block, PATHS)
+        assert results[FAST] == results[SPLIT] == results[EXACT], session.name
         assert results[FAST][4]  # a view was written
 
 
@@ -313,8 +367,8 @@ def test_random_sessions_are_judged_alike(kinds, inserts, cut, block, tmp_path_f
     log.write_bytes(data)
     with pytest.MonkeyPatch.context() as monkeypatch:
         for collect in (True, False):
-            results = both_paths(monkeypatch, outcome, log, block=block, collect=collect)
-            assert results[FAST] == results[EXACT]
+            results = both_paths(monkeypatch, outcome, log, block, PATHS, collect=collect)
+            assert results[FAST] == results[SPLIT] == results[EXACT]
 
 
 def session_ids(lines: list[bytes]) -> set[str]:
