@@ -33,10 +33,11 @@ import io
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
+from condense_cli.fast.lines import read_blocks
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -98,6 +99,46 @@ def in_halves(source: LogSource, end: int, walk: Walk[T], merge: Callable[[T, T]
     scaled = (lambda done: report(done * end // middle)) if report is not None else None
     first, second = in_two(lambda: walk(0, middle, scaled), lambda: walk(middle, end, None))
     return merge(first, second)
+
+
+def decoded_blocks(
+    source: LogSource,
+    start: int,
+    end: int,
+    decode: Callable[[bytes, int], T],
+    share: float | None,
+) -> Iterator[tuple[int, int, T, bytes | None]]:
+    """The blocks of whole lines of bytes [start, end) (`end` follows a newline), in
+    order: each one's offset, size, `decode(block, offset)` and, when it was decoded
+    here, its bytes.
+
+    With a `share` (of the bytes, for this process) and a range worth two processes
+    (`splits`), a forked child decodes the blocks from there on while this process
+    decodes the ones before; the child's come once it is done. What the child did not
+    send is decoded here. Closing the iterator early stops the child."""
+    fd = source.file.fileno()
+    cut = None
+    if share is not None and splits(end - start):
+        cut = next_line(fd, start + int((end - start) * share), end)
+
+    def second() -> Iterator[tuple[int, int, T]]:
+        for offset, block in read_blocks(source.file, cast(int, cut), end):
+            yield offset, len(block), decode(block, offset)
+
+    child = Worker.start(second) if cut is not None else None
+    done = cut if child is not None and cut is not None else end
+    try:
+        for offset, block in read_blocks(source.file, start, done):
+            yield offset, len(block), decode(block, offset), block
+        if child is not None:
+            for offset, size, decoded in child.items():
+                yield offset, size, decoded, None
+                done = offset + size
+    finally:
+        if child is not None:
+            child.stop()
+    for offset, block in read_blocks(source.file, done, end):
+        yield offset, len(block), decode(block, offset), block
 
 
 def in_two(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:

@@ -8,7 +8,6 @@ which then takes the exact path, like any block with a line simdjson refuses.
 """
 
 import io
-from collections.abc import Iterator
 from typing import cast
 
 import msgspec
@@ -25,9 +24,8 @@ from condense_cli.dialects.claude_code.lines import (
     line_flags,
     line_problem,
 )
-from condense_cli.fast.halves import Worker, next_line, splits
+from condense_cli.fast.halves import decoded_blocks
 from condense_cli.fast.lines import BlockDecoder, lines_end
-from condense_cli.fast.lines import read_blocks as file_blocks
 
 
 class Block(msgspec.Struct, gc=False):
@@ -177,46 +175,14 @@ def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[in
     """Read the session's whole lines into `session` a block at a time; return the
     number of the last line read and the offset where the exact path goes on.
 
-    A big session (`halves.splits`) is read in two processes: a forked child decodes
-    the lines from `PARENT_SHARE` of the log on into records while this process reads
-    the lines before; this process then adds the child's records in order (what the
-    child did not send is read here). Decoding (simdjson, msgspec) is most of a read,
-    so this process takes the smaller part: it still makes every line."""
+    A big session is decoded in two processes (`halves.decoded_blocks`): decoding
+    (simdjson, msgspec) is most of a read, and this process, which makes every line,
+    decodes the first `PARENT_SHARE` of it."""
     end = lines_end(source.file, source.size)
-    cut = next_line(source.file.fileno(), int(end * PARENT_SHARE), end) if splits(end) else None
-    child = Worker.start(lambda: _records_from(source, cut, end)) if cut is not None else None
-    done = cut if child is not None and cut is not None else end
-    try:
-        number = _read(session, source, collect, 0, done, 0)
-        if child is not None:
-            report = source.on_progress
-            for block in child.items():
-                number = _place(session, source, collect, number, block)
-                done = block[0] + block[1]
-                if report is not None:
-                    report(done)
-    finally:
-        if child is not None:
-            child.stop()
-    return _read(session, source, collect, done, end, number), end
-
-
-def _read(
-    session: Session, source: LogSource, collect: bool, start: int, end: int, number: int
-) -> int:
-    """Read the lines of bytes [start, end) here, after line `number`; the last line's number."""
+    number = 0
     report = source.on_progress
-    for offset, block in file_blocks(source.file, start, end):
-        records = records_of(block, offset)
-        number = _place(session, source, collect, number, (offset, len(block), records), block)
+    for offset, size, records, raw in decoded_blocks(source, 0, end, records_of, PARENT_SHARE):
+        number = _place(session, source, collect, number, (offset, size, records), raw)
         if report is not None:
-            report(offset + len(block))
-    return number
-
-
-def _records_from(
-    source: LogSource, start: int, end: int
-) -> "Iterator[tuple[int, int, Records | None]]":
-    """The child's part: each block of bytes [start, end) as `_place` adds it."""
-    for offset, block in file_blocks(source.file, start, end):
-        yield offset, len(block), records_of(block, offset)
+            report(offset + size)
+    return number, end

@@ -34,25 +34,32 @@ def read_rollout(
 
 
 def read_lines(reader: Reader, source: LogSource, upto: str | None) -> int:
-    """Feed every line (up to `upto`) to `reader`; return how many were read."""
-    for _ in feed_lines(reader, source, upto):
+    """Feed every line (up to `upto`) to `reader`; return how many were read (a big
+    rollout is decoded in two processes)."""
+    for _ in feed_lines(reader, source, upto, split=True):
         pass
     return reader.lines
 
 
 def feed_lines(
-    reader: Reader, source: LogSource, upto: str | None, begin: tuple[int, int] = (0, 0)
+    reader: Reader,
+    source: LogSource,
+    upto: str | None,
+    begin: tuple[int, int] = (0, 0),
+    split: bool = False,
 ) -> Iterator[None]:
     """Feed every line (up to `upto`) to `reader`, pausing whenever it has steps or
     items waiting, for the caller to take them (and so hold no more than a step).
-    `begin`: the offset of the first line fed, and the number of the lines before it."""
+    `begin`: the offset of the first line fed, and the number of the lines before it;
+    `split`: decode a big rollout in two processes (`codex.fast`), for a read that
+    nothing else runs beside (not a walk of `audit`'s, whose two processes each read)."""
     limit, wanted = _parse_upto(upto)
     found = wanted is None
     offset, done = begin  # where the line starts; lines read before it
     if upto is None and source.size >= fastlines.FAST_MIN_BYTES:
         from condense_cli.dialects.codex.fast import feed_blocks
 
-        offset = yield from feed_blocks(reader, source, begin)
+        offset = yield from feed_blocks(reader, source, begin, split)
         done = reader.lines
     for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:

@@ -284,22 +284,27 @@ def test_a_big_session_is_read_in_two_processes(tmp_path: Path, monkeypatch) -> 
 
 
 def test_what_the_child_does_not_send_is_read_here(tmp_path: Path, monkeypatch) -> None:
+    import os
+
     from condense_cli.dialects.claude_code import fast
 
     log = tmp_path / "s.jsonl"
     log.write_bytes(b"\n".join(story() * 4) + b"\n")
     exact = [both_paths(monkeypatch, outcome, log, paths=(EXACT,), collect=c) for c in (1, 0)]
     use_path(monkeypatch, SPLIT)
-    records_from = fast._records_from
+    records_of, parent, in_child = fast.records_of, os.getpid(), []
 
-    def one_block_then_fail(source: Any, start: int, end: int) -> Any:
-        blocks = records_from(source, start, end)
-        yield next(blocks)
-        raise RuntimeError("the child fails after its first block")
+    def fails_in_the_child_after_a_block(block: bytes, offset: int) -> Any:
+        if os.getpid() != parent:
+            in_child.append(offset)
+            if len(in_child) > 1:
+                raise RuntimeError("the child fails after its first block")
+        return records_of(block, offset)
 
-    monkeypatch.setattr(fast, "_records_from", one_block_then_fail)
+    monkeypatch.setattr(fast, "records_of", fails_in_the_child_after_a_block)
     offsets = decoded_here(monkeypatch)
     assert [{EXACT: outcome(log, collect=c)} for c in (1, 0)] == exact
+    assert in_child == []  # (the child's own list)
     assert max(offsets) > 0.9 * log.stat().st_size  # the end was read here
 
 

@@ -18,6 +18,7 @@ from tests.dialects.codex.test_replay import CORPUS, META, TS, call, item, line,
 from tests.dialects.fast_paths import (
     EXACT,
     FAST,
+    SPLIT,
     WHOLE_VIEW_COMMANDS,
     both_paths,
     converted,
@@ -29,6 +30,7 @@ from tests.dialects.fast_paths import (
 )
 
 DIALECT = "codex"
+PATHS = (EXACT, FAST, SPLIT)  # a big rollout is decoded in two processes
 
 
 def outcome(log: Path, collect: bool = True) -> Any:
@@ -187,7 +189,7 @@ def write(tmp_path: Path, lines: list[bytes]) -> Path:
 def test_a_tricky_line_is_judged_alike_on_both_paths(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    judged_alike(monkeypatch, outcome, tmp_path / "rollout.jsonl", story(), 12, TRICKY[name])
+    judged_alike(monkeypatch, outcome, tmp_path / "rollout.jsonl", story(), 12, TRICKY[name], PATHS)
 
 
 @pytest.mark.parametrize("name", sorted(ORDINALS))
@@ -197,8 +199,8 @@ def test_a_paginated_rollouts_ordinals_are_judged_alike_on_both_paths(
     lines = story(paginated=True)
     lines[12:12] = [ORDINALS[name]]
     log = write(tmp_path, lines)
-    results = both_paths(monkeypatch, outcome, log)
-    assert results[FAST] == results[EXACT], name
+    results = both_paths(monkeypatch, outcome, log, paths=PATHS)
+    assert results[FAST] == results[SPLIT] == results[EXACT], name
 
 
 @pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
@@ -208,8 +210,8 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
     for name, data in line_endings(lines, torn=lines[6][:20]).items():
         log = tmp_path / f"{name}.jsonl"
         log.write_bytes(data)
-        results = both_paths(monkeypatch, outcome, log, block)
-        assert results[FAST] == results[EXACT], name
+        results = both_paths(monkeypatch, outcome, log, block, PATHS)
+        assert results[FAST] == results[SPLIT] == results[EXACT], name
 
 
 def test_the_fast_path_keeps_items_unparsed_until_asked(tmp_path: Path, monkeypatch) -> None:
@@ -227,6 +229,35 @@ def test_the_fast_path_keeps_items_unparsed_until_asked(tmp_path: Path, monkeypa
         assert [e.data for e in fast] == [orjson.loads(x)["payload"] for x in lines[26:28]]
         assert [(e._data, e._raw) for e in fast] == [(None, None), (None, None)]
     assert len(view) == len(history)
+
+
+def test_a_big_rollout_is_read_in_two_processes_but_not_its_walks(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The read decodes the blocks before `PARENT_SHARE` of the rollout here and a
+    forked child the rest; a walk of its history (or steps: `audit` runs those in two
+    processes of its own) decodes every block here; all read as the exact path does."""
+    from condense_cli.dialects.codex import fast
+
+    log = write(tmp_path, [orjson.dumps(x) for x in uncompacted(40)])
+    exact = both_paths(monkeypatch, outcome, log, paths=(EXACT,))[EXACT]
+    use_path(monkeypatch, SPLIT)
+    assert outcome(log) == exact
+    offsets: list[int] = []  # the blocks decoded in this process
+    records_of = fast.records_of
+
+    def noted(block: bytes, offset: int) -> Any:
+        offsets.append(offset)
+        return records_of(block, offset)
+
+    monkeypatch.setattr(fast, "records_of", noted)
+    size = log.stat().st_size
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        assert offsets[0] == 0
+        assert max(offsets) < fast.PARENT_SHARE * size < max(offsets) + 256 + 400
+        offsets.clear()
+        assert len(list(replay.history())) == len(exact[2])
+        assert max(offsets) > 0.9 * size
 
 
 def test_a_walk_over_the_view_holds_one_item_at_a_time(tmp_path: Path, monkeypatch) -> None:
@@ -284,8 +315,8 @@ def test_cli_subprocess_on_a_big_never_compacted_rollout_prints_what_the_exact_p
 @pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
 def test_corpus_rollouts_read_alike_on_both_paths(name: str, monkeypatch) -> None:
     require_corpus(CORPUS)
-    results = both_paths(monkeypatch, outcome, CORPUS / name, block=4096)
-    assert results[FAST] == results[EXACT]
+    results = both_paths(monkeypatch, outcome, CORPUS / name, 4096, PATHS)
+    assert results[FAST] == results[SPLIT] == results[EXACT]
     assert results[FAST][0] is not None and results[FAST][0] != "error"
 
 
