@@ -10,7 +10,9 @@ the very same tokenizer (same encoding, same files) and sees the validated index
 it sends back partial tallies (sums, and types in order of appearance), so the two
 halves add up to exactly what one process counts. `audit` starts a `Worker` that
 audits every other condensation of the log (`analysis.audit`), by the same threshold,
-and then looks up half the facts of the current view in a child (`in_two`).
+and then looks up half the facts of the current view in a child (`in_two`). A big
+Claude Code session or Codex rollout is decoded a block at a time, the blocks past a
+share of the log by a child (`decoded_blocks`).
 
 Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a temporary file and a wait
 cost a few milliseconds); below it, and where `os.fork` does not exist, one process walks
