@@ -82,11 +82,14 @@ class LogSource:
         self.size = size
         self.on_progress: Callable[[int], None] | None = None  # bytes read so far
         # `read_at`'s read-ahead: the bytes from `_ahead_start` on, read at once; where
-        # the last read ended, and whether it followed the one before
+        # the last read ended, and whether it followed the one before; and the last
+        # read's start and bytes (None when it came short), for a read asked again
         self._ahead = b""
         self._ahead_start = 0
         self._last_end = -NEAR
         self._followed = False
+        self._last_start = -1
+        self._last: bytes | None = None
 
     @classmethod
     def open(cls, path: str) -> LogSource:
@@ -196,19 +199,25 @@ class LogSource:
         started where the one before ended (or up to `NEAR` after), the next one reads
         `READ_AHEAD` bytes at once: records read back in order (a view's) cost a
         system call every 256 KiB, not one each, and reads here and there read no
-        more than they ask."""
+        more than they ask. The same bytes asked again at once (a record's property
+        read twice) are not read again, and do not break the run."""
+        if start == self._last_start and end == self._last_end and self._last is not None:
+            return self._last
         ahead, first = self._ahead, self._ahead_start
         if first <= start and end <= first + len(ahead):
-            self._last_end = end
-            return ahead[start - first : end - first]
-        following = 0 <= start - self._last_end < NEAR
-        self._last_end = end
-        if following and self._followed and end - start < READ_AHEAD:
-            ahead = self._pread(start, start + READ_AHEAD)
-            self._ahead, self._ahead_start = ahead, start
-            return ahead[: end - start]
-        self._followed = following
-        return self._pread(start, end)
+            data = ahead[start - first : end - first]
+        else:
+            following = 0 <= start - self._last_end < NEAR
+            if following and self._followed and end - start < READ_AHEAD:
+                ahead = self._pread(start, start + READ_AHEAD)
+                self._ahead, self._ahead_start = ahead, start
+                data = ahead[: end - start]
+            else:
+                self._followed = following
+                data = self._pread(start, end)
+        self._last_start, self._last_end = start, end
+        self._last = data if len(data) == end - start else None
+        return data
 
     def _pread(self, start: int, end: int) -> bytes:
         parts = []

@@ -51,6 +51,29 @@ def test_lines_read_back_in_order_cost_a_read_every_read_ahead(
     assert len(preads) <= len(data) // logfile.READ_AHEAD + 4  # two before the first ahead
 
 
+def test_a_record_read_twice_is_read_once_and_keeps_the_run(
+    tmp_path: Path, preads: list[int]
+) -> None:
+    """Records read back in order, each asked for twice (a property read twice), cost
+    what reading each once does."""
+    path, data, starts = lines_file(tmp_path)
+    with LogSource.open(str(path)) as source:
+        for start, end in zip(starts, [*starts[1:], len(data)], strict=True):
+            assert source.read_at(start, end - 1) == data[start : end - 1]
+            assert source.read_at(start, end - 1) == data[start : end - 1]
+    assert len(preads) <= len(data) // logfile.READ_AHEAD + 4
+
+
+def test_a_short_read_asked_again_reads_the_file_again(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b"')
+    with LogSource.open(str(path)) as source:
+        assert source.read_at(9, 17) == b'{"b"'
+        with path.open("ab") as out:
+            out.write(b": 2}\n")
+        assert source.read_at(9, 17) == b'{"b": 2}'
+
+
 def test_reads_far_apart_read_only_what_they_ask(tmp_path: Path, preads: list[int]) -> None:
     path, data, starts = lines_file(tmp_path)
     far = starts[:: len(starts) // 8]

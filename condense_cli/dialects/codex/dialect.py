@@ -214,8 +214,9 @@ class CodexReplay(Replay):
             else:
                 yield compacted_line(head, self.state.summary) + b"\n"
         for event in events[cut:]:
-            assert event.raw is not None
-            yield event.raw + b"\n"
+            raw = event.raw
+            assert raw is not None
+            yield raw + b"\n"
         if self.state.request_pending:
             yield request_line() + b"\n"
 
