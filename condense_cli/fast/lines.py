@@ -23,10 +23,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 Decoded = tuple[list[Any], list[bytes]]
+# A line of a decoded block: what a dialect reads of it (None: the exact path must
+# read it), where it starts, where its own bytes end (before a CR) and where the
+# next line starts.
+Record = tuple[Any, int, int, int]
 
 BLOCK_BYTES = 256 << 10
 # Below this, importing msgspec and simdjson (about 15 ms) costs more than they save.
@@ -91,6 +95,25 @@ class BlockDecoder:
         except (ValueError, RuntimeError):  # simdjson's errors; msgspec's are ValueErrors,
             return None  # and its UnicodeDecodeError on invalid UTF-8 in a field it builds
         return (values, lines) if len(values) == len(lines) else None
+
+    def records(
+        self, block: bytes, offset: int, fields_of: Callable[[Any], Any]
+    ) -> list[Record] | None:
+        """The lines of a block of whole lines that starts at `offset`, as `Record`s
+        whose fields are `fields_of(value)` for each line's decoded value; None when
+        the whole block must go to the exact path."""
+        decoded = self.decode(block)
+        if decoded is None:
+            return None
+        records: list[Record] = []
+        start = offset
+        for value, raw in zip(*decoded, strict=True):
+            following = start + len(raw) + 1
+            records.append(
+                (fields_of(value), start, following - 1 - raw.endswith(b"\r"), following)
+            )
+            start = following
+        return records
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from condense_cli.dialects.claude_code.lines import (
     line_problem,
 )
 from condense_cli.fast.halves import decoded_blocks
-from condense_cli.fast.lines import BlockDecoder, lines_end
+from condense_cli.fast.lines import BlockDecoder, Record, lines_end
 
 
 class Block(msgspec.Struct, gc=False):
@@ -65,10 +65,6 @@ PARENT_SHARE = 0.45
 # What the exact path would read of a line, from its decoded fields: its `type`,
 # `uuid`, `parentUuid`, `Line.flags`, message id and tool blocks (see `Line`).
 LineFields = tuple[str, "str | None", "str | None", int, "str | None", tuple[object, ...]]
-# A block's lines as `_place` adds them: (fields, start, stop) each, fields None for a
-# line the exact path must read (stop then includes a carriage return: the line as
-# read; else the line's own bytes end there).
-Records = list[tuple["LineFields | None", int, int]]
 
 
 def fields_of(value: Fields) -> "LineFields | None":
@@ -110,23 +106,10 @@ def fields_of(value: Fields) -> "LineFields | None":
     )
 
 
-def records_of(block: bytes, offset: int) -> "Records | None":
-    """The lines of a block of whole lines that starts at `offset`; None when the whole
-    block must take the exact path."""
-    decoded = DECODER.decode(block)
-    if decoded is None:
-        return None
-    values, lines = decoded
-    records: Records = []
-    start = offset
-    for value, raw in zip(values, lines, strict=True):
-        fields = fields_of(value)
-        stop = start + len(raw)
-        if fields is not None and raw.endswith(b"\r"):
-            stop -= 1  # a CR is not the line's
-        records.append((fields, start, stop))
-        start += len(raw) + 1
-    return records
+def records_of(block: bytes, offset: int) -> "list[Record] | None":
+    """The lines of a block of whole lines that starts at `offset` (`fields_of` each);
+    None when the whole block must take the exact path."""
+    return DECODER.records(block, offset, fields_of)
 
 
 def _place(
@@ -134,7 +117,7 @@ def _place(
     source: LogSource,
     collect: bool,
     number: int,
-    block: "tuple[int, int, Records | None]",
+    block: "tuple[int, int, list[Record] | None]",
     raw: bytes | None = None,
 ) -> int:
     """Add the lines of a block (its offset, size and records; `raw`: its bytes, read
@@ -146,10 +129,10 @@ def _place(
             number += 1
             session.read(number, line_raw, collect)
         return number
-    for fields, start, stop in records:
+    for fields, start, stop, following in records:
         number += 1
         if fields is None:
-            session.read(number, source.read_at(start, stop) + b"\n", collect)
+            session.read(number, source.read_at(start, following), collect)
             continue
         kind, uuid, parent, flags, message_id, tools = fields
         line = Line(

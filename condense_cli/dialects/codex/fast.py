@@ -20,7 +20,7 @@ from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, sends
 from condense_cli.dialects.codex.reading import Reader, line_at
 from condense_cli.fast.halves import decoded_blocks
-from condense_cli.fast.lines import BlockDecoder, lines_end
+from condense_cli.fast.lines import BlockDecoder, Record, lines_end
 
 # event_msg types that change what the reader keeps (a rollback, a token count)
 READ_EXACTLY = frozenset({"thread_rolled_back", "token_count"})
@@ -49,9 +49,6 @@ DECODER = BlockDecoder(Fields)
 # `call_id` and `model`, as decoded (of any JSON type); None for a line whose payload
 # is not an object.
 LineFields = tuple[object, object, object, object, object, object]
-# A block's lines: (fields, start, stop, next) each: where the line starts, where its
-# own bytes end (before a CR) and where the next line starts.
-Records = list[tuple["LineFields | None", int, int, int]]
 # The share of a big rollout this process decodes when a child decodes the rest
 # (`halves.decoded_blocks`). On the 100k-line bench rollout this process reads its
 # half in 0.31-0.37 s, the child is done by then, and its records take 0.10-0.14 s to
@@ -59,33 +56,18 @@ Records = list[tuple["LineFields | None", int, int, int]]
 PARENT_SHARE = 0.5
 
 
-def records_of(block: bytes, offset: int) -> "Records | None":
-    """The lines of a block of whole lines that starts at `offset`; None when the whole
-    block must take the exact path."""
-    decoded = DECODER.decode(block)
-    if decoded is None:
+def fields_of(value: Fields) -> "LineFields | None":
+    """What the fast path reads of a line whose decoded fields are `value`."""
+    payload = value.payload
+    if payload is None:
         return None
-    values, lines = decoded
-    records: Records = []
-    start = offset
-    for value, raw in zip(values, lines, strict=True):
-        payload = value.payload
-        fields = (
-            None
-            if payload is None
-            else (
-                value.type,
-                value.ordinal,
-                payload.type,
-                payload.role,
-                payload.call_id,
-                payload.model,
-            )
-        )
-        following = start + len(raw) + 1
-        records.append((fields, start, following - 1 - raw.endswith(b"\r"), following))
-        start = following
-    return records
+    return (value.type, value.ordinal, payload.type, payload.role, payload.call_id, payload.model)
+
+
+def records_of(block: bytes, offset: int) -> "list[Record] | None":
+    """The lines of a block of whole lines that starts at `offset` (`fields_of` each);
+    None when the whole block must take the exact path."""
+    return DECODER.records(block, offset, fields_of)
 
 
 def read_fast(
