@@ -9,9 +9,7 @@ way against every fact any condensation forgot.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -37,7 +35,7 @@ from condense_cli.core.jsonlines import Items
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay, Threshold
-from condense_cli.fast.halves import in_two, splits
+from condense_cli.fast.halves import in_two, log_size, splits
 
 OVERALL = "overall"
 
@@ -352,7 +350,8 @@ def audit_log(
     after = each_step is None and replay.thresholds_after_steps
     thresholds = {} if after else replay.thresholds(client)
     audited: Iterable[Audited]
-    if each_step is None and splits(_size(replay.path)):
+    big = splits(log_size(replay.path))
+    if each_step is None and big:
         audited = _in_two_processes(replay, pins, everything)
     else:
         audited = _steps_audited(replay, pins, everything, each_step, thresholds)
@@ -367,7 +366,7 @@ def audit_log(
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
     kept = [e for e in view if not e.is_summary]
-    kinds = check_facts(list(forgotten.values()), summaries, kept, split=splits(_size(replay.path)))
+    kinds = check_facts(list(forgotten.values()), summaries, kept, split=big)
     current = Audit(
         "current view",
         None,
@@ -470,14 +469,6 @@ def _audited_from(
     for number, step in enumerate(steps if stop is None else islice(steps, stop - first), first):
         if number not in skip:
             yield number, audit_step(step, pins, everything, f"condensation {number}", scans)
-
-
-def _size(path: str) -> int:
-    """The bytes of a log file; a folder (or anything else) counts as big."""
-    try:
-        return os.path.getsize(path) if os.path.isfile(path) else sys.maxsize
-    except OSError:
-        return sys.maxsize
 
 
 # --- thresholds (`--fail-under`) ------------------------------------------------------

@@ -30,7 +30,8 @@ from condense_cli.cli.common import (
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.dialects.base import Reading, StatsReport
+    from condense_cli.core.events import View
+    from condense_cli.dialects.base import Reading, Replay, StatsReport
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -158,18 +159,50 @@ def _report(
     where each compaction fired against its client's threshold (`shown`: how its
     reading is shown, by default a progress bar on a terminal)."""
     from condense_cli.analysis.thrash import all_findings
-    from condense_cli.core.messages import Conversion, message_numbers
     from condense_cli.dialects import read_log
+    from condense_cli.fast.halves import in_two
 
     with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
-        report = replay.stats(tokenizer, shown or reading("counting"))
-        if replay.converts_messages:
-            conversion = Conversion()
-            messages = replay.each_message(replay.view(), conversion)
-            report.messages = message_numbers(messages, conversion, tokenizer, replay.token_counts)
+        counting = shown or reading("counting")
+        view = replay.view() if replay.converts_messages else None
+        if view is not None and _converts_apart(replay, view, tokenizer):
+            report, messages = in_two(
+                lambda: replay.stats(None, counting), lambda: _messages(replay, view, None)
+            )
+            report.messages = messages
+        else:
+            report = replay.stats(tokenizer, counting)
+            if view is not None:  # after the walk: its token counts are reused
+                report.messages = _messages(replay, view, tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
         report.model = replay.model
         thresholds = replay.thresholds(client)
         for row in report.condensations:
             row.threshold = thresholds.get(row.line)
     return report
+
+
+# A view this long takes about 0.1 s to convert, what a forked child costs.
+CONVERT_APART_MIN_EVENTS = 10_000
+
+
+def _converts_apart(replay: "Replay", view: "View", tokenizer: "Tokenizer | None") -> bool:
+    """Whether a forked child converts the view to messages while this process walks
+    the log (itself in two processes): only with no tokens to count, which the child
+    would count again, and for a big log with a long view (or every log that
+    `CONDENSE_STATS_SPLIT_MIN_BYTES=0` splits)."""
+    from condense_cli.fast.halves import log_size, split_min_bytes, splits
+
+    if tokenizer is not None or not splits(log_size(replay.path)):
+        return False
+    return split_min_bytes() == 0 or len(view) >= CONVERT_APART_MIN_EVENTS
+
+
+def _messages(replay: "Replay", view: "View", tokenizer: "Tokenizer | None") -> dict[str, Any]:
+    """The `messages` part of a report: the view converted to chat messages, counted
+    (the texts the log's walk tokenized are not tokenized again)."""
+    from condense_cli.core.messages import Conversion, message_numbers
+
+    conversion = Conversion()
+    messages = replay.each_message(view, conversion)
+    return message_numbers(messages, conversion, tokenizer, replay.token_counts)

@@ -34,6 +34,7 @@ import contextlib
 import io
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -161,6 +162,14 @@ def in_two(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
 def splits(size: int) -> bool:
     """Whether work on `size` bytes is worth two processes here."""
     return size >= max(split_min_bytes(), 2) and hasattr(os, "fork")
+
+
+def log_size(path: str) -> int:
+    """The bytes of a log file; a folder (or anything else) counts as big."""
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else sys.maxsize
+    except OSError:
+        return sys.maxsize
 
 
 def split_point(source: LogSource, end: int) -> int | None:

@@ -10,10 +10,14 @@ from typing import Any
 import orjson
 import pytest
 
+from condense_cli.cli import stats as stats_module
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
 from condense_cli.core.messages import Conversion, fingerprint, message_numbers
 from condense_cli.dialects import read_log
+from condense_cli.dialects.base import Replay
+from condense_cli.dialects.claude_code.dialect import ClaudeReplay
+from condense_cli.dialects.codex.dialect import CodexReplay
 from condense_cli.dialects.counting import TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
 from condense_cli.dialects.openhands_v0.replay import scan_log
@@ -271,6 +275,64 @@ def test_other_dialects_count_the_same_in_two_processes(
     log = corpus.parent / name
     two = stats_json(cli, log, monkeypatch, TWO, *tokens)
     assert two == stats_json(cli, log, monkeypatch, ONE, *tokens)
+
+
+CONVERTING = [
+    ("claude-code/posthog-impact-dashboard.claude-session.jsonl", ClaudeReplay),
+    ("codex/edgerunner.codex-session.jsonl", CodexReplay),
+]
+
+
+@pytest.mark.parametrize(("name", "replay_class"), CONVERTING)
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_a_long_view_is_converted_by_a_child_while_the_log_is_walked(
+    cli,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    replay_class: type[Replay],
+    child_fails: bool,
+) -> None:
+    """Without tokens, a forked child converts the view to messages while this
+    process walks the log: this process converts nothing, unless the child failed,
+    and the report is one process's."""
+    log = corpus.parent / name
+    alone = stats_json(cli, log, monkeypatch, ONE, "--no-tokens")
+    parent, converted_here = os.getpid(), []
+    each_message = replay_class.each_message
+
+    def watched(self: Replay, view: Any, out: Conversion) -> Any:
+        if os.getpid() != parent and child_fails:
+            os._exit(3)
+        converted_here.append(os.getpid())  # the child's own list, when it is the child
+        return each_message(self, view, out)
+
+    monkeypatch.setattr(replay_class, "each_message", watched)
+    assert stats_json(cli, log, monkeypatch, TWO, "--no-tokens") == alone
+    assert converted_here == ([parent] if child_fails else [])
+    converted_here.clear()
+    assert stats_json(cli, log, monkeypatch, TWO) == stats_json(cli, log, monkeypatch, ONE)
+    assert converted_here == [parent, parent]  # tokens counted: after the walk, here
+
+
+def test_a_short_view_is_converted_here(cli, corpus: Path, monkeypatch) -> None:
+    """A fork costs what converting a short view does: a big log whose view is
+    short converts it in this process."""
+    log = corpus.parent / CONVERTING[0][0]
+    converted_here: list[int] = []
+    each_message = ClaudeReplay.each_message
+
+    def watched(self: Replay, view: Any, out: Conversion) -> Any:
+        converted_here.append(len(view))
+        return each_message(self, view, out)
+
+    monkeypatch.setattr(ClaudeReplay, "each_message", watched)
+    stats_json(cli, log, monkeypatch, "1", "--no-tokens")  # a big log, by this threshold
+    assert converted_here and converted_here[0] < stats_module.CONVERT_APART_MIN_EVENTS
+    monkeypatch.setattr(stats_module, "CONVERT_APART_MIN_EVENTS", converted_here[0])
+    converted_here.clear()
+    stats_json(cli, log, monkeypatch, "1", "--no-tokens")
+    assert converted_here == []  # as long as the shortest converted apart: in a child
 
 
 @pytest.mark.parametrize(
