@@ -234,6 +234,7 @@ SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
 # A pattern that starts at a line is tried at every character of a text, so each is
 # run only on a text that holds what it needs (`_error_lines`): EXCEPTION, "Error",
 # "Exception" or "Failure"; each of FAILING_TESTS, one word of each of its groups.
+EXCEPTION_WORDS = ("Error", "Exception", "Failure")
 EXCEPTION = re.compile(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Failure))(?::\s*(.*?))?\s*$",
     re.M,
@@ -659,7 +660,7 @@ def _error_lines(text: str) -> Iterator[Fact]:
                 yield Fact("errors", _test_keys(test), shown(f"failing test {test}"))
     if "Error" not in text and "Exception" not in text and "Failure" not in text:
         return
-    for name, message in EXCEPTION.findall(text):
+    for name, message in exceptions(text):
         line = f"{name}: {message}" if message else name
         quoted = list(dict.fromkeys(QUOTED.findall(message or "")))
         subjects = tuple(_subject(q) for q in quoted)
@@ -671,6 +672,35 @@ def _error_lines(text: str) -> Iterator[Fact]:
             )
         else:
             yield Fact("errors", key, shown(line), names=subjects)
+
+
+def exceptions(text: str) -> list[tuple[str, str]]:
+    """What `EXCEPTION.findall(text)` finds, trying the pattern only where a match
+    can start (the pattern alone is tried at every character of the text).
+
+    A match names the exception on one line, which holds one of `EXCEPTION_WORDS`.
+    It starts where that line starts, or, after pytest's `E` marker, at a line that is
+    `E` alone, with white space only (`str.isspace` is `\\s`) up to the name."""
+    starts = set()
+    for word in EXCEPTION_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            line = text.rfind("\n", 0, at) + 1
+            starts.add(line)
+            before = line - 1
+            while before >= 0 and text[before].isspace():
+                before -= 1
+            if before >= 0 and text[before] == "E" and (before == 0 or text[before - 1] == "\n"):
+                starts.add(before)
+            end = text.find("\n", at)
+            at = text.find(word, end) if end >= 0 else -1
+    found = []
+    done = 0  # where the last match ended: matches do not overlap
+    for start in sorted(starts):
+        if start >= done and (match := EXCEPTION.match(text, start)) is not None:
+            found.append((match.group(1), match.group(2) or ""))
+            done = match.end()
+    return found
 
 
 def _subject(quoted: str) -> str:

@@ -1,6 +1,7 @@
 """The quick ways facts scans texts are the plain ones, exactly: paths found in runs
 of path characters, white space squashed by `str.split`, a view's texts scanned
-once across views, paths and URLs looked for only in the texts that name them."""
+once across views, paths and URLs looked for only in the texts that name them,
+exceptions looked for only where a line names one."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from condense_cli.analysis.facts import (
+    EXCEPTION,
     PATH_IN_TEXT,
     SPACE,
     Fact,
     Memory,
     Scanned,
     Scans,
+    exceptions,
     normal_url,
     paths_in,
     squash,
@@ -90,3 +93,41 @@ def test_paths_and_urls_are_found_by_name_as_by_scanning_every_text(texts: list[
     candidates = every_url | {normal_url(u) for u in ("https://X.io/a", "http://x.io/A#b")}
     for url in candidates:
         assert memory.carries(Fact("urls", (url,), url)) == (url in every_url or url in memory.flat)
+
+
+# What an exception line is made of: pytest's `E` marker, names, dots, the words an
+# exception's name ends in, a message, and white space that \s and str.isspace agree on.
+ERROR_PIECES = ["E", "E ", " ", "\t", "\n", "\r", "\x0b", "\x1c", "\x85", "\u00a0", "\u2028"]
+ERROR_PIECES += ["Error", "Exception", "Failure", "Value", "ErrorError", "os.", "_x.", ".", ":"]
+ERROR_PIECES += [": bad 'x'", "ValueError", "é", "日", "E   KeyError: 'a'", "x", "1"]
+ERROR_TEXTS = st.lists(st.sampled_from(ERROR_PIECES), max_size=30).map("".join)
+TRACEBACK = """Traceback (most recent call last):
+  File "/repo/a.py", line 3, in <module>
+    import foo.bar
+ModuleNotFoundError: No module named 'foo'
+E   AssertionError: assert 1 == 2
+E
+    ValueError: spread over lines
+KeyError:
+
+IndexError: list index out of range
+some text with an Error in it
+requests.exceptions.ConnectionError
+"""
+
+
+@given(ERROR_TEXTS)
+@settings(max_examples=4000, deadline=None)
+def test_exceptions_are_what_the_pattern_finds_in_the_whole_text(text: str) -> None:
+    assert exceptions(text) == EXCEPTION.findall(text)
+
+
+def test_exceptions_of_a_traceback() -> None:
+    assert exceptions(TRACEBACK) == EXCEPTION.findall(TRACEBACK)
+    assert exceptions(TRACEBACK) == [
+        ("ModuleNotFoundError", "No module named 'foo'"),
+        ("AssertionError", "assert 1 == 2"),
+        ("ValueError", "spread over lines"),
+        ("KeyError", "IndexError: list index out of range"),  # a message on a later line
+        ("ConnectionError", ""),
+    ]
