@@ -10,7 +10,8 @@ the very same tokenizer (same encoding, same files) and sees the validated index
 it sends back partial tallies (sums, and types in order of appearance), so the two
 halves add up to exactly what one process counts. `audit` starts a `Worker` that
 audits every other condensation of the log (`analysis.audit`), by the same threshold,
-and then looks up half the facts of the current view in a child (`in_two`). A big
+and then looks up half the facts of the current view in a child (`in_two`); `stats`
+without tokens converts a long view to messages in a child while it walks. A big
 Claude Code session or Codex rollout is decoded a block at a time, the blocks past a
 share of the log by a child (`decoded_blocks`).
 
