@@ -16,6 +16,7 @@ from itertools import islice
 from typing import Any
 
 from condense_cli.analysis.facts import (
+    INDEX_MIN_FACTS,
     KINDS,
     Fact,
     Memory,
@@ -188,6 +189,8 @@ def check_facts(
     summary = Memory.of(summaries, loose=True)
     texts = (text for event in kept for text in event_texts(event))
     view = scans.memory(texts) if scans is not None else Memory.of(texts)
+    if len(facts) >= INDEX_MIN_FACTS:
+        view.index_words()
 
     def found(part: Iterable[Fact]) -> bytes:
         return bytes(

@@ -1,7 +1,8 @@
 """The quick ways facts scans texts are the plain ones, exactly: paths found in runs
 of path characters, white space squashed by `str.split`, a view's texts scanned
 once across views, paths and URLs looked for only in the texts that name them,
-exceptions looked for only where a line names one."""
+exceptions looked for only where a line names one, a text not looked for in a memory
+that lacks one of its words."""
 
 from __future__ import annotations
 
@@ -131,3 +132,31 @@ def test_exceptions_of_a_traceback() -> None:
         ("KeyError", "IndexError: list index out of range"),  # a message on a later line
         ("ConnectionError", ""),
     ]
+
+
+WORD_PIECES = ["a", "b", "ab", "é", "ß", "ss", "日本", "x.py", "İ", "ǅ"]  # some case-fold apart
+WORDS = st.lists(st.sampled_from(WORD_PIECES), max_size=6)
+
+
+@given(st.lists(WORDS.map(" ".join), max_size=8), st.lists(WORDS.map(" ".join), max_size=20))
+@settings(max_examples=1500, deadline=None)
+def test_a_memory_holds_what_its_flat_text_holds(texts: list[str], keys: list[str]) -> None:
+    """Once a memory has indexed its words, a key is looked for only when it may be
+    there: `holds` is `in` on the flat text, before the index and after it."""
+    memory = Memory.of(texts)
+    keys = [squash(k) for k in keys] + [squash(t) for t in texts] + ["", " ", "a b", "b a b"]
+    for key in keys:
+        assert memory.holds(key) == (key in memory.flat), (key, memory.flat)
+    memory.index_words()
+    for key in keys:
+        assert memory.holds(key) == (key in memory.flat), (key, memory.flat)
+
+
+def test_a_memory_with_its_words_indexed_skips_texts_it_lacks_a_word_of() -> None:
+    memory = Memory.of(["run the tests with care", "then deploy the app"])
+    memory.index_words()
+    assert memory.holds("the tests with")
+    assert memory.holds("run the tests with care")
+    assert memory.holds("tests with car")  # the first and last words may be parts of words
+    assert not memory.holds("run the spec with care")  # "spec" is no word of the texts
+    assert not memory.holds("care then deploy")  # across two texts
