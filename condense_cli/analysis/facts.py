@@ -487,8 +487,15 @@ def core_command(command: str) -> tuple[str | None, str]:
             first = first[sourced.end() :]
         else:
             break
-    core = PAGER_SUFFIX.sub("", first).strip() or first.strip()
-    return folder, core
+    return folder, without_pager(first)
+
+
+def without_pager(line: str) -> str:
+    """A command's line without the pager it pipes into (`| tail -5`) or the `2>&1`
+    it ends with, stripped; the pattern is tried only on a line that holds either."""
+    if "|" in line or "2>&1" in line:
+        return PAGER_SUFFIX.sub("", line).strip() or line.strip()
+    return line.strip()
 
 
 def without_script(core: str) -> str:

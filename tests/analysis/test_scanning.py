@@ -2,7 +2,7 @@
 of path characters, white space squashed by `str.split`, a view's texts scanned
 once across views, paths and URLs looked for only in the texts that name them,
 exceptions looked for only where a line names one, a text not looked for in a memory
-that lacks one of its words."""
+that lacks one of its words, a pager looked for only on a line that may hold one."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from condense_cli.analysis.facts import (
     EXCEPTION,
+    PAGER_SUFFIX,
     PATH_IN_TEXT,
     SPACE,
     Fact,
@@ -23,6 +24,7 @@ from condense_cli.analysis.facts import (
     normal_url,
     paths_in,
     squash,
+    without_pager,
 )
 
 # Characters that start, end, stop or join paths, with the white space str.split
@@ -160,3 +162,13 @@ def test_a_memory_with_its_words_indexed_skips_texts_it_lacks_a_word_of() -> Non
     assert memory.holds("tests with car")  # the first and last words may be parts of words
     assert not memory.holds("run the spec with care")  # "spec" is no word of the texts
     assert not memory.holds("care then deploy")  # across two texts
+
+
+PAGER_PIECES = ["ls", " ", "\t", "|", "| tail -5", "|head", " 2>&1", "2>&1", "cat", "less", "x|y"]
+PAGER_TEXTS = st.lists(st.sampled_from(PAGER_PIECES), max_size=12).map("".join)
+
+
+@given(PAGER_TEXTS)
+@settings(max_examples=2000, deadline=None)
+def test_a_pager_is_cut_as_the_pattern_cuts_it(line: str) -> None:
+    assert without_pager(line) == (PAGER_SUFFIX.sub("", line).strip() or line.strip())
