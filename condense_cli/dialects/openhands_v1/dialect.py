@@ -80,6 +80,9 @@ from condense_cli.dialects.openhands_v1.storage import (
 )
 
 Made = dict[tuple[int, int | None], V1Event]  # events made for views, by position and unit
+# A step's view after it keeps its events' facts (what `audit` reads of them) when their
+# files come to at most this: the next step forgets most of them and asks again.
+FACTS_KEPT_BYTES = 16 << 20
 
 
 # The condensations' records; each one's line, the size of the view before it and
@@ -196,6 +199,7 @@ class V1Replay(Replay):
             made: Made = {}
             before = self._view_of(step.before, step.pending_before, last, made)
             after = self._view_of(step.after, False, made, made)
+            _keep_facts_of(after, last, made)
             last = made
             kept = {e.id for e in after}
             gone = [e for e in before if e.id not in kept and not e.is_summary]
@@ -516,3 +520,17 @@ def _refuse_invalid(conversation: Conversation) -> None:
             first.line,
             hint=f"run `condense check` on {conversation.path} to list every problem{more}",
         )
+
+
+def _keep_facts_of(after: View, last: Made, made: Made) -> None:
+    """Let the events of the step before that this step's views no longer hold let go
+    of their facts, and the view after this step keep its events' facts once made
+    (while their files come to at most `FACTS_KEPT_BYTES`): at most two views' facts
+    are held, however long the walk."""
+    for key, event in last.items():
+        if key not in made:
+            event.keep_facts(False)
+    events = [e for e in after.events if isinstance(e, V1Event)]
+    keep = sum(e.stored.size for e in events if e.stored is not None) <= FACTS_KEPT_BYTES
+    for event in events:
+        event.keep_facts(keep)

@@ -27,7 +27,7 @@ class V1Event(Event):
     "id": "<condensation id>-summary", "summary": ...}`, keyed by its condensation's
     position when the SDK can forget it (multi-summary), else without a key."""
 
-    __slots__ = ("_data", "_facts_kept", "_raw", "_unit", "stored")
+    __slots__ = ("_data", "_facts_kept", "_keeps_facts", "_raw", "_unit", "stored")
 
     def __init__(
         self, data: dict[str, Any], key: int | None, raw: bytes | None, unit: int | None = None
@@ -35,6 +35,7 @@ class V1Event(Event):
         self.stored: StoredEvent | None = None
         super().__init__(data, key, raw)
         self._facts_kept: Facts | None = facts(data) if data is not None else None
+        self._keeps_facts = False
         self._unit = unit
 
     @classmethod
@@ -82,7 +83,17 @@ class V1Event(Event):
         if kept is not None:
             return kept
         made: Facts = LAST_PARSED.made_of(self, self._parse, facts)
+        if self._keeps_facts:
+            self._facts_kept = made
         return made
+
+    def keep_facts(self, keep: bool) -> None:
+        """Keep this event's facts once made (a walk will ask for them again after
+        other events'), or let them go. An event made from its data keeps them anyway."""
+        if self.stored is not None:
+            self._keeps_facts = keep
+            if not keep:
+                self._facts_kept = None
 
     @property
     def id(self) -> str:
@@ -135,23 +146,11 @@ class V1Event(Event):
 
     @property
     def url(self) -> str:
-        observation = self._observation()
-        url = observation.get("url") if observation is not None else None
-        return url if isinstance(url, str) else ""
+        return self._facts.url
 
     @property
     def exit_code(self) -> int | None:
-        observation = self._observation()
-        if observation is None:
-            return None
-        code = observation.get("exit_code")
-        metadata = observation.get("metadata")
-        if code is None and isinstance(metadata, dict):
-            code = metadata.get("exit_code")
-        # The SDK writes -1 when a command has no exit code (it is still running).
-        if isinstance(code, int) and not isinstance(code, bool) and code >= 0:
-            return code
-        return None
+        return self._facts.exit_code
 
     def _observation(self) -> dict[str, Any] | None:
         observation = self.data.get("observation")

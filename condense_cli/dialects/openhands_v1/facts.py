@@ -32,6 +32,8 @@ class Facts:
     llm_response_id: str | None  # one model response: its parallel tool calls share it
     sent: bool
     thinking: bool  # a tool call with thinking blocks: it starts a tool loop
+    exit_code: int | None = None  # the exit code a command's result reports
+    url: str = ""  # the address a browsing result shows
 
 
 def texts_of(content: Any) -> str:
@@ -82,6 +84,22 @@ def _reasoning(data: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _address(observation: dict[str, Any]) -> str:
+    url = observation.get("url")
+    return url if isinstance(url, str) else ""
+
+
+def _exit_code(observation: dict[str, Any]) -> int | None:
+    code = observation.get("exit_code")
+    metadata = observation.get("metadata")
+    if code is None and isinstance(metadata, dict):
+        code = metadata.get("exit_code")
+    # The SDK writes -1 when a command has no exit code (it is still running).
+    if isinstance(code, int) and not isinstance(code, bool) and code >= 0:
+        return code
+    return None
+
+
 def facts(data: dict[str, Any]) -> Facts:
     """The neutral facts of one (validated) event."""
     kind = data["kind"]
@@ -91,6 +109,7 @@ def facts(data: dict[str, Any]) -> Facts:
     response_id = response if isinstance(response, str) else None
     thought, reasoning, thinking = "", "", False
     role: str | None = None
+    url, exit_code = "", None
     if kind == ACTION:
         role, type_ = "assistant", str(data.get("tool_name") or "tool")
         text = _tool_arguments(data.get("tool_call"))
@@ -104,7 +123,10 @@ def facts(data: dict[str, Any]) -> Facts:
         elif kind == "UserRejectObservation":
             text = f"Action rejected: {data.get('rejection_reason', 'User rejected the action')}"
         else:
-            text = _observation_text(data.get("observation"))
+            observation = data.get("observation")
+            text = _observation_text(observation)
+            if isinstance(observation, dict) and kind == "ObservationEvent":
+                url, exit_code = _address(observation), _exit_code(observation)
     elif kind == "MessageEvent":
         message = as_dict(data.get("llm_message"))
         role, type_ = str(message.get("role") or source or "user"), "message"
@@ -142,6 +164,8 @@ def facts(data: dict[str, Any]) -> Facts:
         llm_response_id=response_id,
         sent=kind in SENT_KINDS,
         thinking=thinking,
+        exit_code=exit_code,
+        url=url,
     )
 
 

@@ -21,6 +21,7 @@ from condense_cli.dialects.openhands_v1.appending import (
     new_condensation_request,
 )
 from condense_cli.dialects.openhands_v1.detect import SENT_KINDS, UNSENT_KINDS
+from condense_cli.dialects.openhands_v1.events import V1Event
 from condense_cli.dialects.openhands_v1.facts import Facts, Summary
 from condense_cli.dialects.openhands_v1.facts import facts as facts_of
 from condense_cli.dialects.openhands_v1.generations import Generation, detect_generation
@@ -230,6 +231,33 @@ def test_facts_of_tool_results(event: dict[str, Any], role: str, text: str) -> N
     data = {"id": "abcdef12", "tool_name": "bash", "tool_call_id": "c1", **event}
     facts = facts_of(data)
     assert (facts.role, facts.type, facts.text, facts.tool_call_id) == (role, "bash", text, "c1")
+
+
+PAGE = "https://example.com/a"
+
+
+@pytest.mark.parametrize(
+    ("observation", "kind", "url", "exit_code"),
+    [
+        ({"content": "ok", "exit_code": 0}, "ObservationEvent", "", 0),
+        ({"content": "", "metadata": {"exit_code": 2}}, "ObservationEvent", "", 2),
+        ({"exit_code": 3, "metadata": {"exit_code": 2}}, "ObservationEvent", "", 3),
+        ({"exit_code": -1}, "ObservationEvent", "", None),  # still running
+        ({"exit_code": True}, "ObservationEvent", "", None),
+        ({"exit_code": "1"}, "ObservationEvent", "", None),
+        ({"url": PAGE, "content": "page"}, "ObservationEvent", PAGE, None),
+        ({"url": 7}, "ObservationEvent", "", None),
+        ({"url": "https://example.com/", "exit_code": 1}, "AgentErrorEvent", "", None),
+    ],
+)
+def test_facts_of_a_tool_result_give_its_address_and_exit_code(
+    observation: dict[str, Any], kind: str, url: str, exit_code: int | None
+) -> None:
+    data = {"kind": kind, "id": "abcdef12", "tool_name": "bash", "observation": observation}
+    facts = facts_of(data)
+    assert (facts.url, facts.exit_code) == (url, exit_code)
+    stored = V1Event.of(_record(data))
+    assert (stored.url, stored.exit_code) == (url, exit_code)
 
 
 def test_events_never_sent_to_the_model() -> None:

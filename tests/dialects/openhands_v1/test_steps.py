@@ -3,6 +3,7 @@ the log, and are exactly the replays up to each condensation in turn."""
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,20 @@ def test_a_replay_holds_parsed_events_only_for_condensations(tmp_path: Path) -> 
     ]
 
 
+def _folder_condensed_every_9_events(tmp_path: Path) -> Path:
+    from tests.dialects.openhands_v1.test_replay import write_folder
+
+    events = [message(0), message(1)]
+    for n in range(2, 62, 10):  # a condensation after every 9 events, forgetting 4 of
+        # them and 2 messages the step before kept
+        events += [call(n, f"r{n}"), result(n + 1, n), message(n + 2), message(n + 3)]
+        events += [call(n + 4, f"r{n}"), result(n + 5, n + 4), message(n + 6), message(n + 7)]
+        kept_before = [n - 8, n - 7] if n > 2 else []
+        forgotten = [*kept_before, n, n + 1, n + 4, n + 5]
+        events += [message(n + 8), condensation(n + 9, forgotten, 1)]
+    return write_folder(tmp_path / "c", events)
+
+
 def test_the_steps_read_each_event_file_once_for_every_view(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,14 +224,8 @@ def test_the_steps_read_each_event_file_once_for_every_view(
     reads no file until an event is asked for), and the views are those made one by
     one."""
     from condense_cli.dialects.openhands_v1 import storage
-    from tests.dialects.openhands_v1.test_replay import write_folder
 
-    events = [message(0), message(1)]
-    for n in range(2, 62, 10):  # a condensation after every 9 events, forgetting 4
-        events += [call(n, f"r{n}"), result(n + 1, n), message(n + 2), message(n + 3)]
-        events += [call(n + 4, f"r{n}"), result(n + 5, n + 4), message(n + 6), message(n + 7)]
-        events += [message(n + 8), condensation(n + 9, [n, n + 1, n + 4, n + 5], 1)]
-    folder = write_folder(tmp_path / "c", events)
+    folder = _folder_condensed_every_9_events(tmp_path)
     reads: list[str] = []
     read = storage.read_event_file
     monkeypatch.setattr(storage, "read_event_file", lambda p: reads.append(p) or read(p))
@@ -236,3 +245,56 @@ def test_the_steps_read_each_event_file_once_for_every_view(
     for step, (before, after) in zip(steps, alone, strict=True):
         assert [(e.key, e.to_json()) for e in step.before] == [(e.key, e.to_json()) for e in before]
         assert [(e.key, e.to_json()) for e in step.after] == [(e.key, e.to_json()) for e in after]
+
+
+def _reads_of_an_audit_walk(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Counter[str], list[tuple[list[Any], list[Any]]]]:
+    """How often each event file is read while each step's forgotten events and then
+    its view after it are asked what they say, as `audit` asks; and at each step, of
+    the events the steps before made, those that still hold their facts and those no
+    view of this step holds."""
+    from condense_cli.dialects.openhands_v1 import storage
+
+    reads: Counter[str] = Counter()
+    read = storage.read_event_file
+    monkeypatch.setattr(storage, "read_event_file", lambda p: reads.update([p]) or read(p))
+    replay = V1Replay(str(folder), storage.read_folder(folder))
+    reads.clear()
+    seen: dict[int, Any] = {}
+    found = []
+    for step in replay.condensation_steps():
+        here = {id(e) for e in [*step.before, *step.after]}
+        holding = [e for e in seen.values() if e.stored is not None and e._facts_kept is not None]
+        assert {id(e) for e in holding} <= here  # only this step's views hold facts
+        found.append((holding, [e for i, e in seen.items() if i not in here]))
+        for event in [*step.forgotten, *step.after]:
+            assert (event.text, event.thought, event.exit_code, event.url) is not None
+        seen |= {id(e): e for e in [*step.before, *step.after]}
+    return reads, found
+
+
+def test_an_event_a_step_keeps_is_read_once_when_the_next_step_forgets_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`audit` asks what a step's view after it says, then what the next step's
+    forgotten events say: mostly the same events. They keep their facts from one
+    step to the next, so each file is read once however many steps' views hold it;
+    the events the views no longer hold let theirs go."""
+    folder = _folder_condensed_every_9_events(tmp_path)
+    reads, found = _reads_of_an_audit_walk(folder, monkeypatch)
+    assert len(reads) == 56 and max(reads.values()) == 1
+    for step, (holding, gone) in enumerate(found[1:], start=1):
+        assert holding and gone, step
+
+
+def test_a_view_after_a_step_over_the_budget_keeps_no_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from condense_cli.dialects.openhands_v1 import dialect
+
+    monkeypatch.setattr(dialect, "FACTS_KEPT_BYTES", 0)
+    folder = _folder_condensed_every_9_events(tmp_path)
+    reads, found = _reads_of_an_audit_walk(folder, monkeypatch)
+    assert max(reads.values()) == 6  # the first user messages, read at every step
+    assert not any(holding for holding, _ in found)
