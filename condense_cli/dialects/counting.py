@@ -3,12 +3,14 @@ tokens of the log against the view, and the rows that describe each condensation
 
 Tokenizing is most of the time `stats` takes, so every text is tokenized once: an
 event the view keeps is counted for the log and the view in one go (OpenHands V0's
-walk), or its count is remembered from the log's tally (`TextCounts`). Many texts
+walk), or its count is remembered from the log's tally, by its place in the log
+(`Places`: Claude Code, V1) or by its text's fingerprint (`TextCounts`). Many texts
 are counted in two processes (`halves`).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -21,6 +23,7 @@ from condense_cli.llm.tokens import Tokenizer
 
 Count = Callable[[str], int]
 X = TypeVar("X")
+E = TypeVar("E", bound=Event)
 
 
 @dataclass
@@ -39,6 +42,10 @@ class Tally:
         """Add another part of the same walk (sums: the order does not matter)."""
         self.chars += other.chars
         self.tokens += other.tokens
+
+
+# A tally of texts, and the characters and tokens of each text, in order.
+Each = tuple[Tally, "array[int]", "array[int]"]
 
 
 class TextCounts:
@@ -63,37 +70,91 @@ class TextCounts:
 
     def tally_log(
         self, items: Sequence[X], text: Callable[[X], str], size: int, reads: bool = False
-    ) -> Tally:
-        """`tally` of the texts of `items` (the log's, `size` bytes); from
+    ) -> Each:
+        """`tally_each` of the texts of `items` (the log's, `size` bytes); from
         `halves.SPLIT_MIN_BYTES` up, a forked child counts the second half and sends
-        back its tally and the counts it kept. Without tokens that pays only when
-        `text` reads a file for each item (`reads`)."""
+        back its counts and those it kept. Without tokens that pays only when `text`
+        reads a file for each item (`reads`)."""
         if (self.count is None and not reads) or not splits(size):
-            return self.tally(map(text, items))
+            return self.tally_each(map(text, items))
         half = len(items) // 2
 
-        def second() -> tuple[Tally, dict[int, int]]:
-            return self.tally(map(text, items[half:])), self.counted()
+        def second() -> tuple[Each, dict[int, int]]:
+            return self.tally_each(map(text, items[half:])), self.counted()
 
-        first, (tally, known) = in_two(lambda: self.tally(map(text, items[:half])), second)
+        first, (rest, known) = in_two(lambda: self.tally_each(map(text, items[:half])), second)
         self.known.update(known)
-        first.merge(tally)
+        first[0].merge(rest[0])
+        first[1].extend(rest[1])
+        first[2].extend(rest[2])
         return first
 
     def tally(self, texts: Iterable[str]) -> Tally:
         tally = Tally()
-        count, known = self.count, self.known
         for text in texts:
             tally.chars += len(text)
-            if count is None:
+            tally.tokens += self.tokens(text)
+        return tally
+
+    def tally_each(self, texts: Iterable[str]) -> Each:
+        """`tally`, with the characters and tokens of each text, in order."""
+        tally, chars, tokens = Tally(), array("q"), array("q")
+        for text in texts:
+            text_chars, text_tokens = len(text), self.tokens(text)
+            tally.chars += text_chars
+            tally.tokens += text_tokens
+            chars.append(text_chars)
+            tokens.append(text_tokens)
+        return tally, chars, tokens
+
+    def tokens(self, text: str) -> int:
+        """The tokens of `text` (0 without a tokenizer), counted once if it is one of
+        `again`."""
+        count = self.count
+        if count is None:
+            return 0
+        known = self.known
+        key = fingerprint(text)
+        tokens = known.get(key)
+        if tokens is None:
+            tokens = count(text)
+            if key in known:
+                known[key] = tokens
+        return tokens
+
+
+# In `Places`: a place that holds no text of the log's tally.
+NOT_SEEN = -1
+
+
+class Places:
+    """The characters and tokens of a log's texts by place (a Claude Code line's
+    number, a V1 event's position), so that a view made of the log's own events adds
+    them up without reading or tokenizing its texts again."""
+
+    def __init__(self, counts: TextCounts, places: Sequence[int], each: Each) -> None:
+        self.counts = counts
+        top = max(places, default=0) + 1
+        self.chars = array("q", [NOT_SEEN]) * top
+        self.tokens = array("q", [NOT_SEEN]) * top
+        for at, chars, tokens in zip(places, each[1], each[2], strict=True):
+            self.chars[at] = chars
+            self.tokens[at] = tokens
+
+    def tally(self, events: Iterable[E], place: Callable[[E], int | None]) -> Tally:
+        """The characters and tokens of `events`: one at a place of the log's tally
+        takes its counts, any other (a summary, a line that is no message) is counted
+        now."""
+        tally = Tally()
+        chars_at, tokens_at = self.chars, self.tokens
+        for event in events:
+            at = place(event)
+            chars = chars_at[at] if at is not None and 0 <= at < len(chars_at) else NOT_SEEN
+            if chars == NOT_SEEN:
+                tally.merge(self.counts.tally((model_text(event),)))
                 continue
-            key = fingerprint(text)
-            tokens = known.get(key)
-            if tokens is None:
-                tokens = count(text)
-                if key in known:
-                    known[key] = tokens
-            tally.tokens += tokens
+            tally.chars += chars
+            tally.tokens += tokens_at[at]  # type: ignore[index]
         return tally
 
 

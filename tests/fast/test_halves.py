@@ -18,10 +18,11 @@ from condense_cli.dialects import read_log
 from condense_cli.dialects.base import Replay
 from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 from condense_cli.dialects.codex.dialect import CodexReplay
-from condense_cli.dialects.counting import TextCounts
+from condense_cli.dialects.counting import Places, TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
 from condense_cli.dialects.openhands_v0.replay import scan_log
 from condense_cli.dialects.openhands_v0.stats import collect_stats
+from condense_cli.dialects.openhands_v1.events import V1Event
 from condense_cli.fast.halves import (
     SPLIT_ENV,
     SPLIT_MIN_BYTES,
@@ -378,11 +379,43 @@ def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) ->
     texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(100)]
     view = [*texts[40:60], "a summary"]
     counts = TextCounts(Tokenizer(real.name, count), again=view)
-    full = counts.tally_log(texts, str, sum(map(len, texts)))
+    full, chars, tokens = counts.tally_log(texts, str, sum(map(len, texts)))
     seen = counts.tally(view)
     assert asked == [*texts[:50], "a summary"]  # the child sent back its half's view counts
     assert (full.chars, full.tokens) == (sum(map(len, texts)), sum(real.count_batch(texts)))
     assert (seen.chars, seen.tokens) == (sum(map(len, view)), sum(real.count_batch(view)))
+    assert (list(chars), list(tokens)) == ([*map(len, texts)], real.count_batch(texts))
+
+
+def said(text: str) -> V1Event:
+    """An event that is only a text: a user's message."""
+    message = {"role": "user", "content": text}
+    return V1Event({"kind": "MessageEvent", "id": "m", "llm_message": message}, None, None)
+
+
+def test_a_view_of_the_logs_own_texts_takes_their_counts_by_place() -> None:
+    """A view made of the log's events adds up the counts the log's tally made, by
+    place; only what is at no place of it (a summary) is counted again."""
+    real = tokenizer_for("gpt-4o-mini")
+    asked: list[str] = []
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return real.count(text)
+
+    texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(30)]
+    counts = TextCounts(Tokenizer(real.name, count))
+    each = counts.tally_log(texts, str, sum(map(len, texts)))
+    places = Places(counts, [2 * i + 1 for i in range(30)], each)  # the odd lines
+    asked.clear()
+    at = {text: 2 * i + 1 for i, text in enumerate(texts)}
+    view = [said(t) for t in [*texts[5:9], "a summary", texts[20]]]
+    seen = places.tally(view, lambda e: at.get(e.text, 0))  # the summary: line 0
+    assert asked == ["a summary"]
+    wanted = [*texts[5:9], "a summary", texts[20]]
+    assert (seen.chars, seen.tokens) == (sum(map(len, wanted)), sum(real.count_batch(wanted)))
+    beyond = places.tally(view[:1], lambda e: 99)  # past every place: counted now
+    assert (beyond.chars, beyond.tokens) == (len(texts[5]), real.count(texts[5]))
 
 
 def test_text_counts_remember_counts_by_fingerprint_not_the_texts() -> None:

@@ -26,6 +26,8 @@ from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE
 from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
 from condense_cli.dialects.counting import (
+    NOT_SEEN,
+    Places,
     Tally,
     TextCounts,
     largest_first,
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
     from condense_cli.llm.tokens import Tokenizer
 
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
-NOT_SEEN = -1  # in the per-line counts: a line that is not a main-chain message
 
 # by_type, the log's tally, and the characters and tokens of each line walked
 Part = tuple[dict[str, dict[str, int]], Tally, "array[int]", "array[int]"]
@@ -72,10 +73,12 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
         slot["events"] += 1
         slot["bytes"] += line.size + 1
         if line.type in MESSAGE_TYPES and not line.sidechain:
-            tally = counts.tally((model_text(ClaudeEvent(data, line.number, None)),))
-            full.merge(tally)
-            chars.append(tally.chars)
-            tokens.append(tally.tokens)
+            text = model_text(ClaudeEvent(data, line.number, None))
+            text_tokens = counts.tokens(text)
+            full.chars += len(text)
+            full.tokens += text_tokens
+            chars.append(len(text))
+            tokens.append(text_tokens)
         else:
             chars.append(NOT_SEEN)
             tokens.append(NOT_SEEN)
@@ -86,7 +89,6 @@ class LineCounts:
     """The characters and tokens of every message line, by line number."""
 
     def __init__(self, lines: Sequence[Line], counts: TextCounts, split: bool) -> None:
-        self.counts = counts
         if split:
             half = len(lines) // 2
             first, (second, known) = in_two(
@@ -102,25 +104,15 @@ class LineCounts:
         else:
             self.by_type, full, chars, tokens = _walk(lines, counts)
         self.full = full
-        top = lines[-1].number + 1 if lines else 1
-        self.chars = array("q", [NOT_SEEN]) * top
-        self.tokens = array("q", [NOT_SEEN]) * top
-        for line, line_chars, line_tokens in zip(lines, chars, tokens, strict=True):
-            self.chars[line.number] = line_chars
-            self.tokens[line.number] = line_tokens
+        self.places = Places(counts, [line.number for line in lines], (full, chars, tokens))
 
     def tally(self, events: Sequence[ClaudeEvent]) -> Tally:
         """The characters and tokens of a view made of session lines."""
-        tally = Tally()
-        for event in events:
-            line = event.line
-            chars = self.chars[line] if line is not None else NOT_SEEN
-            if chars == NOT_SEEN:  # not a main-chain message (or not a line): count it now
-                tally.merge(self.counts.tally((model_text(event),)))
-                continue
-            tally.chars += chars
-            tally.tokens += self.tokens[line]  # type: ignore[index]
-        return tally
+        return self.places.tally(events, _line_of)
+
+
+def _line_of(event: ClaudeEvent) -> int | None:
+    return event.line
 
 
 def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsReport:

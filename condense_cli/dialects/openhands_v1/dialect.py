@@ -303,6 +303,7 @@ class V1Replay(Replay):
 
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
         from condense_cli.dialects.counting import (
+            Places,
             TextCounts,
             condensation_rows,
             largest_first,
@@ -322,13 +323,15 @@ class V1Replay(Replay):
         view = self.view()
         counts = TextCounts(tokenizer, again=map(model_text, view))  # each counted once
         sent = [r for r in records if r.sent]
-        full = counts.tally_log(
+        each = counts.tally_log(
             sent,
             lambda r: model_text(V1Event.read(r)),
             sum(r.size for r in sent),
             reads=self.conversation.events_dir is not None,  # a folder: a file an event
         )
-        seen = counts.tally(map(model_text, view))
+        full = each[0]
+        # the view's events are the log's: their counts are taken, not made again
+        seen = Places(counts, [r.position for r in sent], each).tally(view, _position)
         self.token_counts = counts.known
         rows = condensation_rows(self.condensations)
         return StatsReport(
@@ -520,6 +523,12 @@ def _refuse_invalid(conversation: Conversation) -> None:
             first.line,
             hint=f"run `condense check` on {conversation.path} to list every problem{more}",
         )
+
+
+def _position(event: Event) -> int | None:
+    """The position of the stored event an event of a view is (None for a summary)."""
+    stored = event.stored if isinstance(event, V1Event) else None
+    return stored.position if stored is not None else None
 
 
 def _keep_facts_of(after: View, last: Made, made: Made) -> None:

@@ -298,3 +298,25 @@ def test_a_view_after_a_step_over_the_budget_keeps_no_facts(
     reads, found = _reads_of_an_audit_walk(folder, monkeypatch)
     assert max(reads.values()) == 6  # the first user messages, read at every step
     assert not any(holding for holding, _ in found)
+
+
+def test_stats_reads_each_event_file_once_after_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`stats` tallies the texts of the log, then those of the view: the view's events
+    are the log's, so their counts are taken by position, not read and made again."""
+    from condense_cli.dialects.counting import model_text
+    from condense_cli.dialects.openhands_v1 import storage
+
+    folder = _folder_condensed_every_9_events(tmp_path)
+    reads: Counter[str] = Counter()
+    read = storage.read_event_file
+    monkeypatch.setattr(storage, "read_event_file", lambda p: reads.update([p]) or read(p))
+    replay = V1Replay(str(folder), storage.read_folder(folder))
+    reads.clear()
+    report = replay.stats(None)
+    assert len(reads) == 56 and max(reads.values()) == 1  # every event sent to the model
+    view = replay.view()
+    assert any(e.is_summary for e in view)
+    assert report.chars.view == sum(len(model_text(e)) for e in view)
+    assert report.chars.log == sum(len(model_text(e)) for e in replay.history() if e)
