@@ -125,6 +125,14 @@ class CodexEvent(Event):
         return f"{self.origin}:{place}" if self.origin else place
 
     @property
+    def line_item(self) -> int | None:
+        """The number of the rollout's line whose payload this item is, as read (None
+        for an item of a fork's base, of a replacement history, or made here)."""
+        if self.sub or self.origin or (self.at is None and self._raw is None):
+            return None
+        return self.line
+
+    @property
     def item_type(self) -> str:
         kind = self.fast_type
         return kind if kind is not None else as_str(self.data.get("type"))

@@ -1,20 +1,25 @@
 """`condense stats` for a Codex rollout: a second walk over the validated file.
 
 Each line is parsed again for its type and, for an item Codex sends, the text
-the model reads; only the sums are kept, so memory stays with the view. A text
-of the view is tokenized once (the walk keeps its count). With tokens, from
-`halves.SPLIT_MIN_BYTES` up, a forked child walks the second half of the file.
+the model reads; only the sums are kept, and each sent item's characters and
+tokens by line number, so that the view (mostly the rollout's own items) adds
+them up without parsing or tokenizing again. From `halves.SPLIT_MIN_BYTES` up, a
+forked child walks the second half of the file.
 """
 
 from __future__ import annotations
 
+from array import array
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
 from condense_cli.dialects.counting import (
+    Places,
     Tally,
     TextCounts,
     largest_first,
@@ -28,8 +33,20 @@ if TYPE_CHECKING:
     from condense_cli.dialects.codex.dialect import CodexReplay
     from condense_cli.llm.tokens import Tokenizer
 
-# by_type, the log's tally, lines, items sent, and the view's texts counted on the way
-Part = tuple[dict[str, dict[str, int]], Tally, int, int, dict[int, int]]
+
+@dataclass
+class Part:
+    """What the walk of consecutive lines of a rollout found."""
+
+    by_type: dict[str, dict[str, int]]
+    full: Tally  # the texts of the items Codex sends
+    events: int  # lines that are not blank
+    sent: int  # items Codex sends
+    known: dict[int, int]  # the view's texts counted on the way
+    lines: int  # every line, blank ones too
+    numbers: array[int]  # the number of each sent item's line (from 1 in this part)
+    chars: array[int]  # and its characters and tokens
+    tokens: array[int]
 
 
 def count_lines(
@@ -38,9 +55,11 @@ def count_lines(
     """Types, bytes and texts of the lines of bytes [start, end) (`start` a line start)."""
     by_type: dict[str, dict[str, int]] = {}
     full = Tally()
-    events = sent = 0
+    numbers, chars, tokens = array("q"), array("q"), array("q")
+    events = sent = number = 0
     first = start == 0
     for raw in lines_between(source, start, end, report):
+        number += 1
         body = line_body(raw, first=first)
         first = False
         if not body.strip():
@@ -60,18 +79,31 @@ def count_lines(
         slot["events"] += 1
         slot["bytes"] += len(raw)
         if kind == "response_item" and isinstance(payload, dict) and is_sent(payload):
-            full.merge(counts.tally((model_text(CodexEvent(payload, None, None)),)))
+            text = model_text(CodexEvent(payload, None, None))
+            text_tokens = counts.tokens(text)
+            full.chars += len(text)
+            full.tokens += text_tokens
+            numbers.append(number)
+            chars.append(len(text))
+            tokens.append(text_tokens)
             sent += 1
     # The view's texts counted here: the first half's are this process's own already
-    return by_type, full, events, sent, counts.counted() if start else {}
+    known = counts.counted() if start else {}
+    return Part(by_type, full, events, sent, known, number, numbers, chars, tokens)
 
 
 def _merge(first: Part, second: Part) -> Part:
     """The counts of two consecutive parts of a rollout, as one walk would give them."""
-    by_type, full, events, sent, known = first
-    full.merge(second[1])
-    known.update(second[4])
-    return merge_by_type(by_type, second[0]), full, events + second[2], sent + second[3], known
+    first.by_type = merge_by_type(first.by_type, second.by_type)
+    first.full.merge(second.full)
+    first.events += second.events
+    first.sent += second.sent
+    first.known.update(second.known)
+    first.numbers.extend(array("q", (n + first.lines for n in second.numbers)))
+    first.chars.extend(second.chars)
+    first.tokens.extend(second.tokens)
+    first.lines += second.lines
+    return first
 
 
 def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsReport:
@@ -84,10 +116,12 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         return count_lines(source, start, end, counts, report)
 
     # Every line is parsed: a big rollout is walked in two processes, tokens or not.
-    by_type, full, events, sent, known = in_halves(source, source.size, walk, _merge)
+    part = in_halves(source, source.size, walk, _merge)
     if tokenizer is not None:
-        counts.known.update(known)
+        counts.known.update(part.known)
         replay.token_counts = counts.known
+    # the view's items are mostly the log's own: their counts are taken by line
+    places = Places(counts, part.numbers, (part.full, part.chars, part.tokens))
     compactions = replay.state.compactions
     rows = [
         CondensationRow(
@@ -105,16 +139,20 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         replay.dialect,
         replay.path,
         source.size,
-        events,
-        sent,
-        largest_first(by_type),
+        part.events,
+        part.sent,
+        largest_first(part.by_type),
         rows,
         replay.state.requests,
         replay.state.request_pending,
         len(view),
         replay.forgotten_events,
-        *sizes(full, counts.tally(map(model_text, view)), tokenizer),
+        *sizes(part.full, places.tally(view, _line_of), tokenizer),
     )
     compaction = replay.resume_compaction()
     report.client = {"resume_compaction": compaction.to_json() if compaction else None}
     return report
+
+
+def _line_of(event: Event) -> int | None:
+    return event.line_item if isinstance(event, CodexEvent) else None

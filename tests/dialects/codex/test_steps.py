@@ -4,7 +4,7 @@ gives, on both reading paths."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ import pytest
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects import read_log
 from condense_cli.dialects.base import CondensationStep
+from condense_cli.dialects.counting import Tally, TextCounts, model_text
 from tests.dialects.codex.test_replay import META, call, item, line, output, said, user
-from tests.dialects.fast_paths import EXACT, FAST, use_path
+from tests.dialects.fast_paths import EXACT, FAST, SPLIT, use_path
 
 
 def seen(step: CondensationStep) -> Any:
@@ -128,3 +129,35 @@ def test_a_line_start_is_found_past_many_chunks(tmp_path: Path) -> None:
     with LogSource.open(str(log)) as source:
         for number in (1, 2, 1500, 1501, 19_999, 20_000, 20_001, 20_002):
             assert source.line_start(number) == starts[min(number - 1, 20_000)], number
+
+
+@pytest.mark.parametrize("path", [EXACT, FAST, SPLIT])
+def test_stats_takes_the_counts_of_the_views_own_items_by_line(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view's items that are the rollout's own lines take the counts the walk made
+    of them (in two processes, the second half's lines numbered after the first's; a
+    blank line numbered too); only the rest, a replacement history's items, is
+    counted again."""
+    use_path(monkeypatch, path)
+    lines = [orjson.dumps(x) for x in ROLLOUT]
+    lines.insert(5, b"")
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    counted: list[str] = []
+    tally = TextCounts.tally
+
+    def recorded(self: TextCounts, texts: Iterable[str]) -> Tally:
+        texts = list(texts)
+        counted.extend(texts)
+        return tally(self, texts)
+
+    monkeypatch.setattr(TextCounts, "tally", recorded)
+    with read_log(str(log)) as replay:
+        report = replay.stats(None)
+        view = list(replay.view())
+        again = [model_text(e) for e in view if e.sub]  # type: ignore[attr-defined]
+        texts = [model_text(e) for e in view]
+    assert again and len(again) < len(view)
+    assert counted == again
+    assert report.chars.view == sum(map(len, texts))
