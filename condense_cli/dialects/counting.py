@@ -4,8 +4,8 @@ tokens of the log against the view, and the rows that describe each condensation
 Tokenizing is most of the time `stats` takes, so every text is tokenized once: an
 event the view keeps is counted for the log and the view in one go (OpenHands V0's
 walk), or its count is remembered from the log's tally, by its place in the log
-(`Places`: Claude Code, V1) or by its text's fingerprint (`TextCounts`). Many texts
-are counted in two processes (`halves`).
+(`Places`: Claude Code, V1, Codex) or by its text's fingerprint (`TextCounts`). Many
+texts are counted in two processes (`halves`).
 """
 
 from __future__ import annotations
@@ -128,9 +128,9 @@ NOT_SEEN = -1
 
 
 class Places:
-    """The characters and tokens of a log's texts by place (a Claude Code line's
-    number, a V1 event's position), so that a view made of the log's own events adds
-    them up without reading or tokenizing its texts again."""
+    """The characters and tokens of a log's texts by place (a Claude Code or Codex
+    line's number, a V1 event's position), so that a view made of the log's own events
+    adds them up without reading or tokenizing its texts again."""
 
     def __init__(self, counts: TextCounts, places: Sequence[int], each: Each) -> None:
         self.counts = counts
