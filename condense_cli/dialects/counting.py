@@ -132,14 +132,21 @@ class Places:
     line's number, a V1 event's position), so that a view made of the log's own events
     adds them up without reading or tokenizing its texts again."""
 
-    def __init__(self, counts: TextCounts, places: Sequence[int], each: Each) -> None:
+    def __init__(
+        self,
+        counts: TextCounts,
+        places: Sequence[int],
+        chars: Sequence[int],
+        tokens: Sequence[int],
+    ) -> None:
+        """`chars` and `tokens`: of the text at each of `places`, in the same order."""
         self.counts = counts
         top = max(places, default=0) + 1
         self.chars = array("q", [NOT_SEEN]) * top
         self.tokens = array("q", [NOT_SEEN]) * top
-        for at, chars, tokens in zip(places, each[1], each[2], strict=True):
-            self.chars[at] = chars
-            self.tokens[at] = tokens
+        for at, at_chars, at_tokens in zip(places, chars, tokens, strict=True):
+            self.chars[at] = at_chars
+            self.tokens[at] = at_tokens
 
     def tally(self, events: Iterable[E], place: Callable[[E], int | None]) -> Tally:
         """The characters and tokens of `events`: one at a place of the log's tally

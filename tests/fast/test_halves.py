@@ -405,8 +405,8 @@ def test_a_view_of_the_logs_own_texts_takes_their_counts_by_place() -> None:
 
     texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(30)]
     counts = TextCounts(Tokenizer(real.name, count))
-    each = counts.tally_log(texts, str, sum(map(len, texts)))
-    places = Places(counts, [2 * i + 1 for i in range(30)], each)  # the odd lines
+    _, chars, tokens = counts.tally_log(texts, str, sum(map(len, texts)))
+    places = Places(counts, [2 * i + 1 for i in range(30)], chars, tokens)  # the odd lines
     asked.clear()
     at = {text: 2 * i + 1 for i, text in enumerate(texts)}
     view = [said(t) for t in [*texts[5:9], "a summary", texts[20]]]

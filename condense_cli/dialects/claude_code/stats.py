@@ -104,7 +104,7 @@ class LineCounts:
         else:
             self.by_type, full, chars, tokens = _walk(lines, counts)
         self.full = full
-        self.places = Places(counts, [line.number for line in lines], (full, chars, tokens))
+        self.places = Places(counts, [line.number for line in lines], chars, tokens)
 
     def tally(self, events: Sequence[ClaudeEvent]) -> Tally:
         """The characters and tokens of a view made of session lines."""

@@ -121,7 +121,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         counts.known.update(part.known)
         replay.token_counts = counts.known
     # the view's items are mostly the log's own: their counts are taken by line
-    places = Places(counts, part.numbers, (part.full, part.chars, part.tokens))
+    places = Places(counts, part.numbers, part.chars, part.tokens)
     compactions = replay.state.compactions
     rows = [
         CondensationRow(

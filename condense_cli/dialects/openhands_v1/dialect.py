@@ -323,15 +323,15 @@ class V1Replay(Replay):
         view = self.view()
         counts = TextCounts(tokenizer, again=map(model_text, view))  # each counted once
         sent = [r for r in records if r.sent]
-        each = counts.tally_log(
+        full, chars, tokens = counts.tally_log(
             sent,
             lambda r: model_text(V1Event.read(r)),
             sum(r.size for r in sent),
             reads=self.conversation.events_dir is not None,  # a folder: a file an event
         )
-        full = each[0]
         # the view's events are the log's: their counts are taken, not made again
-        seen = Places(counts, [r.position for r in sent], each).tally(view, _position)
+        places = Places(counts, [r.position for r in sent], chars, tokens)
+        seen = places.tally(view, _position)
         self.token_counts = counts.known
         rows = condensation_rows(self.condensations)
         return StatsReport(
