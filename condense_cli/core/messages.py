@@ -150,11 +150,16 @@ def fingerprint(text: str) -> int:
     hash, so that the counts of long texts are remembered without the texts. Two
     texts of one length share a key with odds of 2**-64 a pair; the hash is the
     process's own, shared by the children it forks, never sent further."""
-    return len(text) << 64 | hash(text) & 0xFFFF_FFFF_FFFF_FFFF
+    return fingerprint_of(len(text), hash(text))
 
 
-# The tokens of texts already counted, by `fingerprint` (None: not counted yet)
-Known = Mapping[int, int | None]
+def fingerprint_of(length: int, text_hash: int) -> int:
+    """`fingerprint` of a text of `length` characters and `hash(text)` `text_hash`."""
+    return length << 64 | text_hash & 0xFFFF_FFFF_FFFF_FFFF
+
+
+# The tokens of texts already counted, by `fingerprint`
+Known = Mapping[int, int]
 NONE_KNOWN: Known = MappingProxyType({})
 
 

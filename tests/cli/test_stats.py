@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -304,15 +305,32 @@ def test_v0_tokenizes_each_text_once(make_log) -> None:
         "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
     ],
 )
-def test_other_dialects_tokenize_a_text_of_the_view_once(corpus: Path, name: str) -> None:
+def test_other_dialects_take_the_views_counts_from_the_walk(
+    corpus: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view's texts are not tokenized for the view: each is tokenized as often as
+    the log's walk met it (once for a long text, which is remembered), or once if the
+    walk did not meet it (a summary); the empty text never."""
     from collections import Counter
 
     from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import model_text
+    from condense_cli.dialects.counting import REMEMBER_MIN_CHARS, TextCounts, model_text
 
+    walked: Counter[str] = Counter()
+    note = TextCounts.note
+
+    def noted(self: TextCounts, counted: Any, text: str) -> None:
+        walked[text] += 1
+        note(self, counted, text)
+
+    monkeypatch.setattr(TextCounts, "note", noted)
     tokenizer, asked = counting_tokenizer()
     with read_log(str(corpus.parent / name)) as replay:
         replay.stats(tokenizer)
         view = {model_text(e) for e in replay.view().events}
     times = Counter(asked)
-    assert view and all(times[text] == 1 for text in view)
+    assert any(len(text) >= REMEMBER_MIN_CHARS and walked[text] for text in view)
+    assert any(len(text) < REMEMBER_MIN_CHARS and walked[text] > 1 for text in view)
+    for text in view:
+        met = walked[text] or 1
+        assert times[text] == (0 if not text else 1 if len(text) >= REMEMBER_MIN_CHARS else met)

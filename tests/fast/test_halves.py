@@ -14,7 +14,7 @@ from condense_cli.cli import stats as stats_module
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
 from condense_cli.core.messages import Conversion, fingerprint, message_numbers
-from condense_cli.dialects import read_log
+from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import Replay
 from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 from condense_cli.dialects.codex.dialect import CodexReplay
@@ -377,14 +377,17 @@ def test_text_counts_leave_the_second_half_of_the_log_to_a_child(monkeypatch) ->
         return real.count(text)
 
     texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(100)]
-    view = [*texts[40:60], "a summary"]
-    counts = TextCounts(Tokenizer(real.name, count), again=view)
-    full, chars, tokens = counts.tally_log(texts, str, sum(map(len, texts)))
-    seen = counts.tally(view)
-    assert asked == [*texts[:50], "a summary"]  # the child sent back its half's view counts
+    counts = TextCounts(Tokenizer(real.name, count))
+    counted = counts.walk_log(texts, str, sum(map(len, texts)))
+    assert asked == texts[:50]
+    full = counted.full
     assert (full.chars, full.tokens) == (sum(map(len, texts)), sum(real.count_batch(texts)))
-    assert (seen.chars, seen.tokens) == (sum(map(len, view)), sum(real.count_batch(view)))
-    assert (list(chars), list(tokens)) == ([*map(len, texts)], real.count_batch(texts))
+    assert (list(counted.chars), list(counted.tokens)) == (
+        [*map(len, texts)],
+        real.count_batch(texts),
+    )
+    # the child's hashes are this process's (a fork keeps the seed): the view's keys
+    assert list(counted.hashes) == [hash(t) for t in texts]
 
 
 def said(text: str) -> V1Event:
@@ -395,7 +398,8 @@ def said(text: str) -> V1Event:
 
 def test_a_view_of_the_logs_own_texts_takes_their_counts_by_place() -> None:
     """A view made of the log's events adds up the counts the log's tally made, by
-    place; only what is at no place of it (a summary) is counted again."""
+    place, and gives them by fingerprint to the message conversion; only what is at
+    no place of it (a summary) is counted again."""
     real = tokenizer_for("gpt-4o-mini")
     asked: list[str] = []
 
@@ -405,22 +409,28 @@ def test_a_view_of_the_logs_own_texts_takes_their_counts_by_place() -> None:
 
     texts = [f"text {i} ünï " * (i % 5 + 1) for i in range(30)]
     counts = TextCounts(Tokenizer(real.name, count))
-    _, chars, tokens = counts.tally_log(texts, str, sum(map(len, texts)))
-    places = Places(counts, [2 * i + 1 for i in range(30)], chars, tokens)  # the odd lines
+    counted = counts.walk_log(texts, str, sum(map(len, texts)))
+    places = Places(counts, [2 * i + 1 for i in range(30)], counted)  # the odd lines
     asked.clear()
     at = {text: 2 * i + 1 for i, text in enumerate(texts)}
     view = [said(t) for t in [*texts[5:9], "a summary", texts[20]]]
-    seen = places.tally(view, lambda e: at.get(e.text, 0))  # the summary: line 0
+    known: dict[int, int] = {}
+    seen = places.tally(view, lambda e: at.get(e.text, 0), known)  # the summary: line 0
     assert asked == ["a summary"]
     wanted = [*texts[5:9], "a summary", texts[20]]
     assert (seen.chars, seen.tokens) == (sum(map(len, wanted)), sum(real.count_batch(wanted)))
+    assert known == {fingerprint(t): real.count(t) for t in wanted}  # for the messages
     beyond = places.tally(view[:1], lambda e: 99)  # past every place: counted now
     assert (beyond.chars, beyond.tokens) == (len(texts[5]), real.count(texts[5]))
+    uncounted = TextCounts(None)
+    Places(uncounted, [1], uncounted.walk(["x"])).tally(view, lambda e: 1, known := {})
+    assert known == {}  # no tokens, nothing to give
 
 
-def test_text_counts_remember_counts_by_fingerprint_not_the_texts() -> None:
-    """What is remembered to tokenize a view's text once is its fingerprint and its
-    count: a view as long as the log (never compacted) is not held a second time."""
+def test_text_counts_tokenize_a_long_text_the_log_repeats_once(monkeypatch) -> None:
+    """A long text met again (a file read twice) takes the count it was given; what is
+    remembered is its fingerprint and count, never the text, and at most
+    `REMEMBER_MAX` of them. A short text costs less to tokenize again."""
     real = tokenizer_for("gpt-4o-mini")
     asked: list[str] = []
 
@@ -428,20 +438,21 @@ def test_text_counts_remember_counts_by_fingerprint_not_the_texts() -> None:
         asked.append(text)
         return real.count(text)
 
-    texts = [f"line {i}: " + "lorem ipsum ünï " * 400 for i in range(30)]
-    counts = TextCounts(Tokenizer(real.name, count), again=texts[10:20])
-    full = counts.tally(texts)
-    seen = counts.tally(texts[10:20])
-    assert asked == texts  # the view's texts were not tokenized again
-    assert (full.tokens, seen.tokens) == (
-        sum(real.count_batch(texts)),
-        sum(map(real.count, texts[10:20])),
-    )
-    assert all(type(key) is int for key in counts.known)
-    assert sorted(counts.counted().values()) == sorted(map(real.count, texts[10:20]))
-    assert counts.counted() == counts.known  # every text of the view was met
-    unmet = TextCounts(Tokenizer(real.name, count), again=texts[:3])
-    unmet.tally(texts[1:2])
-    assert unmet.counted() == {fingerprint(texts[1]): real.count(texts[1])}
-    assert len(unmet.known) == 3  # the others wait, uncounted (what a child does not send)
-    assert len({fingerprint(t) for t in texts}) == len(texts)
+    long = [f"line {i}: " + "lorem ipsum ünï " * 100 for i in range(4)]
+    short = ["ok", "a short output"]
+    assert min(map(len, long)) >= counting.REMEMBER_MIN_CHARS > max(map(len, short))
+    texts = [*long, *short, *long, *short]
+    counts = TextCounts(Tokenizer(real.name, count))
+    full = counts.walk(texts).full
+    assert asked == [*long, *short, *short]
+    assert full.tokens == sum(real.count_batch(texts))
+    assert counts.remembered == {fingerprint(t): real.count(t) for t in long}
+    assert all(type(key) is int for key in counts.remembered)
+
+    monkeypatch.setattr(counting, "REMEMBER_MAX", 2)
+    asked.clear()
+    bounded = TextCounts(Tokenizer(real.name, count))
+    assert bounded.walk(texts).full.tokens == full.tokens
+    assert len(bounded.remembered) == 2
+    assert asked == [*long, *short, *long[2:], *short]  # the first two only
+    assert len({fingerprint(t) for t in texts}) == len(set(texts))

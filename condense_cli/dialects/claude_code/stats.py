@@ -15,7 +15,6 @@ forked child walks the second half of the lines, tokens counted or not.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE
 from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
 from condense_cli.dialects.counting import (
-    NOT_SEEN,
+    Counted,
     Places,
     Tally,
     TextCounts,
@@ -43,8 +42,8 @@ if TYPE_CHECKING:
 
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
 
-# by_type, the log's tally, and the characters and tokens of each line walked
-Part = tuple[dict[str, dict[str, int]], Tally, "array[int]", "array[int]"]
+# by_type, and the texts of the lines walked
+Part = tuple[dict[str, dict[str, int]], Counted]
 
 
 def _kind(line: Line, data: dict[str, Any]) -> str:
@@ -57,11 +56,10 @@ def _kind(line: Line, data: dict[str, Any]) -> str:
 
 
 def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
-    """Types and bytes of `lines`, the tally of their messages the agent saw (not
-    `isSidechain`), and each line's characters and tokens (`NOT_SEEN` for others)."""
+    """Types and bytes of `lines`, and the texts of their messages the agent saw (not
+    `isSidechain`; the other lines are skipped places)."""
     by_type: dict[str, dict[str, int]] = {}
-    full = Tally()
-    chars, tokens = array("q"), array("q")
+    counted = counts.counted()
     for line in lines:
         data = line._data
         if data is None:
@@ -73,16 +71,10 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
         slot["events"] += 1
         slot["bytes"] += line.size + 1
         if line.type in MESSAGE_TYPES and not line.sidechain:
-            text = model_text(ClaudeEvent(data, line.number, None))
-            text_tokens = counts.tokens(text)
-            full.chars += len(text)
-            full.tokens += text_tokens
-            chars.append(len(text))
-            tokens.append(text_tokens)
+            counts.note(counted, model_text(ClaudeEvent(data, line.number, None)))
         else:
-            chars.append(NOT_SEEN)
-            tokens.append(NOT_SEEN)
-    return by_type, full, chars, tokens
+            counted.skip()
+    return by_type, counted
 
 
 class LineCounts:
@@ -91,24 +83,19 @@ class LineCounts:
     def __init__(self, lines: Sequence[Line], counts: TextCounts, split: bool) -> None:
         if split:
             half = len(lines) // 2
-            first, (second, known) = in_two(
-                lambda: _walk(lines[:half], counts),
-                lambda: (_walk(lines[half:], counts), counts.counted()),
+            (by_type, counted), (more_types, more) = in_two(
+                lambda: _walk(lines[:half], counts), lambda: _walk(lines[half:], counts)
             )
-            by_type, full, chars, tokens = first
-            self.by_type = merge_by_type(by_type, second[0])
-            full.merge(second[1])
-            chars.extend(second[2])
-            tokens.extend(second[3])
-            counts.known.update(known)  # the view's texts the child counted (messages)
+            self.by_type = merge_by_type(by_type, more_types)
+            counted.extend(more)
         else:
-            self.by_type, full, chars, tokens = _walk(lines, counts)
-        self.full = full
-        self.places = Places(counts, [line.number for line in lines], chars, tokens)
+            self.by_type, counted = _walk(lines, counts)
+        self.full = counted.full
+        self.places = Places(counts, [line.number for line in lines], counted)
 
-    def tally(self, events: Sequence[ClaudeEvent]) -> Tally:
-        """The characters and tokens of a view made of session lines."""
-        return self.places.tally(events, _line_of)
+    def tally(self, events: Sequence[ClaudeEvent], known: dict[int, int] | None = None) -> Tally:
+        """The characters and tokens of a view made of session lines (`Places.tally`)."""
+        return self.places.tally(events, _line_of, known)
 
 
 def _line_of(event: ClaudeEvent) -> int | None:
@@ -120,11 +107,11 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     session = replay.session
     seen = [x for x in session.lines if x.type in MESSAGE_TYPES and not x.sidechain]
     size = sum(x.size for x in seen)
-    # A text of the view that several lines hold is tokenized once.
-    counts = TextCounts(tokenizer, again=(model_text(e) for e in replay.events))
+    counts = TextCounts(tokenizer)
     lines = LineCounts(session.lines, counts, splits(size))
-    view = lines.tally(replay.events)
-    replay.token_counts = counts.known
+    known: dict[int, int] = {}  # the view's counts, for its messages
+    view = lines.tally(replay.events, known)
+    replay.token_counts = known
     replay.walk_compactions()  # and `thresholds` after it has nothing to walk again
     condensations: list[CondensationRow] = []
     for record, boundary in zip(replay.condensations, replay.boundaries(), strict=True):

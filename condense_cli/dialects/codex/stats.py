@@ -19,8 +19,8 @@ from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
 from condense_cli.dialects.counting import (
+    Counted,
     Places,
-    Tally,
     TextCounts,
     largest_first,
     merge_by_type,
@@ -39,14 +39,11 @@ class Part:
     """What the walk of consecutive lines of a rollout found."""
 
     by_type: dict[str, dict[str, int]]
-    full: Tally  # the texts of the items Codex sends
     events: int  # lines that are not blank
     sent: int  # items Codex sends
-    known: dict[int, int]  # the view's texts counted on the way
     lines: int  # every line, blank ones too
     numbers: array[int]  # the number of each sent item's line (from 1 in this part)
-    chars: array[int]  # and its characters and tokens
-    tokens: array[int]
+    counted: Counted  # and its text's counts
 
 
 def count_lines(
@@ -54,8 +51,7 @@ def count_lines(
 ) -> Part:
     """Types, bytes and texts of the lines of bytes [start, end) (`start` a line start)."""
     by_type: dict[str, dict[str, int]] = {}
-    full = Tally()
-    numbers, chars, tokens = array("q"), array("q"), array("q")
+    numbers, counted = array("q"), counts.counted()
     events = sent = number = 0
     first = start == 0
     for raw in lines_between(source, start, end, report):
@@ -79,29 +75,19 @@ def count_lines(
         slot["events"] += 1
         slot["bytes"] += len(raw)
         if kind == "response_item" and isinstance(payload, dict) and is_sent(payload):
-            text = model_text(CodexEvent(payload, None, None))
-            text_tokens = counts.tokens(text)
-            full.chars += len(text)
-            full.tokens += text_tokens
+            counts.note(counted, model_text(CodexEvent(payload, None, None)))
             numbers.append(number)
-            chars.append(len(text))
-            tokens.append(text_tokens)
             sent += 1
-    # The view's texts counted here: the first half's are this process's own already
-    known = counts.counted() if start else {}
-    return Part(by_type, full, events, sent, known, number, numbers, chars, tokens)
+    return Part(by_type, events, sent, number, numbers, counted)
 
 
 def _merge(first: Part, second: Part) -> Part:
     """The counts of two consecutive parts of a rollout, as one walk would give them."""
     first.by_type = merge_by_type(first.by_type, second.by_type)
-    first.full.merge(second.full)
     first.events += second.events
     first.sent += second.sent
-    first.known.update(second.known)
     first.numbers.extend(array("q", (n + first.lines for n in second.numbers)))
-    first.chars.extend(second.chars)
-    first.tokens.extend(second.tokens)
+    first.counted.extend(second.counted)
     first.lines += second.lines
     return first
 
@@ -110,18 +96,18 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
     """The numbers of `condense stats`, in the shape every dialect returns."""
     source = replay.source
     view = replay.view()
-    counts = TextCounts(tokenizer, again=map(model_text, view))
+    counts = TextCounts(tokenizer)
 
     def walk(start: int, end: int, report: Report | None) -> Part:
         return count_lines(source, start, end, counts, report)
 
     # Every line is parsed: a big rollout is walked in two processes, tokens or not.
     part = in_halves(source, source.size, walk, _merge)
-    if tokenizer is not None:
-        counts.known.update(part.known)
-        replay.token_counts = counts.known
     # the view's items are mostly the log's own: their counts are taken by line
-    places = Places(counts, part.numbers, part.chars, part.tokens)
+    places = Places(counts, part.numbers, part.counted)
+    known: dict[int, int] = {}  # the view's counts, for its messages
+    seen = places.tally(view, _line_of, known)
+    replay.token_counts = known
     compactions = replay.state.compactions
     rows = [
         CondensationRow(
@@ -147,7 +133,7 @@ def rollout_stats(replay: CodexReplay, tokenizer: Tokenizer | None) -> StatsRepo
         replay.state.request_pending,
         len(view),
         replay.forgotten_events,
-        *sizes(part.full, places.tally(view, _line_of), tokenizer),
+        *sizes(part.counted.full, seen, tokenizer),
     )
     compaction = replay.resume_compaction()
     report.client = {"resume_compaction": compaction.to_json() if compaction else None}

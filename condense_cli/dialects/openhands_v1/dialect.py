@@ -321,18 +321,19 @@ class V1Replay(Replay):
             slot["events"] += 1
             slot["bytes"] += record.size
         view = self.view()
-        counts = TextCounts(tokenizer, again=map(model_text, view))  # each counted once
+        counts = TextCounts(tokenizer)
         sent = [r for r in records if r.sent]
-        full, chars, tokens = counts.tally_log(
+        counted = counts.walk_log(
             sent,
             lambda r: model_text(V1Event.read(r)),
             sum(r.size for r in sent),
             reads=self.conversation.events_dir is not None,  # a folder: a file an event
         )
         # the view's events are the log's: their counts are taken, not made again
-        places = Places(counts, [r.position for r in sent], chars, tokens)
-        seen = places.tally(view, _position)
-        self.token_counts = counts.known
+        places = Places(counts, [r.position for r in sent], counted)
+        known: dict[int, int] = {}  # the view's counts, for its messages
+        seen = places.tally(view, _position, known)
+        self.token_counts = known
         rows = condensation_rows(self.condensations)
         return StatsReport(
             self.dialect,
@@ -346,7 +347,7 @@ class V1Replay(Replay):
             self.replayed.pending_request,
             len(view),
             self.forgotten_events,
-            *sizes(full, seen, tokenizer),
+            *sizes(counted.full, seen, tokenizer),
             generation=(self.generation, self.generation_reason),
         )
 

@@ -4,17 +4,18 @@ gives, on both reading paths."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from condense_cli.core.events import Event
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects import read_log
+from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import CondensationStep
-from condense_cli.dialects.counting import Tally, TextCounts, model_text
+from condense_cli.dialects.counting import model_text
 from tests.dialects.codex.test_replay import META, call, item, line, output, said, user
 from tests.dialects.fast_paths import EXACT, FAST, SPLIT, use_path
 
@@ -144,15 +145,13 @@ def test_stats_takes_the_counts_of_the_views_own_items_by_line(
     lines.insert(5, b"")
     log = tmp_path / "rollout.jsonl"
     log.write_bytes(b"\n".join(lines) + b"\n")
-    counted: list[str] = []
-    tally = TextCounts.tally
+    counted: list[str] = []  # the texts the view's tally makes (not the walk's)
 
-    def recorded(self: TextCounts, texts: Iterable[str]) -> Tally:
-        texts = list(texts)
-        counted.extend(texts)
-        return tally(self, texts)
+    def recorded(event: Event) -> str:
+        counted.append(model_text(event))
+        return counted[-1]
 
-    monkeypatch.setattr(TextCounts, "tally", recorded)
+    monkeypatch.setattr(counting, "model_text", recorded)
     with read_log(str(log)) as replay:
         report = replay.stats(None)
         view = list(replay.view())
