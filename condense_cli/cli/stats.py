@@ -164,16 +164,19 @@ def _report(
 
     with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
         counting = shown or reading("counting")
-        view = replay.view() if replay.converts_messages else None
-        if view is not None and _converts_apart(replay, view, tokenizer):
+        # With tokens, the view is made after the walk (which does not hold it twice)
+        view = replay.view() if replay.converts_messages and tokenizer is None else None
+        if view is not None and _converts_apart(replay, view):
+            apart = view
             report, messages = in_two(
-                lambda: replay.stats(None, counting), lambda: _messages(replay, view, None)
+                lambda: replay.stats(None, counting), lambda: _messages(replay, apart, None)
             )
             report.messages = messages
         else:
             report = replay.stats(tokenizer, counting)
-            if view is not None:  # after the walk: its token counts are reused
-                report.messages = _messages(replay, view, tokenizer)
+            if replay.converts_messages:  # after the walk: its token counts are reused
+                made = view if view is not None else replay.view()
+                report.messages = _messages(replay, made, tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
         report.model = replay.model
         thresholds = replay.thresholds(client)
@@ -186,14 +189,14 @@ def _report(
 CONVERT_APART_MIN_EVENTS = 10_000
 
 
-def _converts_apart(replay: "Replay", view: "View", tokenizer: "Tokenizer | None") -> bool:
+def _converts_apart(replay: "Replay", view: "View") -> bool:
     """Whether a forked child converts the view to messages while this process walks
-    the log (itself in two processes): only with no tokens to count, which the child
-    would count again, and for a big log with a long view (or every log that
+    the log (itself in two processes), with no tokens to count (which the child would
+    count again): for a big log with a long view (or every log that
     `CONDENSE_STATS_SPLIT_MIN_BYTES=0` splits)."""
     from condense_cli.fast.halves import log_size, split_min_bytes, splits
 
-    if tokenizer is not None or not splits(log_size(replay.path)):
+    if not splits(log_size(replay.path)):
         return False
     return split_min_bytes() == 0 or len(view) >= CONVERT_APART_MIN_EVENTS
 

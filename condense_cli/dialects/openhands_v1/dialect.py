@@ -272,8 +272,9 @@ class V1Replay(Replay):
         records, and (for the thresholds) the size of the view before each, with
         whether a request was pending then."""
         if self._walk is None:
-            keys = {v: k for k, v in self._ids_by_key().items()}
             records, befores = [], []
+            # every event's key by its id: made only when a condensation may ask for it
+            keys = {v: k for k, v in self._ids_by_key().items()} if self.step_count else {}
             for step in self._steps(1):
                 record = self._condensation_record(step, keys)
                 records.append(record)
