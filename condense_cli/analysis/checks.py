@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from condense_cli.core.events import Problem
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import Replay
 
 
@@ -14,12 +13,9 @@ def lost_context(replay: Replay) -> list[Problem]:
     conversion drops nothing."""
     if not (replay.converts_messages and replay.conversion_drops):
         return []
-    conversion = Conversion()
-    for _message in replay.each_message(replay.view(), conversion):
-        pass  # only what the conversion drops is wanted, once it is whole
     return [
         Problem(change.line, f"the model never sees this: {change.reason}", "warning", change.path)
-        for change in conversion.lost
+        for change in replay.conversion_changes(replay.view()).lost
     ]
 
 

@@ -363,6 +363,14 @@ class Replay(ABC):
         out.messages = list(self.each_message(view, out))
         return out
 
+    def conversion_changes(self, view: View) -> Conversion:
+        """What converting `view` to messages drops, puts in or approximates, without
+        keeping the messages (`check` asks only this)."""
+        out = Conversion()
+        for _message in self.each_message(view, out):
+            pass  # the changes are whole once every message is taken
+        return out
+
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         """`messages(view)` one message at a time, what the conversion changed going to
         `out` (whole once every message is taken): a view as long as its log is never

@@ -197,6 +197,11 @@ class CodexReplay(Replay):
 
         return view_messages(cast(list[CodexEvent], view.events), out)
 
+    def conversion_changes(self, view: View) -> Conversion:
+        from condense_cli.dialects.codex.messages import view_changes
+
+        return view_changes(cast(list[CodexEvent], view.events))
+
     def view_lines(self) -> Iterator[bytes]:
         """Kept response_item lines byte-for-byte, after one `compacted` line for
         the items that have no line of their own (the original line when they are

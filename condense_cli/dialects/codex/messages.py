@@ -163,6 +163,26 @@ def view_messages(events: Sequence[CodexEvent], out: Conversion) -> Iterator[dic
     return each_message(((e.data, (e.id, e.line)) for e in events), pairs, out)
 
 
+def view_changes(events: Sequence[CodexEvent]) -> Conversion:
+    """What `view_messages` drops and puts in, without parsing the items the fast path
+    read: which items are dropped or answered depends only on each one's type and call
+    id (`_pairing`), so the messages made of those alone are thrown away."""
+    out = Conversion()
+    pairs = [_pair_of(e) for e in events]
+    for _message in each_message(((_pairing(e), (e.id, e.line)) for e in events), pairs, out):
+        pass
+    return out
+
+
+def _pairing(event: CodexEvent) -> dict[str, Any]:
+    """The item as far as the conversion's changes go: its type and call id, from the
+    fast path's fields when it has them all, else the item itself."""
+    kind, call = event.fast_type, event.fast_call
+    if kind is None or ((kind in CALLS or kind in OUTPUTS) and call is None):
+        return event.data
+    return {"type": kind, "call_id": call} if call is not None else {"type": kind}
+
+
 def _pair_of(event: CodexEvent) -> tuple[str, str]:
     """An event's item type and, for a call or an output, its `str(call_id)` (from the
     fast path's fields when it has them)."""

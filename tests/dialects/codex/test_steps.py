@@ -15,6 +15,7 @@ from condense_cli.core.events import Event
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import CondensationStep
+from condense_cli.dialects.codex.items import CodexEvent
 from condense_cli.dialects.counting import model_text
 from tests.dialects.codex.test_replay import META, call, item, line, output, said, user
 from tests.dialects.fast_paths import EXACT, FAST, SPLIT, use_path
@@ -160,3 +161,48 @@ def test_stats_takes_the_counts_of_the_views_own_items_by_line(
     assert again and len(again) < len(view)
     assert counted == again
     assert report.chars.view == sum(map(len, texts))
+
+
+@pytest.mark.parametrize("path", [EXACT, FAST, SPLIT])
+def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_items(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check` asks only what the conversion drops and puts in: the same as converting
+    the view, from each item's type and call id, so the fast path's items are not
+    parsed; only one whose call id the fast path could not read (a number) is."""
+    use_path(monkeypatch, path)
+    odd = {"type": "function_call", "name": "exec_command", "arguments": "ls", "call_id": 7}
+    lines = [
+        *ROLLOUT,
+        compacted("task 18"),
+        item(output("c-none", "an output whose call was compacted away")),
+        item({"type": "reasoning", "summary": [], "encrypted_content": "x"}),
+        item(call("c-never")),  # no output: Codex sends "aborted"
+        item(odd),
+        item({"type": "function_call_output", "call_id": 7, "output": "seven"}),
+        item({"type": "custom_tool_call", "name": "apply_patch", "input": "*", "call_id": "p"}),
+        item({"type": "custom_tool_call_output", "call_id": "p", "output": "done"}),
+        item(said("done")),
+    ]
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(b"\n".join(map(orjson.dumps, lines)) + b"\n")
+    with read_log(str(log), collect=True) as replay:  # the orphan is an error too
+        view = replay.view()
+        whole = replay.messages(view)
+        events: list[Any] = list(view)
+        numbered = {e.id for e in events if e.data.get("call_id") == 7}
+        parsed: list[object] = []
+        parse = CodexEvent._parse
+
+        def noted(self: CodexEvent) -> dict[str, Any]:
+            parsed.append(self.id)
+            return parse(self)
+
+        monkeypatch.setattr(CodexEvent, "_parse", noted)
+        changes = replay.conversion_changes(view)
+    assert changes.report() == whole.report()
+    assert [c.kind for c in changes.lost] == ["orphan result"]
+    assert len(changes.inserted) == 1 and len(changes.dropped) >= 2
+    assert len(numbered) == 2
+    if path != EXACT:  # the exact path keeps every item parsed
+        assert set(parsed) == numbered  # a replacement history's items are kept parsed
