@@ -22,6 +22,13 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "openhands"
 CONDENSE = Path(sys.executable).parent / "condense"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _cache_of_the_run(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """condense's cache (`llm.tokens.cache_dir`) in a folder of this test run, for the
+    tests and the commands they start: never the user's."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+
+
 def require_corpus(folder: Path = CORPUS) -> Path:
     """A folder of the shared corpus of real logs (OpenHands' by default), or skip the
     calling test when it is absent.

@@ -17,11 +17,16 @@ uses the second core with a second process instead (see `halves`).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+# What `tiktoken.Encoding` is made of (a cached encoding must hold them all)
+ENCODING_KEYS = {"name", "pat_str", "mergeable_ranks", "special_tokens"}
 HF_FAMILIES = ("llama-2", "llama-3", "replicate", "command-r")
 OLD_ANTHROPIC = ("claude-2", "claude-instant")
 
@@ -44,10 +49,7 @@ def tokenizer_for(model: str) -> Tokenizer:
     if any(f in lowered for f in HF_FAMILIES) or any(f in lowered for f in OLD_ANTHROPIC):
         return _litellm_tokenizer(model)
     encoding_name = encoding_for(model)
-    _use_bundled_encodings()
-    import tiktoken
-
-    encoding = tiktoken.get_encoding(encoding_name)
+    encoding = _encoding(encoding_name)
     # tiktoken keeps its merge table (200,000 entries for o200k_base) in Python too,
     # only to pickle an encoding it did not register; counting reads its Rust copy.
     # Letting it go frees 25 MB that reading the log then reuses.
@@ -72,6 +74,87 @@ def encoding_for(model: str) -> str:
         return tiktoken.encoding_name_for_model(model)
     except KeyError:
         return "cl100k_base"
+
+
+def _encoding(name: str) -> Any:
+    """tiktoken's encoding `name`. What it is made of (its merge table, 200,000 byte
+    strings for o200k_base) is read from condense's cache when there: `marshal` loads
+    it in 0.03 s where tiktoken parses its base64 file in 0.2 s, which every `stats`
+    with tokens paid. Made and written there otherwise."""
+    _use_bundled_encodings()
+    import tiktoken.registry
+    from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
+
+    path = _cached_encoding_path(name)
+    registered = tiktoken.registry.ENCODINGS.get(name)
+    if registered is not None or path is None or name not in ENCODING_CONSTRUCTORS:
+        return tiktoken.get_encoding(name)
+    made = _read_cached(path)
+    if made is None:
+        made = ENCODING_CONSTRUCTORS[name]()
+        _write_cached(path, made)
+    # registered as tiktoken registers its own, so that it pickles by its name
+    return tiktoken.registry.ENCODINGS.setdefault(name, tiktoken.Encoding(**made))
+
+
+def _cached_encoding_path(name: str) -> Path | None:
+    """Where the cache keeps encoding `name` as tiktoken, the files it reads (the
+    folder `TIKTOKEN_CACHE_DIR`, as they are now) and this Python make it; None when
+    tiktoken would download them."""
+    import marshal
+    import sys
+
+    import tiktoken
+
+    source = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if not source:
+        return None
+    try:
+        files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(source))
+    except OSError:
+        return None
+    key = repr((name, tiktoken.__version__, sys.version_info[:2], marshal.version, source, files))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return cache_dir() / f"tiktoken-{name}-{digest}.marshal"
+
+
+def _read_cached(path: Path) -> dict[str, Any] | None:
+    """An encoding's constructor arguments as cached (None if not there or not whole)."""
+    import marshal
+
+    try:
+        made = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(made, dict) or not made.keys() >= ENCODING_KEYS:
+        return None
+    return made
+
+
+def _write_cached(path: Path, made: dict[str, Any]) -> None:
+    """Cache an encoding's constructor arguments: written whole (a temporary file
+    renamed over the name) or not at all; a cache that cannot be written is skipped."""
+    import marshal
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(marshal.dumps(made))
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def cache_dir() -> Path:
+    """condense's cache: `$XDG_CACHE_HOME/condense`, by default `~/.cache/condense`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "condense"
 
 
 def _use_bundled_encodings() -> None:
