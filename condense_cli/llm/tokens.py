@@ -85,9 +85,10 @@ def _encoding(name: str) -> Any:
     import tiktoken.registry
     from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
 
+    if name in tiktoken.registry.ENCODINGS or name not in ENCODING_CONSTRUCTORS:
+        return tiktoken.get_encoding(name)  # made in this process already, or not ours
     path = _cached_encoding_path(name)
-    registered = tiktoken.registry.ENCODINGS.get(name)
-    if registered is not None or path is None or name not in ENCODING_CONSTRUCTORS:
+    if path is None:
         return tiktoken.get_encoding(name)
     made = _read_cached(path)
     if made is None:
@@ -110,9 +111,10 @@ def _cached_encoding_path(name: str) -> Path | None:
     if not source:
         return None
     try:
-        files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(source))
+        entries = [(e.name, e.stat()) for e in os.scandir(source)]
     except OSError:
         return None
+    files = sorted((file, stat.st_size, stat.st_mtime_ns) for file, stat in entries)
     key = repr((name, tiktoken.__version__, sys.version_info[:2], marshal.version, source, files))
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return cache_dir() / f"tiktoken-{name}-{digest}.marshal"

@@ -43,7 +43,7 @@ class Part:
     sent: int  # items Codex sends
     lines: int  # every line, blank ones too
     numbers: array[int]  # the number of each sent item's line (from 1 in this part)
-    counted: Counted  # and its text's counts
+    counted: Counted  # and the counts of each one's text
 
 
 def count_lines(
