@@ -160,9 +160,13 @@ def _report(
     reading is shown, by default a progress bar on a terminal)."""
     from condense_cli.analysis.thrash import all_findings
     from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
     from condense_cli.fast.halves import in_two
 
-    with read_log(log, dialect=dialect, reading=shown or reading("reading")) as replay:
+    counts = TextCounts(tokenizer)  # a read may count as it parses (V1's folders)
+    with read_log(
+        log, dialect=dialect, reading=shown or reading("reading"), counts=counts
+    ) as replay:
         counting = shown or reading("counting")
         # With tokens, the view is made after the walk (which does not hold it twice)
         view = replay.view() if replay.converts_messages and tokenizer is None else None

@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -31,6 +31,9 @@ from condense_cli.dialects.claude_code import detect as claude_code_detect
 from condense_cli.dialects.codex import detect as codex_detect
 from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
 from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.counting import TextCounts
 
 
 def _no_folder(path: Path) -> bool:
@@ -109,14 +112,17 @@ def read_log(
     upto: str | None = None,
     collect: bool = False,
     reading: Reading = quiet_reading,
+    counts: TextCounts | None = None,
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input, a
-    URL for a log on a store)."""
+    URL for a log on a store); `counts`: see `Dialect.reading`."""
     if is_url(path) and is_folder(path):
         with local_folder(path) as local:
             try:
                 chosen = detect_folder(local, dialect)
-                with chosen.reading(local, None, upto=upto, collect=collect) as replay:
+                with chosen.reading(
+                    local, None, upto=upto, collect=collect, counts=counts
+                ) as replay:
                     replay.path = path
                     yield replay
             except CondenseError as exc:  # named by the URL, not the copy
@@ -125,12 +131,16 @@ def read_log(
         return
     if not is_stream(path) and Path(path).is_dir():
         chosen = detect_folder(path, dialect)
-        with chosen.reading(path, None, upto=upto, collect=collect, reading=reading) as replay:
+        with chosen.reading(
+            path, None, upto=upto, collect=collect, reading=reading, counts=counts
+        ) as replay:
             yield replay
         return
     with LogSource.open(path) as source:
         chosen = dialect_named(dialect) if dialect else detect_file(source)
-        with chosen.reading(path, source, upto=upto, collect=collect, reading=reading) as replay:
+        with chosen.reading(
+            path, source, upto=upto, collect=collect, reading=reading, counts=counts
+        ) as replay:
             yield replay
 
 

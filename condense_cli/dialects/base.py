@@ -23,6 +23,7 @@ from condense_cli.core.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.dialects.counting import TextCounts
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -471,11 +472,14 @@ class Dialect(ABC):
         upto: str | None = None,
         collect: bool = False,
         reading: Reading = quiet_reading,
+        counts: TextCounts | None = None,
     ) -> Iterator[Replay]:
         """Read and replay a log (an open `source` for files, None for a folder).
 
         `collect` lists every problem in `Replay.problems` instead of raising
         at the first; `upto` replays only up to that event (an id or a position).
+        `counts`: what `stats` will count with; a read that parses every event may
+        count them as it goes (V1's folders), for `stats` to take.
         """
         assert source is not None, "detect_folder hands folders only to dialects that read them"
         with reading(source):

@@ -91,6 +91,7 @@ class TextCounts:
     up to `REMEMBER_MAX`, not with their length."""
 
     def __init__(self, tokenizer: Tokenizer | None) -> None:
+        self.tokenizer = tokenizer
         self.count = tokenizer.count if tokenizer is not None else None
         self.remembered: dict[int, int] = {}
 

@@ -62,6 +62,14 @@ if TYPE_CHECKING:
     from condense_cli.dialects.openhands_v1.steps import Step
     from condense_cli.llm.tokens import Tokenizer
 
+from condense_cli.dialects.counting import (
+    Places,
+    TextCounts,
+    condensation_rows,
+    largest_first,
+    model_text,
+    sizes,
+)
 from condense_cli.dialects.openhands_v1.appending import (
     locked_events,
     new_condensation,
@@ -74,6 +82,7 @@ from condense_cli.dialects.openhands_v1.replay import Replayed, cut_at, replay
 from condense_cli.dialects.openhands_v1.storage import (
     MULTI_SUMMARY,
     Conversation,
+    ReadCounting,
     StoredEvent,
     read_folder,
     read_lines,
@@ -303,15 +312,6 @@ class V1Replay(Replay):
         )
 
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
-        from condense_cli.dialects.counting import (
-            Places,
-            TextCounts,
-            condensation_rows,
-            largest_first,
-            model_text,
-            sizes,
-        )
-
         records = self.conversation.records
         by_type: dict[str, dict[str, int]] = {}
         for record in records:
@@ -322,14 +322,16 @@ class V1Replay(Replay):
             slot["events"] += 1
             slot["bytes"] += record.size
         view = self.view()
-        counts = TextCounts(tokenizer)
         sent = [r for r in records if r.sent]
-        counted = counts.walk_log(
-            sent,
-            lambda r: model_text(V1Event.read(r)),
-            sum(r.size for r in sent),
-            reads=self.conversation.events_dir is not None,  # a folder: a file an event
-        )
+        counts, counted = self.conversation.counts, self.conversation.counted
+        if counts is None or counted is None or counts.tokenizer is not tokenizer:
+            counts = TextCounts(tokenizer)
+            counted = counts.walk_log(
+                sent,
+                lambda r: _text_of(r, *r.parsed()),
+                sum(r.size for r in sent),
+                reads=self.conversation.events_dir is not None,  # a folder: a file an event
+            )
         # the view's events are the log's: their counts are taken, not made again
         places = Places(counts, [r.position for r in sent], counted)
         known: dict[int, int] = {}  # the view's counts, for its messages
@@ -486,6 +488,7 @@ class OpenHandsV1(Dialect):
         upto: str | None = None,
         collect: bool = False,
         reading: Reading = quiet_reading,
+        counts: TextCounts | None = None,
     ) -> Iterator[Replay]:
         if source is not None:
             with super().reading(
@@ -493,7 +496,9 @@ class OpenHandsV1(Dialect):
             ) as replay:
                 yield replay
             return
-        conversation = read_folder(path)
+        # each event file is parsed here: what `stats` counts is counted as it is
+        counting = ReadCounting(counts, _text_of) if counts is not None else None
+        conversation = read_folder(path, counting)
         if not collect:
             _refuse_invalid(conversation)
         yield V1Replay(conversation.path, conversation, upto)
@@ -525,6 +530,11 @@ def _refuse_invalid(conversation: Conversation) -> None:
             first.line,
             hint=f"run `condense check` on {conversation.path} to list every problem{more}",
         )
+
+
+def _text_of(record: StoredEvent, data: dict[str, Any], raw: bytes) -> str:
+    """What the model reads of a stored event, parsed as `data` from `raw`."""
+    return model_text(V1Event(data, record.position, raw))
 
 
 def _position(event: Event) -> int | None:

@@ -7,7 +7,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
@@ -19,6 +19,7 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.core.logfile import line_body
+from condense_cli.dialects.counting import Counted, TextCounts
 from condense_cli.dialects.openhands_v1.detect import (
     ACTION,
     CONDENSATION,
@@ -235,6 +236,34 @@ class Conversation:
     events_dir: Path | None = None  # None for JSONL input
     base_state: dict[str, Any] | None = None
     has_lock_file: bool = False
+    # What a read that counted (`ReadCounting`) counted of the events the model reads
+    counted: Counted | None = None
+    counts: TextCounts | None = None
+
+
+# The text the model reads of an event the read has just parsed (its data and bytes)
+TextOf = Callable[["StoredEvent", dict[str, Any], bytes], str]
+
+
+class ReadCounting:
+    """Counting, as a folder is read, the text the model reads of each event it sends
+    (`StoredEvent.sent`), while the event's file is read and parsed anyway, so that
+    `stats` reads and parses no file again for it. `counted` holds the counts in the
+    events' order."""
+
+    def __init__(self, counts: TextCounts, text_of: TextOf) -> None:
+        self.counts = counts
+        self.text_of = text_of
+        self.counted = counts.counted()
+
+    def part(self) -> ReadCounting:
+        """The same counting of the next part of the folder, on its own."""
+        return ReadCounting(self.counts, self.text_of)
+
+    def note(self, record: StoredEvent, data: dict[str, Any], raw: bytes) -> None:
+        """Count the text of `record` (parsed as `data` from `raw`), if it is sent."""
+        if record.sent:
+            self.counts.note(self.counted, self.text_of(record, data, raw))
 
 
 def events_dir_of(path: str | Path) -> Path:
@@ -345,8 +374,9 @@ def refusal(exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
-def read_folder(path: str | Path) -> Conversation:
-    """Read a conversation folder the way the SDK's event log does.
+def read_folder(path: str | Path, counting: ReadCounting | None = None) -> Conversation:
+    """Read a conversation folder the way the SDK's event log does (with `counting`,
+    counting what the model reads of each event as it goes).
 
     Files are taken by index from 0 up to the first missing index; files after
     a gap are not part of the conversation (the SDK stops there), and the gap
@@ -406,15 +436,17 @@ def read_folder(path: str | Path) -> Conversation:
         # Each event is taken as it is read: the strings it repeats of earlier ones
         # are let go at once, not once the whole folder is read.
         if splits(count * FILE_BYTES):
-            read = _read_in_two(folder, names)
+            read = _read_in_two(folder, names, counting)
         else:
-            read = _read_files(folder, names, 0, count)
+            read = _read_files(folder, names, 0, count, counting)
         for item in read:
             if type(item) is not StoredEvent:
                 problems.append(item)  # type: ignore[arg-type]
             elif _unique(item, seen, problems):
                 shared.take(item)
                 records.append(item)
+            elif item.sent:
+                counting = None  # its counts no longer follow the events kept
     del names
     base_state = _base_state(events_dir, problems)  # before the problems are frozen
     return Conversation(
@@ -424,14 +456,17 @@ def read_folder(path: str | Path) -> Conversation:
         events_dir=events_dir,
         base_state=base_state,
         has_lock_file=(events_dir / LOCK_FILE).exists(),
+        counted=counting.counted if counting is not None else None,
+        counts=counting.counts if counting is not None else None,
     )
 
 
 def _read_files(
-    folder: str, names: list[str], start: int, stop: int
+    folder: str, names: list[str], start: int, stop: int, counting: ReadCounting | None = None
 ) -> Iterator[StoredEvent | Problem]:
     """The event files `names[start:stop]` of `folder` read, in order: each an event,
-    after the problems found in reading it (or only those)."""
+    after the problems found in reading it (or only those); each counted by
+    `counting`."""
     for index in range(start, stop):
         name = names[index]
         file_path = folder + name
@@ -444,7 +479,7 @@ def _read_files(
             yield problem_at(file_path, "empty file; the SDK skips it")
             continue
         found: list[Problem] = []
-        record = _record(raw, index, file_path, None, found, keep=False, folder=folder)
+        record = _record(raw, index, file_path, None, found, False, folder, counting)
         yield from found
         if record is None:
             continue
@@ -456,31 +491,38 @@ def _read_files(
         yield record
 
 
-def _read_in_two(folder: str, names: list[str]) -> Iterator[StoredEvent | Problem]:
+def _read_in_two(
+    folder: str, names: list[str], counting: ReadCounting | None
+) -> Iterator[StoredEvent | Problem]:
     """`_read_files` of every file, a forked child reading the second half and sending
-    it `CHUNK_FILES` at a time (each pickled alone, so that pickling holds little);
-    what the child did not send is read here."""
+    it `CHUNK_FILES` at a time (each pickled alone, so that pickling holds little),
+    with its counts; what the child did not send is read here."""
     from condense_cli.fast.halves import Worker
 
     count = len(names)
     half = count // 2
 
-    def second() -> Iterator[list[StoredEvent | Problem]]:
+    def second() -> Iterator[tuple[list[StoredEvent | Problem], Counted | None]]:
         for start in range(half, count, CHUNK_FILES):
-            yield list(_read_files(folder, names, start, min(start + CHUNK_FILES, count)))
+            part = counting.part() if counting is not None else None
+            stop = min(start + CHUNK_FILES, count)
+            read = list(_read_files(folder, names, start, stop, part))
+            yield read, part.counted if part is not None else None
 
     child = Worker.start(second)
     done = half
     try:
-        yield from _read_files(folder, names, 0, half)
+        yield from _read_files(folder, names, 0, half, counting)
         if child is not None:
-            for part in child.items():
-                yield from part
+            for read, counted in child.items():
+                yield from read
+                if counting is not None and counted is not None:
+                    counting.counted.extend(counted)
                 done = min(done + CHUNK_FILES, count)
     finally:
         if child is not None:
             child.stop()
-    yield from _read_files(folder, names, done, count)
+    yield from _read_files(folder, names, done, count, counting)
 
 
 def _base_state(events_dir: Path, problems: list[Problem]) -> dict[str, Any] | None:
@@ -506,9 +548,10 @@ def _record(
     problems: list[Problem],
     keep: bool = True,
     folder: str | None = None,
+    counting: ReadCounting | None = None,
 ) -> StoredEvent | None:
     """Parse and validate one event; None (and a problem) when it is not one (`keep`,
-    `folder`: see `StoredEvent`)."""
+    `folder`: see `StoredEvent`; counted by `counting`)."""
     try:
         data = decode_line(raw)
     except LineProblem as exc:
@@ -518,7 +561,10 @@ def _record(
     if message is not None:
         problems.append(problem_at(path, message, line))
         return None
-    return StoredEvent(position, data["id"], data["kind"], raw, data, path, line, keep, folder)
+    record = StoredEvent(position, data["id"], data["kind"], raw, data, path, line, keep, folder)
+    if counting is not None:
+        counting.note(record, data, raw)
+    return record
 
 
 def _unique(record: StoredEvent, seen: dict[str, StoredEvent], problems: list[Problem]) -> bool:

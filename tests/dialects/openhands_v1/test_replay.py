@@ -14,6 +14,7 @@ import pytest
 
 from condense_cli.core.errors import ConfigError, LogBusyError, LogError
 from condense_cli.core.events import Problem
+from condense_cli.dialects.counting import TextCounts, model_text
 from condense_cli.dialects.openhands_v1.appending import (
     append_event,
     event_file_name,
@@ -616,6 +617,69 @@ def test_a_folder_read_in_two_processes_is_the_one_read_in_one(
     assert _everything(both) == _everything(alone)
     assert [r.parent is storage.NO_PARENT for r in both.records[-5:]] == [False] * 2 + [True] * 3
     assert replay(both).ids == replay(alone).ids
+    # counts that would not follow the events kept (a duplicate id dropped) are not kept
+    counting = storage.ReadCounting(TextCounts(None), lambda *_: "text")
+    assert read_folder(folder, counting).counted is None
+
+
+@pytest.mark.parametrize(
+    ("chunk", "split"), [(1000, str(1 << 60)), (1000, "0"), (1, "0"), (7, "0")]
+)
+def test_a_folder_read_counts_what_the_stats_walk_counts(
+    chunk: int, split: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read asked to count gives the counts of the walk over the events it kept,
+    in one process or two (its child sending its counts with each part)."""
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.openhands_v1 import storage
+    from condense_cli.llm.tokens import tokenizer_for
+
+    folder = corpus(FOUR_CONDENSATIONS)
+    tokenizer = tokenizer_for("gpt-4o-mini")
+    monkeypatch.setattr(storage, "CHUNK_FILES", chunk)
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", split)
+    with read_log(str(folder), counts=TextCounts(tokenizer)) as replay:
+        counted = replay.conversation.counted
+        sent = [r for r in replay.conversation.records if r.sent]
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", str(1 << 60))
+    walked = TextCounts(tokenizer).walk(model_text(V1Event.read(r)) for r in sent)
+    assert counted is not None and len(counted.chars) == len(sent) > 100
+    assert counted.full == walked.full and counted.full.tokens > 0
+    assert (counted.chars, counted.tokens, counted.hashes) == (
+        walked.chars,
+        walked.tokens,
+        walked.hashes,
+    )
+
+
+def test_stats_takes_the_counts_of_a_folder_read_that_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`stats` reads no event file again when the read counted with its tokenizer, and
+    gives the same report; counts made without that tokenizer are not taken."""
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.openhands_v1 import storage
+    from condense_cli.llm.tokens import tokenizer_for
+
+    folder = str(corpus(FOUR_CONDENSATIONS))
+    tokenizer = tokenizer_for("gpt-4o-mini")
+    with read_log(folder) as replay:
+        plain = replay.stats(tokenizer).to_json()
+        sent = sum(1 for r in replay.conversation.records if r.sent)
+    reads: list[str] = []
+    read_file = storage.read_event_file
+
+    def read_again(path: str) -> bytes:
+        reads.append(path)
+        return read_file(path)
+
+    for counts, again in ((TextCounts(tokenizer), 0), (TextCounts(None), sent)):
+        with read_log(folder, counts=counts) as replay:
+            reads.clear()
+            monkeypatch.setattr(storage, "read_event_file", read_again)
+            assert replay.stats(tokenizer).to_json() == plain
+            monkeypatch.setattr(storage, "read_event_file", read_file)
+        assert len(reads) == again
 
 
 # --------------------------------------------------------------------------------------
