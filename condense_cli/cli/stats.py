@@ -31,6 +31,7 @@ from condense_cli.cli.common import (
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.core.events import View
+    from condense_cli.core.messages import Conversion, MessageSums
     from condense_cli.dialects.base import Reading, Replay, StatsReport
     from condense_cli.llm.tokens import Tokenizer
 
@@ -170,7 +171,7 @@ def _report(
         counting = shown or reading("counting")
         # With tokens, the view is made after the walk (which does not hold it twice)
         view = replay.view() if replay.converts_messages and tokenizer is None else None
-        if view is not None and _converts_apart(replay, view):
+        if view is not None and _converts_apart(replay, view) and _cut(replay, view) is None:
             apart = view
             report, messages = in_two(
                 lambda: replay.stats(None, counting), lambda: _messages(replay, apart, None)
@@ -179,6 +180,7 @@ def _report(
         else:
             report = replay.stats(tokenizer, counting)
             if replay.converts_messages:  # after the walk: its token counts are reused
+                # (a view the conversion can cut is converted in two processes then)
                 made = view if view is not None else replay.view()
                 report.messages = _messages(replay, made, tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
@@ -194,10 +196,11 @@ CONVERT_APART_MIN_EVENTS = 10_000
 
 
 def _converts_apart(replay: "Replay", view: "View") -> bool:
-    """Whether a forked child converts the view to messages while this process walks
-    the log (itself in two processes), with no tokens to count (which the child would
-    count again): for a big log with a long view (or every log that
-    `CONDENSE_STATS_SPLIT_MIN_BYTES=0` splits)."""
+    """Whether a forked child converts the view to messages (or half of it, `_cut`):
+    for a big log with a long view (or every log that `CONDENSE_STATS_SPLIT_MIN_BYTES=0`
+    splits). Without tokens to count, it does so while this process walks the log
+    (itself in two processes); with tokens, after the walk, which hands the child the
+    counts of the view's texts."""
     from condense_cli.fast.halves import log_size, split_min_bytes, splits
 
     if not splits(log_size(replay.path)):
@@ -205,11 +208,36 @@ def _converts_apart(replay: "Replay", view: "View") -> bool:
     return split_min_bytes() == 0 or len(view) >= CONVERT_APART_MIN_EVENTS
 
 
+def _cut(replay: "Replay", view: "View") -> int | None:
+    """Where a long view is cut to be converted in two processes (`Replay.conversion_cut`)."""
+    return replay.conversion_cut(view) if _converts_apart(replay, view) else None
+
+
 def _messages(replay: "Replay", view: "View", tokenizer: "Tokenizer | None") -> dict[str, Any]:
     """The `messages` part of a report: the view converted to chat messages, counted
-    (the texts the log's walk tokenized are not tokenized again)."""
-    from condense_cli.core.messages import Conversion, message_numbers
+    (the texts the log's walk tokenized are not tokenized again); the second part of
+    a view the conversion can cut (`_cut`) converted in a forked child."""
+    from condense_cli.fast.halves import in_two
 
-    conversion = Conversion()
-    messages = replay.each_message(view, conversion)
-    return message_numbers(messages, conversion, tokenizer, replay.token_counts)
+    cut = _cut(replay, view)
+    if cut is None:
+        sums, conversion = _counted(replay, view, tokenizer)
+    else:
+        first, rest = view.with_events(view.events[:cut]), view.with_events(view.events[cut:])
+        (sums, conversion), (more, changes) = in_two(
+            lambda: _counted(replay, first, tokenizer), lambda: _counted(replay, rest, tokenizer)
+        )
+        sums.merge(more)
+        conversion.extend(changes)
+    return sums.numbers(conversion, tokenizer is not None)
+
+
+def _counted(
+    replay: "Replay", view: "View", tokenizer: "Tokenizer | None"
+) -> "tuple[MessageSums, Conversion]":
+    """`view` converted to chat messages and counted, and what the conversion changed."""
+    from condense_cli.core.messages import Conversion, MessageSums
+
+    conversion, sums = Conversion(), MessageSums()
+    sums.add(replay.each_message(view, conversion), tokenizer, replay.token_counts)
+    return sums, conversion

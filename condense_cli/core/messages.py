@@ -73,6 +73,13 @@ class Conversion:
     inserted: list[Change] = field(default_factory=list)
     approximated: list[Change] = field(default_factory=list)
 
+    def extend(self, other: Conversion) -> None:
+        """Add the conversion of the part of a view that follows this one's."""
+        self.messages += other.messages
+        self.dropped += other.dropped
+        self.inserted += other.inserted
+        self.approximated += other.approximated
+
     @property
     def lost(self) -> list[Change]:
         """What the model silently loses: results without calls, calls without results."""
@@ -180,26 +187,41 @@ def message_tokens(message: dict[str, Any], tokenizer: Tokenizer, known: Known) 
     return total
 
 
-def message_numbers(
-    messages: Iterable[dict[str, Any]],
-    conversion: Conversion,
-    tokenizer: Tokenizer | None,
-    known: Known = NONE_KNOWN,
-) -> dict[str, Any]:
-    """The `messages` part of `condense stats`, in one pass over `messages` (which may
-    be made as they are taken: `conversion`'s changes are read after them; `known`:
-    texts already tokenized)."""
-    count = chars = 0
-    tokens = REPLY_PRIMING
-    for message in messages:
-        count += 1
-        chars += len(message_text(message))
-        if tokenizer is not None:
-            tokens += message_tokens(message, tokenizer, known)
-    return {
-        "count": count,
-        "chars": chars,
-        "tokens": tokens if tokenizer is not None else None,
-        "tool_schemas": "not counted",
-        **conversion.report(),
-    }
+@dataclass
+class MessageSums:
+    """Messages counted: how many, their characters, and their tokens (with a
+    tokenizer; the reply's priming is added once, by `numbers`)."""
+
+    count: int = 0
+    chars: int = 0
+    tokens: int = 0
+
+    def add(
+        self,
+        messages: Iterable[dict[str, Any]],
+        tokenizer: Tokenizer | None,
+        known: Known = NONE_KNOWN,
+    ) -> None:
+        """Count `messages`, in one pass (they may be made as they are taken; `known`:
+        texts already tokenized)."""
+        for message in messages:
+            self.count += 1
+            self.chars += len(message_text(message))
+            if tokenizer is not None:
+                self.tokens += message_tokens(message, tokenizer, known)
+
+    def merge(self, other: MessageSums) -> None:
+        """Add the counts of other messages."""
+        self.count += other.count
+        self.chars += other.chars
+        self.tokens += other.tokens
+
+    def numbers(self, conversion: Conversion, counted_tokens: bool) -> dict[str, Any]:
+        """The `messages` part of `condense stats` (`conversion`: what was changed)."""
+        return {
+            "count": self.count,
+            "chars": self.chars,
+            "tokens": REPLY_PRIMING + self.tokens if counted_tokens else None,
+            "tool_schemas": "not counted",
+            **conversion.report(),
+        }

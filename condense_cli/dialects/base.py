@@ -372,6 +372,13 @@ class Replay(ABC):
             pass  # the changes are whole once every message is taken
         return out
 
+    def conversion_cut(self, view: View) -> int | None:
+        """A place in `view`, past its middle, where it converts to messages as its two
+        parts, cut there, would one after the other (messages and changes), for a long
+        view to be converted in two processes; None when no such place is known (a
+        conversion that pairs calls with results across the view)."""
+        return None
+
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         """`messages(view)` one message at a time, what the conversion changed going to
         `out` (whole once every message is taken): a view as long as its log is never

@@ -13,7 +13,7 @@ import pytest
 from condense_cli.cli import stats as stats_module
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
-from condense_cli.core.messages import Conversion, fingerprint, message_numbers
+from condense_cli.core.messages import Conversion, MessageSums, fingerprint
 from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import Replay
 from condense_cli.dialects.claude_code.dialect import ClaudeReplay
@@ -336,6 +336,38 @@ def test_a_short_view_is_converted_here(cli, corpus: Path, monkeypatch) -> None:
     assert converted_here == []  # as long as the shortest converted apart: in a child
 
 
+V1_CONVERSATIONS = [  # the multi-summary SDK (user turns joined), and the one before
+    "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
+    "openhands-v1/81f92eeb84c0468dbc1837c63c4f72ec",
+]
+
+
+@pytest.mark.parametrize("name", V1_CONVERSATIONS)
+@pytest.mark.parametrize("tokens", [(), ("--no-tokens",)])
+def test_a_long_v1_view_is_converted_in_two_processes(
+    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str, tokens: tuple[str, ...]
+) -> None:
+    """This process converts the view up to its cut, a forked child the rest; the
+    report is one process's."""
+    from condense_cli.dialects.openhands_v1.dialect import V1Replay
+
+    log = corpus.parent / name
+    alone = stats_json(cli, log, monkeypatch, ONE, *tokens)
+    converted_here: list[int] = []
+    each_message = V1Replay.each_message
+
+    def watched(self: Replay, view: Any, out: Conversion) -> Any:
+        converted_here.append(len(view))  # the child's own list, when it is the child
+        return each_message(self, view, out)
+
+    monkeypatch.setattr(V1Replay, "each_message", watched)
+    assert stats_json(cli, log, monkeypatch, TWO, *tokens) == alone
+    with read_log(str(log)) as replay:
+        view = replay.view()
+        assert converted_here == [replay.conversion_cut(view)]
+        assert 0 < converted_here[0] < len(view)
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -360,7 +392,7 @@ def test_the_messages_are_not_tokenized_again_for_a_child_having_counted_them(
             asked.clear()  # (this process's; the child's are its own)
             conversion = Conversion()
             messages = replay.each_message(replay.view(), conversion)
-            message_numbers(messages, conversion, tokenizer, replay.token_counts)
+            MessageSums().add(messages, tokenizer, replay.token_counts)
         return asked
 
     alone = asked_for_messages(ONE)

@@ -257,6 +257,17 @@ class V1Replay(Replay):
 
         return each_message(view.events, merge_user_turns=self.keyed_summaries)
 
+    def conversion_cut(self, view: View) -> int | None:
+        """The first tool result past the middle: a tool message, which neither joins
+        the message before it nor takes in the next, and the SDK's conversion keeps
+        no other state (`messages.each_message`)."""
+        events = view.events
+        for at in range(len(events) // 2, len(events)):
+            stored = getattr(events[at], "stored", None)  # None for a summary
+            if stored is not None and stored.kind in OBSERVATION_KINDS:
+                return at
+        return None
+
     def view_lines(self) -> Iterator[bytes]:
         for event in self.view():
             yield event.to_json() + b"\n"

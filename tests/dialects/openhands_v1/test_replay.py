@@ -652,6 +652,41 @@ def test_a_folder_read_counts_what_the_stats_walk_counts(
     )
 
 
+def test_a_view_converts_as_its_two_parts_cut_at_a_tool_result(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cut at any tool result, a view's two parts convert to the view's messages, with
+    parallel calls and joined user turns; `conversion_cut` is the first past the
+    middle, and `stats` converts the view in two processes from there."""
+    from condense_cli.dialects import read_log
+
+    events = [system(0), message(1) | {"parent_id": None}, message(2), call(3, "r1")]
+    events += [call(4, "r1"), result(5, 3), result(6, 4), message(7), call(8, "r2")]
+    events += [result(9, 8), message(10), message(11), call(12, "r3"), call(13, "r3")]
+    events += [result(14, 12), result(15, 13), message(16), condensation(17, [7, 8, 9], 2)]
+    folder = str(write_folder(tmp_path / "c", events))
+    with read_log(folder) as replay:
+        view = replay.view()
+        assert replay.keyed_summaries  # user turns are joined
+        whole = replay.messages(view).messages
+
+        def in_parts(at: int) -> list[dict[str, Any]]:
+            first = replay.messages(view.with_events(view.events[:at])).messages
+            return first + replay.messages(view.with_events(view.events[at:])).messages
+
+        results = [i for i, e in enumerate(view) if e.data["kind"] == "ObservationEvent"]
+        assert [in_parts(at) == whole for at in results] == [True] * 4
+        # no other cut: inside joined user turns (the summary's among them) or a batch
+        assert [at for at in range(1, len(view)) if in_parts(at) != whole] == [2, 3, 5, 9, 11]
+        cut = replay.conversion_cut(view)
+        assert cut == min(i for i in results if i >= len(view) // 2)
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", str(1 << 60))
+    one = cli("stats", folder, "-f", "json")
+    monkeypatch.setenv("CONDENSE_STATS_SPLIT_MIN_BYTES", "0")
+    two = cli("stats", folder, "-f", "json")
+    assert one.stdout == two.stdout and orjson.loads(one.stdout)["messages"]["count"] == 10
+
+
 def test_stats_takes_the_counts_of_a_folder_read_that_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
