@@ -171,16 +171,17 @@ def _report(
         counting = shown or reading("counting")
         # With tokens, the view is made after the walk (which does not hold it twice)
         view = replay.view() if replay.converts_messages and tokenizer is None else None
-        if view is not None and _converts_apart(replay, view) and _cut(replay, view) is None:
+        if view is not None and _converts_apart(replay, view) and not replay.counted_while_read:
+            # the walk (in two processes) with a forked child converting the view beside
             apart = view
             report, messages = in_two(
-                lambda: replay.stats(None, counting), lambda: _messages(replay, apart, None)
+                lambda: replay.stats(None, counting),
+                lambda: _messages(replay, apart, None, cut=False),
             )
             report.messages = messages
         else:
             report = replay.stats(tokenizer, counting)
             if replay.converts_messages:  # after the walk: its token counts are reused
-                # (a view the conversion can cut is converted in two processes then)
                 made = view if view is not None else replay.view()
                 report.messages = _messages(replay, made, tokenizer)
         report.thrash = [f.to_json() for f in all_findings(replay, deep)]
@@ -196,11 +197,12 @@ CONVERT_APART_MIN_EVENTS = 10_000
 
 
 def _converts_apart(replay: "Replay", view: "View") -> bool:
-    """Whether a forked child converts the view to messages (or half of it, `_cut`):
-    for a big log with a long view (or every log that `CONDENSE_STATS_SPLIT_MIN_BYTES=0`
-    splits). Without tokens to count, it does so while this process walks the log
-    (itself in two processes); with tokens, after the walk, which hands the child the
-    counts of the view's texts."""
+    """Whether a forked child converts the view to messages, or the part of it after
+    its cut (`_cut`): for a big log with a long view (or every log that
+    `CONDENSE_STATS_SPLIT_MIN_BYTES=0` splits). Without tokens to count, the whole view
+    while this process walks the log (itself in two processes), unless the read counted
+    it (`Replay.counted_while_read`: there is no walk); else after the walk, which
+    hands the child the counts of the view's texts."""
     from condense_cli.fast.halves import log_size, split_min_bytes, splits
 
     if not splits(log_size(replay.path)):
@@ -213,17 +215,19 @@ def _cut(replay: "Replay", view: "View") -> int | None:
     return replay.conversion_cut(view) if _converts_apart(replay, view) else None
 
 
-def _messages(replay: "Replay", view: "View", tokenizer: "Tokenizer | None") -> dict[str, Any]:
+def _messages(
+    replay: "Replay", view: "View", tokenizer: "Tokenizer | None", cut: bool = True
+) -> dict[str, Any]:
     """The `messages` part of a report: the view converted to chat messages, counted
-    (the texts the log's walk tokenized are not tokenized again); the second part of
-    a view the conversion can cut (`_cut`) converted in a forked child."""
+    (the texts the log's walk tokenized are not tokenized again); with `cut`, the second
+    part of a view the conversion can cut (`_cut`) converted in a forked child."""
     from condense_cli.fast.halves import in_two
 
-    cut = _cut(replay, view)
-    if cut is None:
+    at = _cut(replay, view) if cut else None
+    if at is None:
         sums, conversion = _counted(replay, view, tokenizer)
     else:
-        first, rest = view.with_events(view.events[:cut]), view.with_events(view.events[cut:])
+        first, rest = view.with_events(view.events[:at]), view.with_events(view.events[at:])
         (sums, conversion), (more, changes) = in_two(
             lambda: _counted(replay, first, tokenizer), lambda: _counted(replay, rest, tokenizer)
         )

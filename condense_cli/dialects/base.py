@@ -372,6 +372,12 @@ class Replay(ABC):
             pass  # the changes are whole once every message is taken
         return out
 
+    @property
+    def counted_while_read(self) -> bool:
+        """Whether the read counted what `stats` counts (`Dialect.reading`'s `counts`), so
+        that `stats` walks nothing."""
+        return False
+
     def conversion_cut(self, view: View) -> int | None:
         """A place in `view`, past its middle, where it converts to messages as its two
         parts, cut there, would one after the other (messages and changes), for a long

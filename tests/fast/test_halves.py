@@ -22,6 +22,7 @@ from condense_cli.dialects.counting import Places, TextCounts
 from condense_cli.dialects.openhands_v0 import stats as openhands_v0_stats
 from condense_cli.dialects.openhands_v0.replay import scan_log
 from condense_cli.dialects.openhands_v0.stats import collect_stats
+from condense_cli.dialects.openhands_v1.dialect import V1Replay
 from condense_cli.dialects.openhands_v1.events import V1Event
 from condense_cli.fast.halves import (
     SPLIT_ENV,
@@ -282,6 +283,7 @@ CONVERTING = [
     ("claude-code/posthog-impact-dashboard.claude-session.jsonl", ClaudeReplay),
     ("codex/edgerunner.codex-session.jsonl", CodexReplay),
 ]
+V1_CONVERSATION = "openhands-v1/0535c419f44a4e248c72e40c77a06a32"
 
 
 @pytest.mark.parametrize(("name", "replay_class"), CONVERTING)
@@ -294,13 +296,15 @@ def test_a_long_view_is_converted_by_a_child_while_the_log_is_walked(
     replay_class: type[Replay],
     child_fails: bool,
 ) -> None:
-    """Without tokens, a forked child converts the view to messages while this
-    process walks the log: this process converts nothing, unless the child failed,
-    and the report is one process's."""
+    """Without tokens, a forked child converts the view to messages while this process
+    walks the log: this process converts nothing, unless the child failed, and the
+    report is one process's. With tokens, a view that cannot be cut in two
+    (`conversion_cut`) is converted here, after the walk."""
     log = corpus.parent / name
     alone = stats_json(cli, log, monkeypatch, ONE, "--no-tokens")
     parent, converted_here = os.getpid(), []
     each_message = replay_class.each_message
+    monkeypatch.setattr(replay_class, "conversion_cut", lambda self, view: None)
 
     def watched(self: Replay, view: Any, out: Conversion) -> Any:
         if os.getpid() != parent and child_fails:
@@ -336,31 +340,34 @@ def test_a_short_view_is_converted_here(cli, corpus: Path, monkeypatch) -> None:
     assert converted_here == []  # as long as the shortest converted apart: in a child
 
 
-V1_CONVERSATIONS = [  # the multi-summary SDK (user turns joined), and the one before
-    "openhands-v1/0535c419f44a4e248c72e40c77a06a32",
-    "openhands-v1/81f92eeb84c0468dbc1837c63c4f72ec",
-]
-
-
-@pytest.mark.parametrize("name", V1_CONVERSATIONS)
-@pytest.mark.parametrize("tokens", [(), ("--no-tokens",)])
-def test_a_long_v1_view_is_converted_in_two_processes(
-    cli, corpus: Path, monkeypatch: pytest.MonkeyPatch, name: str, tokens: tuple[str, ...]
+@pytest.mark.parametrize(
+    ("name", "replay_class", "tokens"),
+    [
+        (CONVERTING[1][0], CodexReplay, ()),  # without tokens: beside the walk, above
+        (V1_CONVERSATION, V1Replay, ()),
+        (V1_CONVERSATION, V1Replay, ("--no-tokens",)),  # the read counted: no walk
+    ],
+)
+def test_a_long_view_is_converted_in_two_processes(
+    cli,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    replay_class: type[Replay],
+    tokens: tuple[str, ...],
 ) -> None:
-    """This process converts the view up to its cut, a forked child the rest; the
-    report is one process's."""
-    from condense_cli.dialects.openhands_v1.dialect import V1Replay
-
+    """This process converts the view up to its cut (`Replay.conversion_cut`), a
+    forked child the rest; the report is one process's."""
     log = corpus.parent / name
     alone = stats_json(cli, log, monkeypatch, ONE, *tokens)
     converted_here: list[int] = []
-    each_message = V1Replay.each_message
+    each_message = replay_class.each_message
 
     def watched(self: Replay, view: Any, out: Conversion) -> Any:
         converted_here.append(len(view))  # the child's own list, when it is the child
         return each_message(self, view, out)
 
-    monkeypatch.setattr(V1Replay, "each_message", watched)
+    monkeypatch.setattr(replay_class, "each_message", watched)
     assert stats_json(cli, log, monkeypatch, TWO, *tokens) == alone
     with read_log(str(log)) as replay:
         view = replay.view()

@@ -197,6 +197,11 @@ class CodexReplay(Replay):
 
         return view_messages(cast(list[CodexEvent], view.events), out)
 
+    def conversion_cut(self, view: View) -> int | None:
+        from condense_cli.dialects.codex.messages import conversion_cuts
+
+        return next(conversion_cuts(cast(list[CodexEvent], view.events)), None)
+
     def conversion_changes(self, view: View) -> Conversion:
         from condense_cli.dialects.codex.messages import view_changes
 

@@ -174,6 +174,46 @@ def view_changes(events: Sequence[CodexEvent]) -> Conversion:
     return out
 
 
+def conversion_cuts(events: Sequence[CodexEvent]) -> Iterator[int]:
+    """The `message` items past the middle that no call id spans (`_call_free`): a
+    message starts a message of its own, which no call before it joins, and with no
+    call id on both sides, each part names its outputs, drops its orphans and answers
+    its calls without an output as the view does (`each_message`). From the fast
+    path's fields: no item is parsed for this."""
+    pairs = [_pair_of(e) for e in events]
+    calls = [call if kind in CALLS or kind in OUTPUTS else None for kind, call in pairs]
+    middle = len(events) // 2
+    places = (i for i in range(middle, len(events)) if pairs[i][0] == "message")
+    return _call_free(calls, places)
+
+
+def _call_free(calls: Sequence[str | None], places: Iterable[int]) -> Iterator[int]:
+    """The places of `places` (in increasing order) that no call id spans: no id of
+    `calls` (each item's call id, a call's or an output's; None for any other item)
+    is held both before the place and at or after it."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for index, call in enumerate(calls):
+        if call is not None:
+            first.setdefault(call, index)
+            last[call] = index
+    # How many ids span each place: +1 just after an id's first item, -1 after its last
+    spanning = [0] * (len(calls) + 1)
+    for call, start in first.items():
+        end = last[call]
+        if end > start:
+            spanning[start + 1] += 1
+            spanning[end + 1] -= 1
+    open_spans = 0
+    counted_to = 0
+    for place in places:
+        while counted_to <= place:
+            open_spans += spanning[counted_to]
+            counted_to += 1
+        if open_spans == 0:
+            yield place
+
+
 def _pairing(event: CodexEvent) -> dict[str, Any]:
     """The item as far as the conversion's changes go: its type and call id, from the
     fast path's fields when it has them all, else the item itself."""

@@ -257,6 +257,10 @@ class V1Replay(Replay):
 
         return each_message(view.events, merge_user_turns=self.keyed_summaries)
 
+    @property
+    def counted_while_read(self) -> bool:
+        return self.conversation.counted is not None
+
     def conversion_cut(self, view: View) -> int | None:
         """The first tool result past the middle: a tool message, which neither joins
         the message before it nor takes in the next, and the SDK's conversion keeps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -367,6 +368,54 @@ def test_an_output_without_its_call_is_dropped_and_reported() -> None:
     assert [(c.kind, c.event, c.line, c.reason) for c in conversion.lost] == [
         ("orphan result", "L", 7, "output for call c9: the call is not in the view")
     ]
+
+
+def cuts_that_convert_alike(
+    path: Path, kinds: set[str], cuts: Callable[[list[Any]], Iterable[int]]
+) -> tuple[list[int], list[int]]:
+    """The events past the middle of a log's view, of one of `kinds`, whose two parts,
+    cut there, convert to the view's messages and changes (every one tried); and the
+    places `cuts` gives for the view's events. `Replay.conversion_cut` is the first."""
+    from condense_cli.dialects import read_log
+
+    def converted(events: list[Any]) -> tuple[list[Any], ...]:
+        conversion = replay.messages(view.with_events(events))
+        return (conversion.messages, conversion.dropped, conversion.inserted)
+
+    with read_log(str(path)) as replay:
+        view = replay.view()
+        events = view.events
+        whole = converted(events)
+        places = [i for i in range(len(view) // 2, len(view)) if view[i].data["type"] in kinds]
+        alike = []
+        for at in places:
+            first, rest = converted(events[:at]), converted(events[at:])
+            if tuple(a + b for a, b in zip(first, rest, strict=True)) == whole:
+                alike.append(at)
+        given = list(cuts(events))
+        assert replay.conversion_cut(view) == (given[0] if given else None)
+    return alike, given
+
+
+def test_a_view_is_cut_for_its_conversion_at_a_message_no_call_spans(make_log) -> None:
+    """Not at a message between a call and its output; a call with no output spans
+    nothing (it is answered "aborted" in its part as in the view)."""
+    from condense_cli.dialects.codex.messages import conversion_cuts
+
+    lines = [META, item(user("one")), item(call("c1")), item(said("two"))]
+    lines += [item(user("three")), item(output("c1")), item(said("four")), item(user("five"))]
+    lines += [item(call("c2")), item(user("six")), item(user("seven")), item(output("c2"))]
+    lines += [item(user("eight")), item(call("c3")), item(said("nine")), item(user("ten"))]
+    log = rollout(make_log, lines)
+    assert cuts_that_convert_alike(log, {"message"}, conversion_cuts) == ([11, 13, 14],) * 2
+
+
+@pytest.mark.parametrize("name", ["FundWise.codex-session.jsonl", "edgerunner.codex-session.jsonl"])
+def test_a_corpus_rollouts_view_is_cut_where_it_converts_alike(name: str) -> None:
+    from condense_cli.dialects.codex.messages import conversion_cuts
+
+    alike, given = cuts_that_convert_alike(CORPUS / name, {"message"}, conversion_cuts)
+    assert given == alike and alike
 
 
 def test_a_replacement_item_whose_type_is_a_list_is_not_sent(cli, make_log) -> None:
