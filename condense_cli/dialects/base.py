@@ -379,10 +379,10 @@ class Replay(ABC):
         return False
 
     def conversion_cut(self, view: View) -> int | None:
-        """A place in `view`, past its middle, where it converts to messages as its two
-        parts, cut there, would one after the other (messages and changes), for a long
-        view to be converted in two processes; None when no such place is known (a
-        conversion that pairs calls with results across the view)."""
+        """A place past the middle of `view` where cutting it changes nothing: its two
+        parts, converted one after the other, give the view's messages and changes, so
+        that a long view can be converted in two processes. None when no such place is
+        known (by default: a conversion may pair calls with results across the view)."""
         return None
 
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:

@@ -59,17 +59,10 @@ from condense_cli.dialects.openhands_v1.detect import (
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.dialects.counting import TextCounts
     from condense_cli.dialects.openhands_v1.steps import Step
     from condense_cli.llm.tokens import Tokenizer
 
-from condense_cli.dialects.counting import (
-    Places,
-    TextCounts,
-    condensation_rows,
-    largest_first,
-    model_text,
-    sizes,
-)
 from condense_cli.dialects.openhands_v1.appending import (
     locked_events,
     new_condensation,
@@ -327,6 +320,14 @@ class V1Replay(Replay):
         )
 
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
+        from condense_cli.dialects.counting import (
+            Places,
+            TextCounts,
+            condensation_rows,
+            largest_first,
+            sizes,
+        )
+
         records = self.conversation.records
         by_type: dict[str, dict[str, int]] = {}
         for record in records:
@@ -549,6 +550,8 @@ def _refuse_invalid(conversation: Conversation) -> None:
 
 def _text_of(record: StoredEvent, data: dict[str, Any], raw: bytes) -> str:
     """What the model reads of a stored event, parsed as `data` from `raw`."""
+    from condense_cli.dialects.counting import model_text
+
     return model_text(V1Event(data, record.position, raw))
 
 

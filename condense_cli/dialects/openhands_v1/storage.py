@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -19,7 +19,6 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, decode_line, json_type
 from condense_cli.core.logfile import line_body
-from condense_cli.dialects.counting import Counted, TextCounts
 from condense_cli.dialects.openhands_v1.detect import (
     ACTION,
     CONDENSATION,
@@ -32,6 +31,9 @@ from condense_cli.dialects.openhands_v1.detect import (
 )
 from condense_cli.fast.halves import splits
 from condense_cli.fast.lines import collector_paused
+
+if TYPE_CHECKING:  # only `stats` counts, and its caller imports them
+    from condense_cli.dialects.counting import Counted, TextCounts
 
 #: Kinds `condense` appends itself.
 APPENDED_KINDS = frozenset({CONDENSATION, CONDENSATION_REQUEST})
