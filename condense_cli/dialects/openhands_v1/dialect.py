@@ -77,6 +77,7 @@ from condense_cli.dialects.openhands_v1.storage import (
     Conversation,
     ReadCounting,
     StoredEvent,
+    TextOf,
     read_folder,
     read_lines,
 )
@@ -341,10 +342,10 @@ class V1Replay(Replay):
         sent = [r for r in records if r.sent]
         counts, counted = self.conversation.counts, self.conversation.counted
         if counts is None or counted is None or counts.tokenizer is not tokenizer:
-            counts = TextCounts(tokenizer)
+            counts, text_of = TextCounts(tokenizer), _text_of()
             counted = counts.walk_log(
                 sent,
-                lambda r: _text_of(r, *r.parsed()),
+                lambda r: text_of(r, *r.parsed()),
                 sum(r.size for r in sent),
                 reads=self.conversation.events_dir is not None,  # a folder: a file an event
             )
@@ -513,7 +514,7 @@ class OpenHandsV1(Dialect):
                 yield replay
             return
         # each event file is parsed here: what `stats` counts is counted as it is
-        counting = ReadCounting(counts, _text_of) if counts is not None else None
+        counting = ReadCounting(counts, _text_of()) if counts is not None else None
         conversation = read_folder(path, counting)
         if not collect:
             _refuse_invalid(conversation)
@@ -548,11 +549,15 @@ def _refuse_invalid(conversation: Conversation) -> None:
         )
 
 
-def _text_of(record: StoredEvent, data: dict[str, Any], raw: bytes) -> str:
-    """What the model reads of a stored event, parsed as `data` from `raw`."""
+def _text_of() -> TextOf:
+    """What the model reads of a stored event, parsed as `data` from `raw`: the counting
+    module is imported here, once a read or a walk (only `stats` counts), not an event."""
     from condense_cli.dialects.counting import model_text
 
-    return model_text(V1Event(data, record.position, raw))
+    def text_of(record: StoredEvent, data: dict[str, Any], raw: bytes) -> str:
+        return model_text(V1Event(data, record.position, raw))
+
+    return text_of
 
 
 def _position(event: Event) -> int | None:
