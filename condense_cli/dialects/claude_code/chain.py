@@ -126,12 +126,12 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
     not on the chain either, join the turn (the response's lines and the user
     lines after them), in file order. A response that comes back later in the
     chain takes no more lines. The work grows with the chain, not the session:
-    the side lines are indexed once per session (`Session.side`).
+    the side lines are indexed once per session (`Session.side_of`).
     """
-    side = session.side
+    on_chain = {x.number for x in lines}
+    side = session.side_of(on_chain)
     if not side:
         return lines
-    on_chain = {x.number for x in lines}
     taken: set[str] = set()  # the responses that already had their turn
     out: list[Line] = []
     i = 0
@@ -152,12 +152,14 @@ def _with_siblings(session: Session, lines: list[Line]) -> list[Line]:
         if response not in taken:
             taken.add(response)
             extra = [x for x in side.of_response(response) if x.number not in on_chain]
-        answered = {call for x in turn for call in _result_ids(x)}
+        answered: set[str] | None = None  # the calls the turn answers, made when needed
         for member in [x for x in turn if x.type == "assistant"] + extra:
             for result in side.results_of(member.uuid or ""):
                 if result.number in on_chain:
                     continue
                 calls = _result_ids(result)
+                if answered is None:
+                    answered = {call for x in turn for call in _result_ids(x)}
                 if calls and not calls & answered:
                     extra.append(result)
                     answered |= calls

@@ -205,7 +205,7 @@ class ClaudeReplay(Replay):
 
     @property
     def model(self) -> str | None:
-        return last_model(self.events)
+        return last_model(self.chain.lines)
 
     @property
     def condensations(self) -> list[CondensationRecord]:
@@ -219,18 +219,17 @@ class ClaudeReplay(Replay):
                 pass
         return self._records or [], self._sizes_before
 
-    def _each_around(
-        self, models: bool
-    ) -> Iterator[tuple[Line, list[ClaudeEvent], list[ClaudeEvent]]]:
-        """Each compaction's boundary with the views right before and after it; a walk
-        to the end keeps the records and the sizes of the views before, so that the
+    def _each_around(self, models: bool) -> Iterator[tuple[Line, list[Line], list[ClaudeEvent]]]:
+        """Each compaction's boundary with the view right before it (its messages, as
+        lines: most callers only count them) and the view right after it; a walk to
+        the end keeps the records and the sizes of the views before, so that the
         views are made once for all of them (not once each). With `models` (the log
         is open: a model's name is read from a line), it keeps the models before."""
         records: list[CondensationRecord] = []
         sizes: dict[int, int] = {}
         found: dict[int, str | None] = {}
         for boundary in self.boundaries():
-            before, after = self.around(boundary)
+            before, after = self._messages_before(boundary), self.after(boundary)
             records.append(self._record(boundary, before, after))
             sizes[boundary.number] = len(before)
             if models:
@@ -255,26 +254,29 @@ class ClaudeReplay(Replay):
 
     def before(self, boundary: Line) -> list[ClaudeEvent]:
         """The view right before the compaction at `boundary`."""
+        return self._events(self._messages_before(boundary))
+
+    def _messages_before(self, boundary: Line) -> list[Line]:
+        """The lines of the messages of the view right before the compaction at
+        `boundary` (an event each)."""
         session = self.session
         logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
-        return self._events(active_chain(session, logical).lines) if logical else []
+        if logical is None:
+            return []
+        return [x for x in active_chain(session, logical).lines if x.type in MESSAGE_TYPES]
 
     def after(self, boundary: Line) -> list[ClaudeEvent]:
         """The view right after the compaction at `boundary`."""
         end = _block_end(self.session, boundary)
         return self._events(active_chain(self.session, end).lines)
 
-    def around(self, boundary: Line) -> tuple[list[ClaudeEvent], list[ClaudeEvent]]:
-        """The view right before the compaction at `boundary`, and right after it."""
-        return self.before(boundary), self.after(boundary)
-
     @staticmethod
-    def _record(
-        boundary: Line, before: list[ClaudeEvent], after: list[ClaudeEvent]
-    ) -> CondensationRecord:
-        """What the compaction at `boundary` did, from the views around it."""
+    def _record(boundary: Line, before: list[Line], after: list[ClaudeEvent]) -> CondensationRecord:
+        """What the compaction at `boundary` did, from the views around it (the view
+        before as the lines of its events: an event's key is its line's number, but a
+        summary's, which has none; its uuid is its line's)."""
         kept = {e.copy_of or e.uuid for e in after}
-        forgotten = [e.key for e in before if e.key is not None and e.uuid not in kept]
+        forgotten = [x.number for x in before if not x.compact_summary and x.uuid not in kept]
         summary = next((e for e in after if e.is_summary), None)
         return CondensationRecord(
             id=boundary.uuid,
@@ -312,7 +314,8 @@ class ClaudeReplay(Replay):
     # --- history -------------------------------------------------------------------------
 
     def condensation_steps(self) -> Iterator[CondensationStep]:
-        for boundary, before, after in self._each_around(models=True):
+        for boundary, lines, after in self._each_around(models=True):
+            before = self._events(lines)
             kept = {_origin(e) for e in after}
             gone = [e for e in before if _origin(e) not in kept and not e.is_summary]
             summary = next((e.text for e in after if e.is_summary), None)

@@ -234,7 +234,7 @@ class SideLines:
     A key with one line (most have one) holds the line itself, not a list of one.
     """
 
-    def __init__(self, lines: list[Line]) -> None:
+    def __init__(self, lines: Iterable[Line]) -> None:
         self._by_message: dict[str, Line | list[Line]] = {}
         self._results: dict[str, Line | list[Line]] = {}
         for line in lines:
@@ -288,6 +288,9 @@ def _shared(tools: tuple[Any, ...], earlier: tuple[Any, ...]) -> tuple[Any, ...]
     return tuple(ids.get(x, x) if type(x) is str else x for x in tools)
 
 
+OWN_SIDES = 2  # chains that may index their own side lines (`Session.side_of`)
+
+
 def line_number(line: Line) -> int:
     return line.number
 
@@ -302,6 +305,7 @@ class Session:
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
     _side: SideLines | None = None
+    _own_sides: int = 0  # the chains that indexed their own side lines (`side_of`)
     _message_id: str | None = None  # the last line's `message_id`
     _types: dict[str, str] = field(default_factory=dict)  # each `type` string, once
 
@@ -339,11 +343,19 @@ class Session:
                 return earlier
         return None
 
-    @property
-    def side(self) -> SideLines:
-        """The lines `_with_siblings` may put back into a chain, indexed once."""
-        if self._side is None:
-            self._side = SideLines(self.lines)
+    def side_of(self, on_chain: set[int]) -> SideLines:
+        """The lines `_with_siblings` may put back into a chain whose lines' numbers
+        are `on_chain`: all but that chain's own. A chain that holds most of the
+        session (one never compacted) indexes the few lines off it for itself, twice
+        at most (the view, and the view a recorded request is checked against);
+        other chains share an index of every line, made once. The shared index holds
+        lines the chain holds too, which it skips: both give the same lines."""
+        if self._side is not None:
+            return self._side
+        if self._own_sides < OWN_SIDES and 2 * len(on_chain) >= len(self.lines):
+            self._own_sides += 1
+            return SideLines(x for x in self.lines if x.number not in on_chain)
+        self._side = SideLines(self.lines)
         return self._side
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:

@@ -146,14 +146,15 @@ def margin_for(version: Any) -> int:
     return RESUME_MARGIN if parts >= MARGIN_SINCE else OLD_MARGIN
 
 
-def last_model(events: list[ClaudeEvent]) -> str | None:
-    """The model that wrote the last of `events` that a model wrote (None if none did)."""
+def last_model(lines: list[Line]) -> str | None:
+    """The model that wrote the last of the messages of `lines` that a model wrote (None
+    if none did); only the assistant lines from the end to that one are parsed."""
     return next(
         (
             str(m.get("model"))
-            for e in reversed(events)
-            if e.data.get("type") == "assistant"
-            and (m := as_dict(e.data.get("message"))).get("model") not in (None, SYNTHETIC_MODEL)
+            for x in reversed(lines)
+            if x.type == "assistant"
+            and (m := as_dict(x.parse().get("message"))).get("model") not in (None, SYNTHETIC_MODEL)
         ),
         None,
     )

@@ -527,6 +527,85 @@ def lines_read_per_line(tmp_path: Path, count: int) -> float:
     return lines.read / len(lines)
 
 
+def parallel_rounds(count: int, b: Builder | None = None, tag: str = "") -> Builder:
+    """`count` turns of two parallel calls, the second answered on a side branch, and
+    no compaction (after the lines of `b`, when given): the active chain holds nearly
+    every line."""
+    if b is None:
+        b = Builder()
+        b.user("task")
+    for k in range(count):
+        first = b.use(f"c{tag}{k}", f"m{tag}{k}")
+        b.use(f"c{tag}{k}b", f"m{tag}{k}")
+        b.result(f"c{tag}{k}b", "out b")
+        b.result(f"c{tag}{k}", "out a", parent=first)
+        b.say("ok", f"n{tag}{k}")
+    return b
+
+
+def grown(log: Path, count: int, tag: str) -> None:
+    """`log` with `count` more turns of `parallel_rounds` chained on its last line."""
+    b = Builder()
+    b.lines, b.last = [], orjson.loads(log.read_bytes().splitlines()[-1])["uuid"]
+    b.count = 1000 * len(tag)  # uuids of their own
+    with log.open("ab") as f:
+        f.write(b"".join(orjson.dumps(x) + b"\n" for x in parallel_rounds(count, b, tag).lines))
+
+
+def test_a_chain_holding_most_of_the_session_indexes_the_lines_off_it(tmp_path: Path) -> None:
+    """The view of a session never compacted indexes only the lines off its chain for
+    the parallel calls it puts back, instead of every line: the same chain as with
+    the index of every line, twice at most, then that index is made."""
+    from condense_cli.core.logfile import LogSource
+    from condense_cli.dialects.claude_code.chain import active_chain, read_session, walk
+    from condense_cli.dialects.claude_code.lines import OWN_SIDES
+
+    log = parallel_rounds(20).write(tmp_path / "s.jsonl")
+    with LogSource.open(str(log)) as source:
+        own, shared = read_session(source), read_session(source)
+    shared.side_of(set())  # a chain holding no line: the index of every line is made
+    assert shared._side is not None
+    numbers = [x.number for x in active_chain(own).lines]
+    assert own._side is None  # the chain indexed what is off it, for itself
+    assert numbers == [x.number for x in active_chain(shared).lines]
+    walked = [x.number for x in walk(own, own.lines[-1]).lines]
+    assert len(numbers) == len(walked) + 40 and set(walked) < set(numbers)  # siblings back
+    for _ in range(OWN_SIDES - 1):
+        assert [x.number for x in active_chain(own).lines] == numbers and own._side is None
+    assert [x.number for x in active_chain(own).lines] == numbers and own._side is not None
+
+
+@pytest.mark.parametrize("made", ["compactions", "run", "corpus"])
+def test_a_compactions_record_counts_the_events_of_its_views(
+    tmp_path: Path, cli, made: str
+) -> None:
+    """A compaction's record is made from the lines of the view before it, not its
+    events: what it forgot is every event of that view that is no summary and that
+    the view after it does not hold (as itself or as a copy), as the events say."""
+    from condense_cli.core.intervals import runs
+
+    if made == "run":  # each run after the first forgets copies the one before wrote
+        log = parallel_rounds(6).write(tmp_path / "s.jsonl")
+        for tag in ("x", "xy", "xyz"):
+            done = cli("run", log, "-t", "amortized_forgetting", "-s", "condenser.max_size=8")
+            assert done.exit_code == 0, done.stderr
+            grown(log, 3, tag)
+    elif made == "compactions":
+        log = compactions(4).write(tmp_path / "s.jsonl")
+    else:
+        log = POSTHOG
+    with read_log(str(log)) as replay:
+        boundaries = replay.boundaries()
+        assert len(boundaries) == {"run": 3, "compactions": 4, "corpus": 1}[made]
+        for boundary, record in zip(boundaries, replay.condensations, strict=True):
+            before, after = replay.before(boundary), replay.after(boundary)
+            kept = {e.copy_of or e.uuid for e in after}
+            gone = [e.key for e in before if e.key is not None and e.uuid not in kept]
+            assert (record.ranges, record.forgotten_events) == (runs(gone), len(gone))
+            assert replay.size_before(boundary) == len(before)
+        assert replay.model == "m" or made == "corpus"
+
+
 def test_replay_work_grows_with_the_session_not_with_its_compactions(tmp_path: Path) -> None:
     """Every compaction's views used to rescan the whole session (`view --format json`
     of the 100k-line benchmark session did not finish in 4 minutes): per line, a
@@ -546,13 +625,13 @@ def test_each_compactions_views_are_made_once_for_its_record_step_and_stats(
 
     log = compactions(5, trigger="auto", preTokens=170_000).write(tmp_path / "s.jsonl")
     made: list[int] = []
-    before = ClaudeReplay.before
+    before = ClaudeReplay._messages_before  # the chain walked back from the compaction
 
     def counted(self: ClaudeReplay, boundary: Any) -> Any:
         made.append(boundary.number)
         return before(self, boundary)
 
-    monkeypatch.setattr(ClaudeReplay, "before", counted)
+    monkeypatch.setattr(ClaudeReplay, "_messages_before", counted)
     with read_log(str(log)) as replay:
         steps = list(replay.condensation_steps())
         assert len(steps) == 5 and len(made) == 5
