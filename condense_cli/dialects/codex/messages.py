@@ -69,7 +69,12 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
         arguments = encode(fields).decode()
     given = item.get("name")
     name = given if isinstance(given, str) else str(kind).removesuffix("_call")
-    return tool_call(str(item.get("call_id", "")), name, arguments)
+    return tool_call(_call_id(item), name, arguments)
+
+
+def _call_id(call: dict[str, Any]) -> str:
+    """The id a call's `tool_calls` entry has, which its output names."""
+    return str(call.get("call_id", ""))
 
 
 Place = tuple[object, int | None]  # an item's event id and line, for the report
@@ -80,12 +85,14 @@ def each_message(
     items: Iterable[tuple[dict[str, Any], Place]],
     pairs: Iterable[tuple[object, str]],
     out: Conversion,
+    build: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """The chat messages of the view's items, one at a time (see the module doc); each
     item comes with its place. `pairs` are the same items' types and `str(call_id)`s,
     read first, to know which calls have no output; what is put in or dropped goes to
     `out` as it is found, the "aborted" outputs first. A message is given once no later
-    call can join it: memory holds one message and one item, however long the view."""
+    call can join it: memory holds one message and one item, however long the view.
+    Without `build`, only what is put in or dropped is found: no message is made."""
     kinds = list(pairs)
     answered = {call for kind, call in kinds if kind in OUTPUTS}
     aborted = [call for kind, call in kinds if kind in CALLS and call not in answered]
@@ -97,6 +104,9 @@ def each_message(
         kind = item.get("type")
         message: dict[str, Any]
         if kind in CALLS:
+            if not build:  # an output finds its call by the id alone
+                names[_call_id(item)] = ""
+                continue
             call = _call(item)
             names[call["id"]] = call["function"]["name"]
             if last is not None and last["role"] == "assistant":
@@ -109,9 +119,13 @@ def each_message(
                 reason = f"output for call {call_id}: the call is not in the view"
                 out.dropped.append(Change(ORPHAN, *place, reason))
                 continue
+            if not build:
+                continue
             text = "\n".join(p["text"] for p in _parts(item.get("output")) if "text" in p)
             message = tool_result(call_id, names[call_id], text)
         elif kind == "message":
+            if not build:
+                continue
             role = str(item.get("role") or "user")
             role = "system" if role == "developer" else role
             message = {"role": role, "content": content_of(_parts(item.get("content")))}
@@ -165,11 +179,12 @@ def view_messages(events: Sequence[CodexEvent], out: Conversion) -> Iterator[dic
 
 def view_changes(events: Sequence[CodexEvent]) -> Conversion:
     """What `view_messages` drops and puts in, without parsing the items the fast path
-    read: which items are dropped or answered depends only on each one's type and call
-    id (`_pairing`), so the messages made of those alone are thrown away."""
+    read or making a message: which items are dropped or answered depends only on each
+    one's type and call id (`_pairing`)."""
     out = Conversion()
     pairs = [_pair_of(e) for e in events]
-    for _message in each_message(((_pairing(e), (e.id, e.line)) for e in events), pairs, out):
+    items = ((_pairing(e), (e.id, e.line)) for e in events)
+    for _message in each_message(items, pairs, out, build=False):
         pass
     return out
 

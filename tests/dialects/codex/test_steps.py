@@ -169,7 +169,7 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
 ) -> None:
     """`check` asks only what the conversion drops and puts in: the same as converting
     the view, from each item's type and call id, so the fast path's items are not
-    parsed; only one whose call id the fast path could not read (a number) is."""
+    parsed; only one whose call id the fast path could not read (a number, or none) is."""
     use_path(monkeypatch, path)
     odd = {"type": "function_call", "name": "exec_command", "arguments": "ls", "call_id": 7}
     lines = [
@@ -182,6 +182,8 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
         item({"type": "function_call_output", "call_id": 7, "output": "seven"}),
         item({"type": "custom_tool_call", "name": "apply_patch", "input": "*", "call_id": "p"}),
         item({"type": "custom_tool_call_output", "call_id": "p", "output": "done"}),
+        item({"type": "local_shell_call", "action": {"command": ["ls"]}}),  # no call id:
+        item({"type": "function_call_output", "output": "?"}),  # `""` and `"None"` differ
         item(said("done")),
     ]
     log = tmp_path / "rollout.jsonl"
@@ -190,7 +192,12 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
         view = replay.view()
         whole = replay.messages(view)
         events: list[Any] = list(view)
-        numbered = {e.id for e in events if e.data.get("call_id") == 7}
+        paired = ("function_call", "function_call_output", "local_shell_call")
+        numbered = {  # a call or an output whose call id is a number, or none
+            e.id
+            for e in events
+            if e.data.get("type") in paired and not isinstance(e.data.get("call_id"), str)
+        }
         parsed: list[object] = []
         parse = CodexEvent._parse
 
@@ -201,8 +208,8 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
         monkeypatch.setattr(CodexEvent, "_parse", noted)
         changes = replay.conversion_changes(view)
     assert changes.report() == whole.report()
-    assert [c.kind for c in changes.lost] == ["orphan result"]
+    assert [c.kind for c in changes.lost] == ["orphan result", "orphan result"]
     assert len(changes.inserted) == 1 and len(changes.dropped) >= 2
-    assert len(numbered) == 2
+    assert len(numbered) == 4
     if path != EXACT:  # the exact path keeps every item parsed
         assert set(parsed) == numbered  # a replacement history's items are kept parsed
