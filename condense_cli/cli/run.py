@@ -115,7 +115,7 @@ def run(
     log = found.logs[0]
     from rich.text import Text
 
-    from condense_cli.condensers.runner import Feedback, describe_rewrite, run_condenser
+    from condense_cli.condensers.runner import Feedback, run_condenser
     from condense_cli.core.events import Condensation
     from condense_cli.core.logfile import STDIN, is_stream
 
@@ -149,8 +149,8 @@ def run(
         # A condenser that declined (a note, the view untouched) prints nothing on
         # stdout, so `run --dry-run | jq` sees a condensation line or nothing; one
         # that rewrote the view for this step (masking, recent_events) prints it.
-        rewrite = describe_rewrite(outcome.before, result)
-        if result.note is None or rewrite is not None:
+        rewrite = outcome.rewrite
+        if outcome.shows_view:
             title = f"{log} after {condenser.name}"
             print_view(result, outcome.replay, format, title, False, conversion=outcome.messages)
         did = f"{rewrite} for this step" if rewrite else None
@@ -261,7 +261,7 @@ def run_all(found: "Found", settings: RunSettings, concurrency: int) -> None:
 
 def run_one(log: str, settings: RunSettings) -> LogRun:
     """One log of `run --all` (in a thread): condensed, or why not."""
-    from condense_cli.condensers.runner import describe_rewrite, run_condenser
+    from condense_cli.condensers.runner import run_condenser
     from condense_cli.config.loading import configured_condenser
     from condense_cli.core.errors import CondenseError
     from condense_cli.core.events import Condensation
@@ -277,13 +277,14 @@ def run_one(log: str, settings: RunSettings) -> LogRun:
             force=settings.force,
             lock_timeout=settings.lock_timeout,
             pins=pins,
+            prints=False,
         )
     except CondenseError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
         return LogRun(f"{log}: Error: {exc.message}{hint}", code=exc.exit_code)
     result = outcome.result
     if not isinstance(result, Condensation):
-        rewrite = describe_rewrite(outcome.before, result)
+        rewrite = outcome.rewrite
         did = result.note or (f"{rewrite} for this step" if rewrite else "left the view unchanged")
         return LogRun(f"{log}: {condenser.name}: {did}; nothing appended")
     report = f"{log}: {describe_condensation(condenser.name, outcome)}"

@@ -46,6 +46,14 @@ class RunOutcome:
     record: Record | None = None
     appended: bool = False
     messages: Conversion | None = None  # a view result as chat messages, when asked for
+    rewrite: str | None = None  # what a view result did to the view (`describe_rewrite`)
+
+    @property
+    def shows_view(self) -> bool:
+        """Whether `run` prints its view result: one that changed the view, or that
+        came without a note saying why it did nothing."""
+        result = self.result
+        return isinstance(result, View) and (result.note is None or self.rewrite is not None)
 
 
 def describe_rewrite(before: View, after: View) -> str | None:
@@ -121,21 +129,23 @@ def run_condenser(
     feedback: Feedback | None = None,
     messages: bool = False,
     pins: Pins | None = None,
+    prints: bool = True,
 ) -> RunOutcome:
     """Build the view, run the condenser, and append its condensation unless `dry_run`.
 
     With `messages`, a view result is also converted to chat messages (while the
-    log is still open: a dialect may read it to convert). A condensation keeps
-    `pins` (`keep_pins`), or is refused."""
+    log is still open: a dialect may read it to convert). With `prints`, a view result
+    that `shows_view` reads all it prints from the log before it is closed. A
+    condensation keeps `pins` (`keep_pins`), or is refused."""
     pins = pins or Pins()
     feedback = feedback or Feedback()
     if dry_run or is_stream(path):
         with read_log(path, dialect=dialect, reading=feedback.reading) as replay:
-            return _decide(replay, condenser, force, feedback, messages, pins)
+            return _decide(replay, condenser, force, feedback, messages, pins, prints)
     with append_to_log(
         path, dialect=dialect, lock_timeout=lock_timeout, reading=feedback.reading
     ) as replay:
-        outcome = _decide(replay, condenser, force, feedback, messages, pins)
+        outcome = _decide(replay, condenser, force, feedback, messages, pins, prints)
         if outcome.record is not None:
             replay.append(outcome.record)
             outcome.appended = True
@@ -146,6 +156,8 @@ def pinned_keys(view: View, pins: Pins) -> set[int]:
     """The keys of the events `pins` names by id (or key); ConfigError for an id
     that no event of the view has."""
     wanted = set(pins.events)
+    if not wanted:
+        return set()
     pinned = {e.key for e in view if e.key is not None and {str(e.id), str(e.key)} & wanted}
     found = {str(e.id) for e in view if e.key in pinned} | {str(k) for k in pinned}
     missing = sorted(wanted - found)
@@ -187,6 +199,7 @@ def _decide(
     feedback: Feedback,
     messages: bool,
     pins: Pins,
+    prints: bool,
 ) -> RunOutcome:
     if messages:
         replay.require("converts_messages")
@@ -202,11 +215,13 @@ def _decide(
         result = condenser.condense(view)
     if isinstance(result, Condensation) and pins:
         result = keep_pins(view, result, pins)
-    replay.hold(view)  # the views are printed once the log is closed
     if not isinstance(result, Condensation):
         converted = replay.messages(result) if messages else None
-        replay.hold(result)
-        return RunOutcome(replay, view, result, messages=converted)
+        rewrite = describe_rewrite(view, result)
+        outcome = RunOutcome(replay, view, result, messages=converted, rewrite=rewrite)
+        if prints and outcome.shows_view:
+            replay.hold(result)  # printed once the log is closed
+        return outcome
     record = replay.condensation_record(view, result)
     return RunOutcome(replay, view, result, apply_condensation(view, result), record)
 

@@ -432,3 +432,51 @@ def test_run_reports_reading_then_condensing(tmp_path: Path) -> None:
     before = log.stat().st_size
     append_request(str(log), feedback=Feedback(reading))
     assert calls[-1] == f"reading {before}"
+
+
+def test_run_reads_back_from_the_log_only_the_view_it_prints(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`run` prints a view once the log is closed, so such a view first reads all it
+    holds from the log (`Replay.hold`; a big Claude Code session's lines hold only
+    their place in it). A condensation, a view the condenser left as it was, and the
+    views of `run --all` are never printed: nothing is read back (held whole, the
+    view took the log's size in memory)."""
+    from condense_cli.condensers.runner import RunOutcome, run_condenser
+    from condense_cli.dialects.claude_code.dialect import ClaudeReplay
+    from tests.dialects.claude_code.test_replay import Builder
+    from tests.dialects.fast_paths import FAST, use_path
+
+    b = Builder()
+    b.user("fix the bug")
+    for n in range(12):
+        b.use(f"c{n}", f"m{n}")
+        b.result(f"c{n}", f"output {n} " * 20)
+    log = b.write(tmp_path / "s.jsonl")
+    use_path(monkeypatch, FAST)  # the lines keep only where they are in the log
+    held: list[list[Any]] = []
+    hold = ClaudeReplay.hold
+
+    def recording(replay: ClaudeReplay, view: Any) -> None:
+        held.append(list(view))
+        hold(replay, view)
+
+    monkeypatch.setattr(ClaudeReplay, "hold", recording)
+
+    def run(kind: str, prints: bool = True, **options: Any) -> RunOutcome:
+        held.clear()
+        condenser = build_condenser({"type": kind, **options}, LLMTables({}))
+        return run_condenser(str(log), condenser, dry_run=True, prints=prints)
+
+    outcome = run("amortized", max_size=10)
+    assert isinstance(outcome.result, Condensation) and not outcome.shows_view
+    assert held == []
+    outcome = run("noop")
+    assert outcome.result.note is not None and outcome.rewrite is None
+    assert not outcome.shows_view and held == []
+    outcome = run("observation_masking", attention_window=4)
+    assert outcome.shows_view and outcome.rewrite == "rewrote 10 of 25 events"
+    assert held == [list(outcome.result)]
+    assert [e.data["uuid"] for e in outcome.result][-2:] == ["u24", "u25"]  # log closed
+    outcome = run("observation_masking", prints=False, attention_window=4)
+    assert outcome.shows_view and held == []
