@@ -284,7 +284,7 @@ def tool_blocks(tools: tuple[Any, ...]) -> Iterable[tuple[bool, Any]]:
 
 def _shared(tools: tuple[Any, ...], earlier: tuple[Any, ...]) -> tuple[Any, ...]:
     """`tools` (of `Line`) with the ids `earlier` holds as `earlier`'s strings."""
-    ids = {call: call for call in earlier[1::2]}  # a tool_use's id is a string
+    ids = {call: call for call in earlier[1::2] if type(call) is str}  # (a result's may not be)
     return tuple(ids.get(x, x) if type(x) is str else x for x in tools)
 
 

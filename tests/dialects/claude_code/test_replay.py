@@ -275,6 +275,21 @@ def test_check_finds_unpaired_tool_calls_in_the_view(tmp_path: Path, cli) -> Non
     ]
 
 
+def test_a_result_answering_a_list_is_a_problem_under_a_line_with_tool_blocks(
+    tmp_path: Path, cli
+) -> None:
+    """A `tool_use_id` that is not a string is reported, also on the parent of a line
+    with tool blocks (whose ids the session shares with its parent's)."""
+    b = basic()
+    b.user([{"type": "tool_result", "tool_use_id": ["c1"]}])  # 10
+    b.result("c1", "again")  # 11: its parent's tool blocks hold the list
+    log = b.write(tmp_path / "s.jsonl")
+    result = cli("check", log)
+    assert result.exit_code == 1
+    problem = f"{log}:10: tool_result for ['c1']: no tool_use before it"
+    assert result.stdout.splitlines() == [problem]
+
+
 def test_a_bad_line_is_one_message_and_exit_1(tmp_path: Path, cli) -> None:
     log = basic().write(tmp_path / "s.jsonl")
     with log.open("ab") as f:
