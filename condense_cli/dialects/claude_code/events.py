@@ -75,7 +75,7 @@ class ClaudeEvent(Event):
 
     Made with `data` None (and its `raw` bytes), it parses them when first asked;
     made from a session `Line` (`read_from`), it answers what the line already
-    knows (uuid, summary, copy) without parsing.
+    knows (uuid, summary, copy, the calls and results it pairs by) without parsing.
     """
 
     __slots__ = ("_blocks", "_data", "_raw", "answers", "line", "read_from")
@@ -163,9 +163,12 @@ class ClaudeEvent(Event):
 
     @property
     def source(self) -> str:
-        if self.data.get("type") == "assistant":
+        line = self.read_from  # what its line knows, it answers without a parse
+        kind = line.type if line is not None else self.data.get("type")
+        if kind == "assistant":
             return "agent"
-        return "environment" if self._result is not None else "user"
+        result = line.is_result if line is not None else self._result is not None
+        return "environment" if result else "user"
 
     @property
     def _result(self) -> dict[str, Any] | None:
@@ -177,7 +180,8 @@ class ClaudeEvent(Event):
 
     @property
     def is_action(self) -> bool:
-        return self._result is None
+        line = self.read_from
+        return not line.is_result if line is not None else self._result is None
 
     @property
     def type(self) -> str:
@@ -217,6 +221,9 @@ class ClaudeEvent(Event):
 
     @property
     def tool_call_id(self) -> str | None:
+        line = self.read_from
+        if line is not None and not line.odd_use:
+            return line.first_call
         use = self._use
         if use is not None:
             return use.get("id") if isinstance(use.get("id"), str) else None

@@ -75,6 +75,7 @@ def fields_of(value: Fields) -> "LineFields | None":
     if line_problem(value.type, value.uuid, value.parent, message is not None, content):
         return None
     tools: tuple[object, ...] = ()
+    odd_use = False
     if type(content) is list:
         found: list[object] = []
         for block in content:
@@ -82,6 +83,8 @@ def fields_of(value: Fields) -> "LineFields | None":
             if kind == "tool_use":
                 if type(block.id) is str:
                     found += (True, block.id)
+                else:
+                    odd_use = True
             elif kind == "tool_result":
                 call = block.tool_use_id
                 if call is not None and type(call) is not str:
@@ -95,6 +98,7 @@ def fields_of(value: Fields) -> "LineFields | None":
         value.isSidechain is True,
         value.isCompactSummary is True,
         value.condenseCopyOf is not UNSET,
+        odd_use,
     )
     return (
         cast(str, kind),  # line_problem refused any other type

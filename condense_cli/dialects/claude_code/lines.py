@@ -22,20 +22,24 @@ from condense_cli.dialects.claude_code.events import (
 )
 
 SPAN = 1 << 40  # `Line.span`: a line's start in the log times this, plus its length
-# `Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary`, `condenseCopyOf`
-BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT = 1, 2, 4, 8
+# `Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary`, `condenseCopyOf`,
+# a `tool_use` block whose id is not a string (which `Line.tools` leaves out)
+BOUNDARY_BIT, SIDECHAIN_BIT, SUMMARY_BIT, COPY_BIT, ODD_USE_BIT = 1, 2, 4, 8, 16
 
 
-def line_flags(boundary: bool, sidechain: bool, compact_summary: bool, copy: bool) -> int:
-    """`Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary` and
-    `condenseCopyOf`, one bit each."""
-    if not (boundary or sidechain or compact_summary or copy):
+def line_flags(
+    boundary: bool, sidechain: bool, compact_summary: bool, copy: bool, odd_use: bool
+) -> int:
+    """`Line.flags`: a compact boundary, `isSidechain`, `isCompactSummary`,
+    `condenseCopyOf` and a `tool_use` block without a string id, one bit each."""
+    if not (boundary or sidechain or compact_summary or copy or odd_use):
         return 0  # most lines: tested first, as it is faster
     return (
         boundary * BOUNDARY_BIT
         | sidechain * SIDECHAIN_BIT
         | compact_summary * SUMMARY_BIT
         | copy * COPY_BIT
+        | odd_use * ODD_USE_BIT
     )
 
 
@@ -114,12 +118,16 @@ class Line:
         message = message if isinstance(message, dict) else {}
         content = message.get("content")
         tools: list[Any] = []
+        odd_use = False
         if isinstance(content, list):
             for b in content:
                 if not isinstance(b, dict):
                     continue
-                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                    tools += (True, b["id"])
+                if b.get("type") == "tool_use":
+                    if isinstance(b.get("id"), str):
+                        tools += (True, b["id"])
+                    else:
+                        odd_use = True
                 elif b.get("type") == "tool_result":
                     tools += (False, b.get("tool_use_id"))
         kind, uuid, parent, message_id = (
@@ -141,6 +149,7 @@ class Line:
                 data.get("isSidechain") is True,
                 data.get("isCompactSummary") is True,
                 COPY_OF in data,
+                odd_use,
             ),
             message_id=message_id if isinstance(message_id, str) else None,
             tools=tuple(tools),
@@ -150,6 +159,7 @@ class Line:
     sidechain = FlagBit(SIDECHAIN_BIT)  # `isSidechain` is true
     compact_summary = FlagBit(SUMMARY_BIT)  # `isCompactSummary` is true
     copy = FlagBit(COPY_BIT)  # the line has a `condenseCopyOf` key
+    odd_use = FlagBit(ODD_USE_BIT)  # a `tool_use` block has no string id
 
     @property
     def raw(self) -> bytes:
@@ -185,7 +195,24 @@ class Line:
 
     @property
     def is_result(self) -> bool:
+        """Whether a block is a `tool_result` (`tools` holds every one)."""
         return any(use is False for use in self.tools[::2])
+
+    @property
+    def first_call(self) -> str | None:
+        """The call the line pairs by: its first `tool_use`'s id, else its first
+        `tool_result`'s `tool_use_id` when a string (`ClaudeEvent.tool_call_id`, read
+        from `tools` without a parse). Not for an `odd_use` line: its first `tool_use`
+        may be one `tools` leaves out."""
+        tools = self.tools
+        if not tools:
+            return None
+        uses = tools[::2]
+        if True in uses:
+            found: str = tools[2 * uses.index(True) + 1]
+            return found
+        call = tools[1]
+        return call if isinstance(call, str) else None
 
 
 def line_problem(kind: Any, uuid: Any, parent: Any, message: bool, content: Any) -> str | None:

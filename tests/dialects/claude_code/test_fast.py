@@ -54,11 +54,15 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
                     x.copy,
                     x.message_id,
                     x.tools,
+                    x.odd_use,
                     list(x.data),  # its keys: a deeply nested value cannot be compared
                 )
                 for x in session.lines
             ]
-            events = [(e.key, e.line, e.answers, e.raw, list(e.data)) for e in replay.view()]
+            events = [
+                (e.key, e.line, e.answers, e.raw, list(e.data), e.tool_call_id, e.source)
+                for e in replay.view()
+            ]
             return (
                 session.size,
                 lines,
@@ -171,6 +175,9 @@ TRICKY = {
     "a block not an object": user(b"}", b'{"content":["x",{"type":"text"}]}'),
     "block type a number": user(b"}", b'{"content":[{"type":5}]}'),
     "tool_use id a number": user(b"}", b'{"id":"m","content":[{"type":"tool_use","id":5}]}'),
+    "a result, then a tool_use without an id": user(
+        b"}", b'{"content":[{"type":"tool_result","tool_use_id":"c1"},{"type":"tool_use"}]}'
+    ),
     "tool_use_id a number": result(b"5"),
     "tool_use_id a 20-digit number": result(b"18446744073709551616"),
     "tool_use_id null": result(b"null"),
@@ -518,3 +525,47 @@ def test_a_session_holds_each_repeated_string_once(
             if use == call
         ]
         assert len(answered) >= 3 and all(call is use for call, use in answered)
+
+
+# Content whose pairing facts the blocks and the line's `tools` must read alike.
+PAIRING_CONTENTS: list[Any] = [
+    "plain text",
+    [{"type": "text", "text": "x"}, {"type": "tool_use", "id": "c1", "name": "Bash"}],
+    [{"type": "tool_use", "id": 5}, {"type": "tool_use", "id": "c2", "name": "Bash"}],
+    [{"type": "tool_use"}, {"type": "tool_result", "tool_use_id": "c1"}],
+    [{"type": "tool_result", "tool_use_id": "c1"}, {"type": "tool_use", "id": None}],
+    [{"type": "tool_result", "tool_use_id": 5}, {"type": "tool_result", "tool_use_id": "c1"}],
+    [{"type": "tool_result", "tool_use_id": ["c1"]}],
+    [{"type": "tool_result", "tool_use_id": "c1"}, {"type": "tool_use", "id": "c3"}],
+    ["not a block", {"type": "tool_result"}],
+    [],
+]
+
+
+@pytest.mark.parametrize("path", [FAST, EXACT])
+def test_an_event_answers_from_its_line_as_from_its_blocks(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view's events answer what they pair by (`tool_call_id`, `is_action`,
+    `source`) from what their session line read (`Line.tools`, `Line.odd_use`),
+    without a parse: as an event made from the parsed line alone does, for odd
+    blocks and on the corpus sessions."""
+    from condense_cli.dialects.claude_code.events import ClaudeEvent
+
+    b = basic()
+    for n, content in enumerate(PAIRING_CONTENTS):
+        b.assistant(content if isinstance(content, list) else [], f"p{n}")
+        b.user(content)
+    logs = [b.write(tmp_path / "odd.jsonl"), *sorted(require_corpus(CORPUS).glob("*.jsonl"))]
+    use_path(monkeypatch, path)
+    answers = {}
+    for log in logs:
+        with read_log(str(log)) as replay:
+            view = replay.view()
+            answers[log] = [(e.tool_call_id, e.is_action, e.source) for e in view]
+            alone = [ClaudeEvent(e.data, e.key, None) for e in view]
+            assert answers[log] == [(e.tool_call_id, e.is_action, e.source) for e in alone]
+            assert all(e.read_from is not None for e in view if not e.is_summary)
+    calls = [call for call, _, _ in answers[logs[0]]]
+    # c2 follows a tool_use without an id; c3 a result (a tool_use pairs first)
+    assert calls.count("c3") == 2 and "c2" not in calls
