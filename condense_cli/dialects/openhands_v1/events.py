@@ -10,7 +10,7 @@ import orjson
 
 from condense_cli.core.events import Event, LastParsed
 from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS, SUMMARY_KIND
-from condense_cli.dialects.openhands_v1.facts import Entry, Facts, facts, texts_of
+from condense_cli.dialects.openhands_v1.facts import Entry, Facts, call_id, facts, texts_of
 from condense_cli.dialects.openhands_v1.properties.batch_atomicity import response_batches
 from condense_cli.dialects.openhands_v1.properties.tool_loop_atomicity import tool_loops
 
@@ -128,7 +128,8 @@ class V1Event(Event):
 
     @property
     def tool_call_id(self) -> str | None:
-        return self._facts.tool_call_id
+        stored = self.stored  # read with its file: the pairing needs no parse
+        return call_id(stored.call) if stored is not None else self._facts.tool_call_id
 
     @property
     def is_summary(self) -> bool:

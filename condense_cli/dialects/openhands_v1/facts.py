@@ -100,11 +100,16 @@ def _exit_code(observation: dict[str, Any]) -> int | None:
     return None
 
 
+def call_id(value: Any) -> str | None:
+    """The tool call an event pairs by, from its `tool_call_id` (a string, or none)."""
+    return value if isinstance(value, str) else None
+
+
 def facts(data: dict[str, Any]) -> Facts:
     """The neutral facts of one (validated) event."""
     kind = data["kind"]
     source = data.get("source") if isinstance(data.get("source"), str) else ""
-    tool_call_id = data.get("tool_call_id") if isinstance(data.get("tool_call_id"), str) else None
+    tool_call_id = call_id(data.get("tool_call_id"))
     response = data.get("llm_response_id")
     response_id = response if isinstance(response, str) else None
     thought, reasoning, thinking = "", "", False

@@ -261,6 +261,26 @@ def test_facts_of_a_tool_result_give_its_address_and_exit_code(
     assert (stored.url, stored.exit_code) == (url, exit_code)
 
 
+@pytest.mark.parametrize("call", ["toolu_1", 7, None, ["c"]])
+@pytest.mark.parametrize("kind", ["ActionEvent", "ObservationEvent", "MessageEvent"])
+def test_an_event_pairs_by_its_stored_call_as_by_its_data(kind: str, call: Any) -> None:
+    """A view's event pairs by the `tool_call_id` its file was read with (no parse),
+    as the event made from its data does."""
+    data = {"kind": kind, "id": "abcdef12", "source": "agent", "tool_call_id": call}
+    stored = V1Event.of(_record(data))
+    assert stored.tool_call_id == V1Event(data, 0, None).tool_call_id
+    assert stored.tool_call_id == (call if isinstance(call, str) else None)
+
+
+def test_corpus_events_pair_by_their_stored_calls_as_by_their_data() -> None:
+    pairs = []
+    for folder in conversations() or [corpus(NO_CONDENSATION)]:
+        for record in read_folder(folder).records:
+            event = V1Event.of(record)
+            pairs.append((event.tool_call_id, V1Event(record.data, 0, None).tool_call_id))
+    assert all(x == y for x, y in pairs) and sum(x is not None for x, _ in pairs) > 1000
+
+
 def test_events_never_sent_to_the_model() -> None:
     for kind in sorted(UNSENT_KINDS):
         assert facts_of({"kind": kind, "id": "abcdef12"}).sent is False
