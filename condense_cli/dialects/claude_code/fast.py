@@ -18,6 +18,7 @@ from condense_cli.dialects.claude_code.events import BOUNDARY
 from condense_cli.dialects.claude_code.lines import (
     BOUNDARY_BIT,
     COPY_BIT,
+    SPAN,
     SUMMARY_BIT,
     Line,
     Session,
@@ -139,20 +140,16 @@ def _place(
             session.read(number, source.read_at(start, following), collect)
             continue
         kind, uuid, parent, flags, message_id, tools = fields
-        line = Line(
-            number,
-            None,
-            None,
-            kind,
-            uuid,
-            parent,
-            at=(source, start, stop),
-            flags=flags,
-            message_id=message_id,
-            tools=tools,
-        )
         if flags & KEPT_BITS:  # boundaries, summaries, copies: few, and read once the
-            line.keep(source.read_at(start, stop))  # log is closed (`run` prints them)
+            line_raw = source.read_at(start, stop)  # log is closed (`run` prints them)
+            line = Line(
+                number, line_raw, None, kind, uuid, parent, None, 0, flags, message_id, tools
+            )
+        else:
+            span = start * SPAN + stop - start
+            line = Line(
+                number, None, None, kind, uuid, parent, source, span, flags, message_id, tools
+            )
         session.add(line)
     session.size = before + size
     return number

@@ -86,19 +86,20 @@ class Line:
         kind: str,
         uuid: str | None,
         parent: str | None,
-        *,
-        at: tuple[LogSource, int, int] | None = None,
-        flags: int = 0,
-        message_id: str | None = None,
-        tools: tuple[Any, ...] = (),
+        source: LogSource | None,
+        span: int,
+        flags: int,
+        message_id: str | None,
+        tools: tuple[Any, ...],
     ) -> None:
+        # Positional only, and no default: the fast path makes a line for every line
+        # of a big session, and keywords would take a fifth of that time.
         self.number = number
         self._raw = raw
         # When `raw` is not kept: the log, and where the line's bytes are in it, as
-        # one number (start * SPAN + length: a tuple of two would take three times
-        # the memory).
-        self.source: LogSource | None = at[0] if at else None
-        self.span = at[1] * SPAN + at[2] - at[1] if at else 0
+        # one number (`SPAN`: a tuple of two would take three times the memory).
+        self.source = source
+        self.span = span
         self._data = data
         self.type = kind  # "" when the line has no type string
         self.uuid = uuid
@@ -137,6 +138,13 @@ class Line:
             message.get("id"),
         )
         kind = kind if isinstance(kind, str) else ""
+        flags = line_flags(
+            kind == "system" and data.get("subtype") == BOUNDARY,
+            data.get("isSidechain") is True,
+            data.get("isCompactSummary") is True,
+            COPY_OF in data,
+            odd_use,
+        )
         return cls(
             number,
             raw,
@@ -144,15 +152,11 @@ class Line:
             kind,
             uuid if isinstance(uuid, str) else None,
             parent if isinstance(parent, str) else None,
-            flags=line_flags(
-                kind == "system" and data.get("subtype") == BOUNDARY,
-                data.get("isSidechain") is True,
-                data.get("isCompactSummary") is True,
-                COPY_OF in data,
-                odd_use,
-            ),
-            message_id=message_id if isinstance(message_id, str) else None,
-            tools=tuple(tools),
+            None,
+            0,
+            flags,
+            message_id if isinstance(message_id, str) else None,
+            tuple(tools),
         )
 
     is_boundary = FlagBit(BOUNDARY_BIT)  # a `compact_boundary` system line
@@ -169,10 +173,6 @@ class Line:
             start, length = divmod(self.span, SPAN)
             raw = self.source.read_at(start, start + length)  # type: ignore[union-attr]
         return raw
-
-    def keep(self, raw: bytes) -> None:
-        """Hold the line's bytes from now on: they are not read back from the log."""
-        self._raw, self.source, self.span = raw, None, 0
 
     @property
     def size(self) -> int:
