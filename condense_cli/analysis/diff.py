@@ -10,19 +10,21 @@ Summaries are compared apart, by their text.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from condense_cli.core.events import Event, View
-from condense_cli.dialects.counting import model_text
+from condense_cli.core.messages import fingerprint_of
+from condense_cli.dialects.counting import TextCounts, model_text
 
-Counter = Callable[[list[str]], list[int]]
 PREVIEW_CHARS = 80
 
 
-def signature(event: Event) -> tuple[Any, ...]:
-    return (event.source, event.kind, event.type, event.tool_call_id, model_text(event))
+def signature(event: Event, text_key: int) -> tuple[Any, ...]:
+    """What an event is to the model; its text by `text_key` (`fingerprint`: the texts
+    of two long views are not held)."""
+    return (event.source, event.kind, event.type, event.tool_call_id, text_key)
 
 
 @dataclass
@@ -101,13 +103,22 @@ def preview(event: Event) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
-def diff_views(a: View, b: View, labels: tuple[str, str], count: Counter) -> ViewDiff:
-    """What changed from view `a` to view `b`."""
+def diff_views(
+    a: View, b: View, labels: tuple[str, str], counts: TextCounts, size: int
+) -> ViewDiff:
+    """What changed from view `a` to view `b` (of a log of `size` bytes: from
+    `halves.SPLIT_MIN_BYTES` up, a forked child counts the texts of `b`). `counts`
+    must count tokens."""
     events_a = [e for e in a if not e.is_summary]
     events_b = [e for e in b if not e.is_summary]
     every = list(a) + list(b)
-    counted = count([model_text(e) for e in every])
-    tokens = {id(e): n for e, n in zip(every, counted, strict=True)}
+    counted = counts.walk_log(every, model_text, size)
+    assert counted.hashes is not None, "diff_views counts tokens"
+    tokens = {id(e): n for e, n in zip(every, counted.tokens, strict=True)}
+    keys = {
+        id(e): fingerprint_of(chars, text_hash)
+        for e, chars, text_hash in zip(every, counted.chars, counted.hashes, strict=True)
+    }
     sides = [
         Side(
             label,
@@ -118,10 +129,9 @@ def diff_views(a: View, b: View, labels: tuple[str, str], count: Counter) -> Vie
         for label, view in zip(labels, (a, b), strict=True)
     ]
     result = ViewDiff(sides[0], sides[1], tokens=tokens)
-    matcher = difflib.SequenceMatcher(
-        None, [signature(e) for e in events_a], [signature(e) for e in events_b], autojunk=False
-    )
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    signatures_a = [signature(e, keys[id(e)]) for e in events_a]
+    signatures_b = [signature(e, keys[id(e)]) for e in events_b]
+    for tag, i1, i2, j1, j2 in opcodes(signatures_a, signatures_b):
         if tag == "equal":
             continue
         gone, new = events_a[i1:i2], events_b[j1:j2]
@@ -135,3 +145,23 @@ def diff_views(a: View, b: View, labels: tuple[str, str], count: Counter) -> Vie
         kept = {id(old) for old, _ in result.rewritten}
         result.left += [e for e in gone if id(e) not in kept]
     return result
+
+
+Opcode = tuple[str, int, int, int, int]  # difflib's: a tag, then a's range and b's
+
+
+def opcodes(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Opcode]:
+    """`difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()`, without
+    its search when one list starts the other (a view that only grew since, or only
+    lost its end): the shorter list is then the longest block, first in both, which
+    the search would find first (in a long view of like events, after minutes)."""
+    short = min(len(a), len(b))
+    if a[:short] != b[:short]:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        return list(matcher.get_opcodes())
+    found: list[Opcode] = [("equal", 0, short, 0, short)] if short else []
+    if len(a) > short:
+        found.append(("delete", short, len(a), short, short))
+    if len(b) > short:
+        found.append(("insert", short, short, short, len(b)))
+    return found

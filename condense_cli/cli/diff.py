@@ -3,6 +3,7 @@
 No `from __future__ import annotations` (see `common`).
 """
 
+import contextlib
 from typing import Annotated
 
 import orjson
@@ -57,7 +58,10 @@ def diff(
     from condense_cli.config.comparing import comparison_sides
     from condense_cli.config.loading import configured_tokenizer
     from condense_cli.core.events import Condensation, apply_condensation
+    from condense_cli.core.logfile import is_stream
     from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+    from condense_cli.fast.halves import log_size
     from condense_cli.terminal.reports import diff_text
 
     points = upto or []
@@ -73,30 +77,38 @@ def diff(
         print_notes(notes)
     elif not 1 <= len(points) <= 2:
         raise usage_error("give --upto A (and --upto B), or --config a.toml --config b.toml")
-    tokenizer = configured_tokenizer(config[0] if config else None)
-    if comparing:
-        point = points[0] if points else None
-        with read_log(log, dialect=dialect, upto=point, reading=reading("reading")) as replay:
-            view, name, path = replay.view(), replay.dialect, replay.path
-            replay.hold(view)  # condensed and compared once the log is closed
-        where = f"up to {point}" if point is not None else "now"
-        views = [(where, view)] if len(sides) == 1 else []
-        for side in sides:
-            result = side.condenser.condense(view)
-            after = apply_condensation(view, result) if isinstance(result, Condensation) else result
-            views.append((side.label, after))
-    else:
-        views = []
-        for point in points if len(points) == 2 else [points[0], None]:
-            with read_log(log, dialect=dialect, upto=point, reading=reading("reading")) as replay:
-                label = f"up to {point}" if point is not None else "now"
-                views.append((label, replay.view()))
-                replay.hold(views[-1][1])  # compared once the log is closed
-                name, path = replay.dialect, replay.path
-    (label_a, a), (label_b, b) = views
-    difference = diff_views(a, b, (label_a, label_b), tokenizer.count_batch)
-    if format is StatsFormat.json:
-        data = {"dialect": name, "log": path, **difference.to_dict()}
-        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
-    else:
-        typer.echo(diff_text(path, name, difference), nl=False)
+    if len(points) < 2 and not comparing and is_stream(log):
+        raise usage_error(
+            f"diff reads {log} twice (up to {points[0]}, and whole), and a stream can be "
+            "read once: save it to a file first"
+        )
+    counts = TextCounts(configured_tokenizer(config[0] if config else None))
+    with contextlib.ExitStack() as open_logs:  # compared while they are open
+        if comparing:
+            point = points[0] if points else None
+            replay = open_logs.enter_context(
+                read_log(log, dialect=dialect, upto=point, reading=reading("reading"))
+            )
+            view = replay.view()
+            where = f"up to {point}" if point is not None else "now"
+            views = [(where, view)] if len(sides) == 1 else []
+            for side in sides:
+                result = side.condenser.condense(view)
+                after = (
+                    apply_condensation(view, result) if isinstance(result, Condensation) else result
+                )
+                views.append((side.label, after))
+        else:
+            views = []
+            for point in points if len(points) == 2 else [points[0], None]:
+                replay = open_logs.enter_context(
+                    read_log(log, dialect=dialect, upto=point, reading=reading("reading"))
+                )
+                views.append((f"up to {point}" if point is not None else "now", replay.view()))
+        (label_a, a), (label_b, b) = views
+        difference = diff_views(a, b, (label_a, label_b), counts, log_size(replay.path))
+        if format is StatsFormat.json:
+            data = {"dialect": replay.dialect, "log": replay.path, **difference.to_dict()}
+            typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        else:
+            typer.echo(diff_text(replay.path, replay.dialect, difference), nl=False)

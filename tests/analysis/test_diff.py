@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from condense_cli.analysis.diff import opcodes
 from condense_cli.llm.tokens import tokenizer_for
 from tests import stories
 
@@ -97,3 +101,33 @@ def test_diff_needs_two_views(args: tuple[str, ...], message: str, tmp_path: Pat
     result = cli("diff", log, *args)
     assert result.exit_code == 2
     assert result.stderr == message + "Hint: see condense diff --help\n"
+
+
+def test_two_moments_of_standard_input_are_refused_with_a_reason(tmp_path: Path, proc) -> None:
+    """Two moments read the log twice; standard input can be read once."""
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    done = proc("diff", "-", "--upto", "3", input=log.read_bytes())
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith(
+        "Error: diff reads - twice (up to 3, and whole), and a stream can be read once: "
+        "save it to a file first\n"
+    )
+    again = proc("diff", "-", "-t", "amortized", input=log.read_bytes())  # read once
+    assert again.returncode == 0, again.stderr
+
+
+@given(
+    first=st.lists(st.integers(0, 3), max_size=30),
+    second=st.lists(st.integers(0, 3), max_size=30),
+    grow=st.integers(0, 2),
+)
+def test_opcodes_are_difflibs(first: list[int], second: list[int], grow: int) -> None:
+    """`opcodes` is difflib's answer, also when one list starts the other (which it
+    finds without difflib's search)."""
+    a, b = [first, first, first + second][grow], [first + second, first, first][grow]
+    expected = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    assert opcodes(a, b) == expected
+    assert (
+        opcodes(first, second)
+        == difflib.SequenceMatcher(None, first, second, autojunk=False).get_opcodes()
+    )
