@@ -37,8 +37,11 @@ BLOCK_BYTES = 256 << 10
 FAST_MIN_BYTES = 4 << 20
 
 
-def lines_end(file: Any, size: int) -> int:
-    """The offset just after the last newline within the first `size` bytes (0 if none)."""
+def lines_end(file: Any, size: int, limit: int | None = None) -> int:
+    """The offset just after the last newline within the first `size` bytes (0 if none);
+    with `limit`, after the `limit`-th newline when there are more (`--upto` a line)."""
+    if limit is not None:
+        return _line_end(file, size, limit)
     position = size
     while position > 0:
         step = min(BLOCK_BYTES, position)
@@ -48,6 +51,25 @@ def lines_end(file: Any, size: int) -> int:
             return position - step + newline + 1
         position -= step
     return 0
+
+
+def _line_end(file: Any, size: int, limit: int) -> int:
+    """The offset just after the `limit`-th newline within the first `size` bytes, or
+    after the last one when there are fewer."""
+    position = seen = 0
+    while position < size and seen < limit:
+        chunk = os.pread(file.fileno(), min(BLOCK_BYTES, size - position), position)
+        if not chunk:
+            break
+        found = chunk.count(b"\n")
+        if seen + found >= limit:
+            at = -1
+            for _ in range(limit - seen):
+                at = chunk.index(b"\n", at + 1)
+            return position + at + 1
+        seen += found
+        position += len(chunk)
+    return lines_end(file, size) if seen < limit else position
 
 
 def read_blocks(file: Any, start: int, end: int) -> Iterator[tuple[int, bytes]]:

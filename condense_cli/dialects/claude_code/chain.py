@@ -16,17 +16,19 @@ from condense_cli.fast import lines as fastlines
 def read_session(source: LogSource, *, upto: str | None = None, collect: bool = False) -> Session:
     """Parse and index the session; bad lines raise LogError unless `collect`.
 
-    Sessions of `FAST_MIN_BYTES` or more are read in blocks (`claude_code.fast`),
-    but for their last unfinished line and unless `--upto` is a line position.
+    Sessions of `FAST_MIN_BYTES` or more (up to `--upto`, a line position) are read in
+    blocks (`claude_code.fast`), but for their last unfinished line.
     """
     session = Session(source.path)
     limit = _line_limit(upto)
     done = offset = 0  # lines read in blocks, and where they end
-    if limit is None and source.size >= fastlines.FAST_MIN_BYTES:
-        from condense_cli.dialects.claude_code.fast import read_blocks
+    if source.size >= fastlines.FAST_MIN_BYTES:
+        end = fastlines.lines_end(source.file, source.size, limit)
+        if end >= fastlines.FAST_MIN_BYTES:
+            from condense_cli.dialects.claude_code.fast import read_blocks
 
-        with fastlines.collector_paused():
-            done, offset = read_blocks(session, source, collect)
+            with fastlines.collector_paused():
+                done, offset = read_blocks(session, source, collect, end)
     for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:
             break

@@ -26,7 +26,7 @@ from condense_cli.dialects.claude_code.lines import (
     line_problem,
 )
 from condense_cli.fast.halves import decoded_blocks
-from condense_cli.fast.lines import BlockDecoder, Record, lines_end
+from condense_cli.fast.lines import BlockDecoder, Record
 
 
 class Block(msgspec.Struct, gc=False):
@@ -155,14 +155,14 @@ def _place(
     return number
 
 
-def read_blocks(session: Session, source: LogSource, collect: bool) -> "tuple[int, int]":
-    """Read the session's whole lines into `session` a block at a time; return the
-    number of the last line read and the offset where the exact path goes on.
+def read_blocks(session: Session, source: LogSource, collect: bool, end: int) -> "tuple[int, int]":
+    """Read the session's whole lines before `end` (`lines_end`) into `session` a block
+    at a time; return the number of the last line read and `end`, where the exact path
+    goes on.
 
     A big session is decoded in two processes (`halves.decoded_blocks`): decoding
     (simdjson, msgspec) is most of a read, and this process, which makes every line,
     decodes the first `PARENT_SHARE` of it."""
-    end = lines_end(source.file, source.size)
     number = 0
     report = source.on_progress
     for offset, size, records, raw in decoded_blocks(source, 0, end, records_of, PARENT_SHARE):

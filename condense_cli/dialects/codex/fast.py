@@ -106,16 +106,20 @@ def read_fast(
 
 
 def feed_blocks(
-    reader: Reader, source: LogSource, begin: "tuple[int, int]" = (0, 0), split: bool = False
+    reader: Reader,
+    source: LogSource,
+    begin: "tuple[int, int]" = (0, 0),
+    split: bool = False,
+    limit: "int | None" = None,
 ) -> "Generator[None, None, int]":
-    """Feed the rollout's whole lines to `reader` a block at a time, pausing (yielding)
-    whenever it has steps or items waiting, as `rollout.feed_lines` does (`begin`: the
-    offset of the first line, and the number of the lines before it; `split`: a big
-    rollout is decoded in two processes). The generator's value (`StopIteration.value`)
-    is the offset where the exact path goes on; `reader.lines` is the number of the last
-    line read."""
+    """Feed the rollout's whole lines (up to line `limit`) to `reader` a block at a time,
+    pausing (yielding) whenever it has steps or items waiting, as `rollout.feed_lines`
+    does (`begin`: the offset of the first line, and the number of the lines before it;
+    `split`: a big rollout is decoded in two processes). The generator's value
+    (`StopIteration.value`) is the offset where the exact path goes on; `reader.lines`
+    is the number of the last line read."""
     first, number = begin
-    end = max(first, lines_end(source.file, source.size))
+    end = max(first, lines_end(source.file, source.size, limit))
     reader.lines = number
     report = source.on_progress
     share = PARENT_SHARE if split else None

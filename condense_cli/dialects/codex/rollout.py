@@ -56,10 +56,10 @@ def feed_lines(
     limit, wanted = _parse_upto(upto)
     found = wanted is None
     offset, done = begin  # where the line starts; lines read before it
-    if upto is None and source.size >= fastlines.FAST_MIN_BYTES:
+    if wanted is None and source.size >= fastlines.FAST_MIN_BYTES:  # (up to a line, or all)
         from condense_cli.dialects.codex.fast import feed_blocks
 
-        offset = yield from feed_blocks(reader, source, begin, split)
+        offset = yield from feed_blocks(reader, source, begin, split, limit)
         done = reader.lines
     for number, raw in enumerate(source.raw_lines(offset), start=done + 1):
         if limit is not None and number > limit:

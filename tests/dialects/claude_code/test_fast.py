@@ -251,11 +251,16 @@ def test_block_sizes_and_endings(block: int, tmp_path: Path, monkeypatch) -> Non
 
 
 def test_upto_agrees(tmp_path: Path, monkeypatch) -> None:
-    log = tmp_path / "s.jsonl"
-    log.write_bytes(b"\n".join(story()) + b"\n")
-    for upto in ("3", "12", "u7", "u15", "nowhere", "0"):
-        results = both_paths(monkeypatch, outcome, log, paths=PATHS, upto=upto)
-        assert results[FAST] == results[SPLIT] == results[EXACT], upto
+    """Up to a line (read in blocks up to it) or a uuid (the whole session, then cut)."""
+    lines = story()
+    for name, data in line_endings(lines, torn=lines[6][:20]).items():
+        log = tmp_path / f"{name}.jsonl"
+        log.write_bytes(data)
+        count = data.count(b"\n")
+        lines_up_to = ("0", "3", "12", str(count - 1), str(count), str(count + 1), "900")
+        for upto in (*lines_up_to, "u7", "u15", "nowhere"):
+            results = both_paths(monkeypatch, outcome, log, paths=PATHS, upto=upto)
+            assert results[FAST] == results[SPLIT] == results[EXACT], (name, upto)
 
 
 def decoded_here(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -33,10 +33,10 @@ DIALECT = "codex"
 PATHS = (EXACT, FAST, SPLIT)  # a big rollout is decoded in two processes
 
 
-def outcome(log: Path, collect: bool = True) -> Any:
+def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
     """Everything a replay decides about a rollout, or the error it stops with."""
     try:
-        with read_log(str(log), dialect=DIALECT, collect=collect) as replay:
+        with read_log(str(log), dialect=DIALECT, collect=collect, upto=upto) as replay:
             state = replay.state  # type: ignore[attr-defined]
             view = replay.view()
             return (
@@ -201,6 +201,18 @@ def test_a_paginated_rollouts_ordinals_are_judged_alike_on_both_paths(
     log = write(tmp_path, lines)
     results = both_paths(monkeypatch, outcome, log, paths=PATHS)
     assert results[FAST] == results[SPLIT] == results[EXACT], name
+
+
+def test_upto_agrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to a line (read in blocks up to it) or an item (read line by line)."""
+    lines = story()
+    for name, data in line_endings(lines, torn=lines[6][:20]).items():
+        log = tmp_path / f"{name}.jsonl"
+        log.write_bytes(data)
+        count = data.count(b"\n")
+        for upto in ("0", "1", "9", "20", str(count - 1), str(count), str(count + 1), "c3"):
+            results = both_paths(monkeypatch, outcome, log, 300, PATHS, upto=upto)
+            assert results[FAST] == results[SPLIT] == results[EXACT], (name, upto)
 
 
 @pytest.mark.parametrize("block", [64, 300, 4096, 1 << 20])
