@@ -150,6 +150,8 @@ def log_page(
     from condense_cli.config.loading import configured_tokenizer
     from condense_cli.core.events import View
     from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+    from condense_cli.fast.halves import log_size
     from condense_cli.terminal.report import log_page as lay_out
 
     notes: list[str] = []
@@ -166,7 +168,7 @@ def log_page(
         count: Callable[[Event], int]
         if tokens:
             tokenizer = configured_tokenizer(configs[0] if configs else None)
-            cache = TokenCache(tokenizer.count_batch, history)
+            cache = TokenCache(TextCounts(tokenizer), history, log_size(replay.path))
             count, unit = cache, "tokens"
         else:
             count, unit = _chars, "chars"
@@ -174,7 +176,7 @@ def log_page(
         start = View([], make_summary=replay.view().make_summary)
     runs = []
     if sides:
-        measure = cache if tokens else TokenCache(lambda texts: [len(t) for t in texts], history)
+        measure = cache if tokens else TokenCache(TextCounts(None), history, 0)
         runs = [
             run_simulation(history, side.label, side.condenser, start, measure, side.meter)
             for side in sides

@@ -60,6 +60,8 @@ def simulate(
     from condense_cli.config.loading import configured_tokenizer
     from condense_cli.core.events import View
     from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+    from condense_cli.fast.halves import log_size
     from condense_cli.terminal.reports import simulate_csv, simulate_text
 
     notes: list[str] = []
@@ -71,7 +73,7 @@ def simulate(
         history = list(replay.history())
         start = View([], make_summary=replay.view().make_summary)
         name, path = replay.dialect, replay.path
-    tokens = TokenCache(tokenizer.count_batch, history)
+    tokens = TokenCache(TextCounts(tokenizer), history, log_size(path))
     runs = [
         run_simulation(history, side.label, side.condenser, start, tokens, side.meter)
         for side in sides

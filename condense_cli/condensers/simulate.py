@@ -12,16 +12,14 @@ first event that differs (a *cache bust*), and every event after it is rewritten
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.offline import Meter
 from condense_cli.core.events import Condensation, Event, View, apply_condensation
-from condense_cli.dialects.counting import model_text
-
-Counter = Callable[[list[str]], list[int]]
+from condense_cli.dialects.counting import TextCounts, model_text
 
 
 @dataclass
@@ -63,13 +61,17 @@ class Run:
 
 
 class TokenCache:
-    """Tokens of what the model reads of each event, counted once."""
+    """Tokens of what the model reads of each event (characters, for `counts` without
+    a tokenizer), counted once: the history's by `TextCounts.walk_log` (a long text
+    once, in two processes for a log of `size` bytes from `halves.SPLIT_MIN_BYTES`
+    up), another text when first asked."""
 
-    def __init__(self, count: Counter, history: Sequence[Event | None]) -> None:
-        self.count = count
+    def __init__(self, counts: TextCounts, history: Sequence[Event | None], size: int) -> None:
+        self.counts = counts
         events = [e for e in history if e is not None]
-        counted = count([model_text(e) for e in events])
-        self.by_event = {id(e): n for e, n in zip(events, counted, strict=True)}
+        counted = counts.walk_log(events, model_text, size)
+        figures = counted.tokens if counts.tokenizer is not None else counted.chars
+        self.by_event = {id(e): n for e, n in zip(events, figures, strict=True)}
         self.by_text: dict[str, int] = {}
         self._keep = events  # ids stay valid while the events live
 
@@ -79,7 +81,8 @@ class TokenCache:
             return found
         text = model_text(event)
         if text not in self.by_text:
-            self.by_text[text] = self.count([text])[0]
+            tokenized = self.counts.tokenizer is not None
+            self.by_text[text] = self.counts.tokens(text) if tokenized else len(text)
         return self.by_text[text]
 
 
