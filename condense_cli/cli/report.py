@@ -174,13 +174,13 @@ def log_page(
             count, unit = _chars, "chars"
         line = timeline(replay, history, count, everything, client)
         start = View([], make_summary=replay.view().make_summary)
-    runs = []
-    if sides:
-        measure = cache if tokens else TokenCache(TextCounts(None), history, 0)
-        runs = [
-            run_simulation(history, side.label, side.condenser, start, measure, side.meter)
-            for side in sides
-        ]
+        runs = []  # simulated while the log is open: a history reads its events then
+        if sides:
+            measure = cache if tokens else TokenCache(TextCounts(None), history, 0)
+            runs = [
+                run_simulation(history, side.label, side.condenser, start, measure, side.meter)
+                for side in sides
+            ]
     return lay_out(number, line, runs, unit)
 
 

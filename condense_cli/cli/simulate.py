@@ -69,15 +69,15 @@ def simulate(
     print_notes(notes)
     tokenizer = configured_tokenizer(config[0] if config else None)
     with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
-        replay.require("simulates")
+        replay.require("simulates")  # simulated while open: a history reads its events then
         history = list(replay.history())
         start = View([], make_summary=replay.view().make_summary)
         name, path = replay.dialect, replay.path
-    tokens = TokenCache(TextCounts(tokenizer), history, log_size(path))
-    runs = [
-        run_simulation(history, side.label, side.condenser, start, tokens, side.meter)
-        for side in sides
-    ]
+        tokens = TokenCache(TextCounts(tokenizer), history, log_size(path))
+        runs = [
+            run_simulation(history, side.label, side.condenser, start, tokens, side.meter)
+            for side in sides
+        ]
     events = [e for e in history if e is not None]
     if format is SimulateFormat.json:
         data = {

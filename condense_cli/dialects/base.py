@@ -419,7 +419,8 @@ class Replay(ABC):
     def history(self) -> Iterator[Event | None]:
         """Every event the agent saw, in the order it saw them, each with a key that
         increases down the history; None marks a condensation request. The log's
-        own condensations and summaries are left out."""
+        own condensations and summaries are left out. Used while the log is open (an
+        event may read it when asked)."""
         raise self.unsupported("simulates")
 
     # --- appending (only on a replay opened by `Dialect.appending`) -------------------

@@ -331,7 +331,7 @@ class ClaudeReplay(Replay):
     def history(self) -> Iterator[Event | None]:
         """The messages of every segment (before each compaction, then the active
         chain), each once and in file order, copies taken as their originals; each
-        keeps its bytes (a history is used once the log is closed)."""
+        reads its line when asked, while the log is open."""
         seen: dict[str | None, ClaudeEvent] = {}
         for segment in [*map(self.before, self.boundaries()), self.events]:
             for event in segment:
@@ -343,7 +343,6 @@ class ClaudeReplay(Replay):
             while requests and requests[0] < (event.line or 0):
                 requests.popleft()
                 yield None
-            event.raw = event.raw
             yield event
         for _ in requests:
             yield None

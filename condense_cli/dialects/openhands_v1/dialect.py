@@ -224,7 +224,7 @@ class V1Replay(Replay):
             if record.kind == CONDENSATION_REQUEST:
                 yield None
             elif record.sent and record.kind not in (CONDENSATION, SUMMARY_KIND):
-                yield V1Event.read(record)
+                yield V1Event.of(record)  # its file read when asked, while the log is open
 
     @staticmethod
     def _latest_summary(
