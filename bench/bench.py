@@ -35,6 +35,7 @@ from bench.measure import Code, Job, Launcher, check_checkout, machine_facts, me
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LOG = "{log}"  # stands for the log's path in a command
+HALF = "{half}"  # half the log's events: a line, position or id to give `--upto`
 
 FLOOR_READ = """import os, sys
 path = sys.argv[1]
@@ -77,6 +78,8 @@ COMMANDS: dict[str, list[str]] = {
         "--force",
     ],
     "simulate llm (placeholder summaries)": ["simulate", LOG, "--type", "llm", "--format", "json"],
+    "view --format jsonl --upto half": ["view", LOG, "--format", "jsonl", "--upto", HALF],
+    "diff --upto half": ["diff", LOG, "--upto", HALF, "--format", "json"],
 }
 DIALECT_COMMANDS = (
     "view --format jsonl",
@@ -86,13 +89,18 @@ DIALECT_COMMANDS = (
     "stats --no-tokens",
     "audit",
     "run amortized --dry-run",
+    "simulate llm (placeholder summaries)",
+    "view --format jsonl --upto half",
+    "diff --upto half",
 )
 STARTUP: dict[str, list[str]] = {
     "start-up: view tiny --format jsonl": ["view", LOG, "--format", "jsonl"],
     "start-up: view tiny": ["view", LOG],
     "start-up: --version": ["--version"],
 }
-# `simulate` holds the whole history in memory: timed on logs up to this size.
+# `simulate` holds the whole history of these kinds in memory (their events hold their
+# data): timed on their logs up to this size.
+HELD_HISTORIES = (*logs.V0_KINDS, "codex", "codex-uncompacted")
 SIMULATE_MAX_BYTES = 200_000_000
 
 # Issue 15's targets.
@@ -132,15 +140,17 @@ def group_jobs(
     runs: dict[str, int],
     table: dict[str, list[str]],
     timeout: float | None = None,
+    half: int = 1,
 ) -> list[Job]:
-    """The jobs that time `names` on `log` in every variant, floors first."""
+    """The jobs that time `names` on `log` in every variant, floors first (`half`:
+    what `HALF` stands for)."""
     jobs = [
         Job(name, "floor", [sys.executable, "-c", script, str(log)], runs=runs[name])
         for name, script in FLOORS.items()
         if name in runs
     ]
     for name in names:
-        args = [str(log) if a == LOG else a for a in table[name]]
+        args = [{LOG: str(log), HALF: str(half)}.get(a, a) for a in table[name]]
         for code in codes:
             required = code.label == "current"
             jobs.append(
@@ -262,10 +272,13 @@ def bench_log(
         n
         for n in names
         if (only is None or n in only)
-        and not (n.startswith("simulate") and log_bytes > SIMULATE_MAX_BYTES)
+        and not (
+            n.startswith("simulate") and kind in HELD_HISTORIES and log_bytes > SIMULATE_MAX_BYTES
+        )
     ]
     plan = {n: runs_for(n, log_bytes, events, runs) for n in [*FLOORS, *names]}
-    jobs = group_jobs(log, names, codes, plan, COMMANDS, timeout_for(log_bytes, timeout))
+    limit = timeout_for(log_bytes, timeout)
+    jobs = group_jobs(log, names, codes, plan, COMMANDS, limit, half=max(1, events // 2))
     if with_peers and kind == "claude-code" and PEER_COMMAND in names:
         jobs += peer_jobs(log, data, plan[PEER_COMMAND], timeout_for(log_bytes, timeout))
     measure_all(launcher, jobs, cwd=data, tree=tree)
