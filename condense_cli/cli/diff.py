@@ -77,10 +77,11 @@ def diff(
         print_notes(notes)
     elif not 1 <= len(points) <= 2:
         raise usage_error("give --upto A (and --upto B), or --config a.toml --config b.toml")
-    if len(points) < 2 and not comparing and is_stream(log):
+    if not comparing and is_stream(log):
+        moments = " and up to ".join(points) if len(points) == 2 else f"{points[0]}, and whole"
         raise usage_error(
-            f"diff reads {log} twice (up to {points[0]}, and whole), and a stream can be "
-            "read once: save it to a file first"
+            f"diff reads {log} twice (up to {moments}), and a stream can be read once: "
+            "save it to a file first"
         )
     counts = TextCounts(configured_tokenizer(config[0] if config else None))
     with contextlib.ExitStack() as open_logs:  # compared while they are open

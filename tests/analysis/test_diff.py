@@ -112,6 +112,9 @@ def test_two_moments_of_standard_input_are_refused_with_a_reason(tmp_path: Path,
         "Error: diff reads - twice (up to 3, and whole), and a stream can be read once: "
         "save it to a file first\n"
     )
+    both = proc("diff", "-", "--upto", "2", "--upto", "3", input=log.read_bytes())
+    assert both.returncode == 2
+    assert both.stderr.decode().startswith("Error: diff reads - twice (up to 2 and up to 3)")
     again = proc("diff", "-", "-t", "amortized", input=log.read_bytes())  # read once
     assert again.returncode == 0, again.stderr
 
