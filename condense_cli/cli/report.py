@@ -181,7 +181,7 @@ def log_page(
                 run_simulation(history, side.label, side.condenser, start, measure, side.meter)
                 for side in sides
             ]
-    return lay_out(number, line, runs, unit)
+        return lay_out(number, line, runs, unit)  # its events' texts are read from the log
 
 
 def _chars(event: "Event") -> int:

@@ -4,6 +4,7 @@ against their exact paths (orjson line by line)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,7 @@ WHOLE_VIEW_COMMANDS = (
     ("stats", "--no-tokens", "-f", "json"),
     ("audit", "-f", "json"),
     ("run", "--type", "observation_masking", "--dry-run", "-f", "json"),
+    ("simulate", "--type", "amortized", "-f", "json"),  # the history, read while open
 )
 
 
@@ -137,6 +139,24 @@ def printed_alike(
         assert done.returncode == exact.exit_code, (run, done.stderr)
         assert done.stdout == exact.stdout_bytes, run
     return fast
+
+
+def reported_alike(
+    monkeypatch: pytest.MonkeyPatch, proc: Callable[..., Any], cli: Callable[..., Any], log: Path
+) -> bytes:
+    """`report` on `log`, a log above the fast path's threshold, as a real subprocess:
+    the page the exact path lays out in-process, but for the command its footer names.
+    The page."""
+    assert log.stat().st_size > fastlines.FAST_MIN_BYTES
+    fast = proc("report", log, "--no-tokens", "-o", "-")
+    assert fast.returncode == 0, fast.stderr.decode()
+    with monkeypatch.context() as patched:
+        use_path(patched, EXACT, block=1 << 20)
+        exact = cli("report", log, "--no-tokens", "-o", "-")
+    assert exact.exit_code == 0, exact.output
+    footer = re.compile(rb"<footer>.*</footer>")
+    assert footer.sub(b"", fast.stdout) == footer.sub(b"", exact.stdout_bytes)
+    return bytes(fast.stdout)
 
 
 def walked(replay: Any, view: Any = None) -> tuple[Any, Conversion, list[dict[str, Any]]]:

@@ -291,3 +291,22 @@ def test_open_hands_the_page_to_the_browser(tmp_path: Path, make_log, proc) -> N
     done = proc("report", log, "-o", out, "--open", "--no-tokens", env=env)
     assert done.returncode == 0, done.stderr
     assert opened.read_text().strip() == out.resolve().as_uri()
+
+
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_a_log_read_by_the_fast_path_gives_the_page_of_the_exact_path(
+    dialect: str, tmp_path: Path, proc
+) -> None:
+    """The page is laid out while the log is open: the events of a history read their
+    texts from the log then (a big Claude Code session failed: "I/O operation on closed
+    file"). The fast path's threshold moves for V0; the other dialects' histories read
+    back on both (their big logs: `fast_paths.reported_alike`)."""
+    log = stories.write(dialect, tmp_path / f"{dialect}.jsonl")
+    pages, out = [], tmp_path / "story.html"
+    for threshold in ("0", str(1 << 60)):  # the fast path for any size, then for none
+        env = {**os.environ, "CONDENSE_FAST_MIN_BYTES": threshold}
+        done = proc("report", log, "-o", out, "--no-tokens", env=env)
+        assert done.returncode == 0, done.stderr.decode()
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1]
+    assert stories.FIRST.encode() in pages[0]

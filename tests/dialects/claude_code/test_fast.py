@@ -28,6 +28,7 @@ from tests.dialects.fast_paths import (
     line_endings,
     printed_alike,
     repeated,
+    reported_alike,
     use_path,
     walked,
 )
@@ -424,6 +425,7 @@ def test_cli_subprocess_on_a_big_session_prints_what_the_exact_path_prints(
         ("view", "--no-pager"),
         ("run", "--type", "recent_events", "--dry-run", "--force", "-f", "json"),
     ]
+    reported_alike(monkeypatch, proc, cli, log)
     fast = printed_alike(monkeypatch, proc, cli, log, commands)
     assert all(done.returncode == 0 for done in fast)
     view = fast[0].stdout.splitlines()
@@ -487,13 +489,11 @@ def test_cli_subprocess_on_a_big_never_compacted_session_prints_what_the_exact_p
     tmp_path: Path, proc, cli, monkeypatch
 ) -> None:
     """The real commands on a session above FAST_MIN_BYTES whose view is all of it,
-    read a line at a time, print what the exact path prints in-process (`run`, `diff`
-    and `simulate` use their views and history once the log is closed)."""
+    read a line at a time, print what the exact path prints in-process (`run` prints
+    its views once the log is closed; `diff`, `simulate` and `report` read its lines
+    while it is open)."""
     log = uncompacted(1500, 3000).write(tmp_path / "s.jsonl")
-    more = [
-        ("diff", "--type", "recent_events", "-f", "json"),
-        ("simulate", "--type", "recent_events", "-f", "json"),
-    ]
+    more = [("diff", "--type", "recent_events", "-f", "json")]
     fast = printed_alike(monkeypatch, proc, cli, log, [*WHOLE_VIEW_COMMANDS, *more])
     assert all(done.returncode == 0 for done in fast)
     assert len(orjson.loads(fast[2].stdout)) == 1 + 1500 * 2 + 3

@@ -25,6 +25,7 @@ from tests.dialects.fast_paths import (
     judged_alike,
     line_endings,
     printed_alike,
+    reported_alike,
     use_path,
     walked,
 )
@@ -317,8 +318,10 @@ def test_cli_subprocess_on_a_big_never_compacted_rollout_prints_what_the_exact_p
 ) -> None:
     """The real commands on a rollout above FAST_MIN_BYTES whose view is all of it,
     printed once its items are read one at a time, print what the exact path prints
-    in-process (`run` prints its views once the log is closed)."""
+    in-process (`run` prints its views once the log is closed; `simulate` and `report`
+    read the history's items while it is open)."""
     log = write(tmp_path, [orjson.dumps(x) for x in uncompacted(2200, 2000)])
+    assert b"question 2199" in reported_alike(monkeypatch, proc, cli, log)
     fast = printed_alike(monkeypatch, proc, cli, log, WHOLE_VIEW_COMMANDS)
     assert fast[4].returncode == 0 and b"'unanswered' has no output" in fast[4].stdout
     assert len(orjson.loads(fast[2].stdout)) == 2200 * 4 + 1
