@@ -252,6 +252,10 @@ def test_a_fork_replays_its_base_and_is_what_codex_sends(
     headers = [h for h in condense("view", fork, "--full").stdout.splitlines() if h[:1] == "#"]
     assert headers[0].startswith("#base:")
     assert not headers[-1].startswith("#base:")
+    # its history names the base's items as its view does
+    simulated = condense("simulate", fork, "-f", "csv").stdout.splitlines()
+    steps = [row.split(",")[1] for row in simulated]
+    assert steps[1].startswith("base:") and not steps[-1].startswith("base:")
     # resumed by the client beside its base, the fork (base and all) is what it sends
     items = [normal(i) for i in view_items(fork)]
     before = len(lines(fork))

@@ -178,11 +178,10 @@ class CodexReplay(Replay):
         key = 0
         for _ in feed_lines(reader, self.source, self.upto):
             sent, reader.sent = reader.sent, []
-            for number, payload, body in sent:
-                if payload is None:
+            for event in sent:
+                if event is None:
                     yield None
                     continue
-                event = CodexEvent(payload, body, number)
                 event.key = key
                 key += 1
                 _pair(event, calls)

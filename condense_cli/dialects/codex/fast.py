@@ -80,7 +80,7 @@ def read_fast(
         return False
     event = None
     if kind == "response_item":
-        if type(item) is not str or item not in ITEM_TYPES or reader.keep_sent:
+        if type(item) is not str or item not in ITEM_TYPES:
             return False
         if sends(item, role):
             event = CodexEvent(None, None, number)
@@ -100,6 +100,8 @@ def read_fast(
         reader.ordinal(number, ordinal)
     if event is not None:
         state.history.append(event)
+        if reader.keep_sent:
+            reader.sent.append(event)
     elif kind == "turn_context" and type(model) is str:
         state.model = model
     return True
@@ -146,6 +148,8 @@ def feed_blocks(
                     exact(reader, source, number, line, start)
                     if reader.steps or reader.sent:
                         yield
+            if reader.sent:  # the block's items the fast path read
+                yield
         if report is not None:
             report(offset + size)
     return end

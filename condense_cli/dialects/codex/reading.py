@@ -87,11 +87,12 @@ class Reader:
         self.depth = 0  # how many bases deep the lines read are
         # Waiting to be taken (`feed_lines`): with `keep_steps`, each compaction (line,
         # history and summary before, after); with `keep_sent`, each item sent, in
-        # file order (a request as None), for `history`.
+        # file order (a request as None), for `history`: one the rollout holds reads
+        # its line back when asked.
         self.keep_steps = keep_steps
         self.keep_sent = keep_sent
         self.steps: list[tuple[int, list[CodexEvent], Any, list[CodexEvent], Any]] = []
-        self.sent: list[tuple[int, dict[str, Any] | None, bytes]] = []
+        self.sent: list[CodexEvent | None] = []
 
     def problem(self, line: int | None, message: str, severity: str = "error") -> None:
         if self.origin:
@@ -138,7 +139,7 @@ class Reader:
             self.state.request_pending = True
             self.state.requests += 1
             if self.keep_sent:
-                self.sent.append((number, None, body))
+                self.sent.append(None)
         elif kind == "event_msg":
             self.event(as_dict(payload), number)
         elif kind == "turn_context" and isinstance(model := as_dict(payload).get("model"), str):
@@ -236,12 +237,17 @@ class Reader:
             )
             return
         if is_sent(payload):
-            event = CodexEvent(payload, body if at is None else None, number)
+            if at is not None and self.keep_sent:
+                event = CodexEvent(None, None, number)  # a history's: read back when asked
+                event.fast_type, call = kind, payload.get("call_id")
+                event.fast_call = call if isinstance(call, str) else None
+            else:
+                event = CodexEvent(payload, body if at is None else None, number)
             event.at = at
             event.origin = self.origin
             self.state.history.append(event)
             if self.keep_sent:
-                self.sent.append((number, payload, body))
+                self.sent.append(event)
 
     def compacted(self, number: int, payload: dict[str, Any], body: bytes) -> None:
         state = self.state

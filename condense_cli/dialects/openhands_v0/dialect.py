@@ -13,7 +13,7 @@ from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Condensation, CondensationRecord, Event, View
 from condense_cli.core.intervals import IntervalSet
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.logfile import LockedLog, LogSource, line_body
+from condense_cli.core.logfile import BOM, LockedLog, LogSource, line_body
 from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
     CondensationStep,
@@ -29,6 +29,7 @@ from condense_cli.dialects.base import (
 from condense_cli.dialects.openhands_v0.detect import NAME
 from condense_cli.dialects.openhands_v0.events import (
     MAX_ID,
+    StoredV0Event,
     V0Event,
     condensation_event,
     is_seen_by_agent,
@@ -61,6 +62,9 @@ class Walk:
 
 
 # --- the dialect ---------------------------------------------------------------------
+
+# A line the agent sees: its number, its event, its bytes and where they start in the log.
+Line = tuple[int, dict[str, Any], bytes, int]
 
 MODEL_TAIL = 1 << 20  # bytes at the end of a log searched for the model
 
@@ -131,10 +135,12 @@ class V0Replay(Replay):
 
     # --- history: a second, slower walk that parses every line -------------------------
 
-    def _lines(self, start: int = 0, first: int = 1) -> Iterator[tuple[int, dict[str, Any], bytes]]:
-        """(line, event, bytes) of every event the agent sees, up to `upto` (from byte
-        `start`, the start of line `first`)."""
+    def _lines(self, start: int = 0, first: int = 1) -> Iterator[Line]:
+        """(line, event, bytes, where the bytes start) of every event the agent sees, up
+        to `upto` (from byte `start`, the start of line `first`)."""
+        offset = start
         for number, raw in enumerate(self.source.raw_lines(start), start=first):
+            at, offset = offset, offset + len(raw)
             body = line_body(raw, first=number == 1)
             if not body or body.isspace():
                 continue
@@ -143,7 +149,8 @@ class V0Replay(Replay):
             if isinstance(event_id, int) and event_id > self.upto:
                 return
             if is_seen_by_agent(data):
-                yield number, data, body
+                bom = number == 1 and raw.startswith(BOM)
+                yield number, data, body, (at + len(BOM) if bom else at)
 
     def forked(self) -> None:
         self.source.detach()  # its steps read the log again, line by line
@@ -197,12 +204,10 @@ class V0Replay(Replay):
         return line_body(raw, first=position == 0)
 
     @staticmethod
-    def _steps(
-        walk: Walk, lines: Iterator[tuple[int, dict[str, Any], bytes]]
-    ) -> Iterator[CondensationStep]:
+    def _steps(walk: Walk, lines: Iterator[Line]) -> Iterator[CondensationStep]:
         """The condensations of `lines`, walked on from `walk` (which this uses up)."""
         kept, forgotten = walk.kept, walk.forgotten
-        for number, data, body in lines:
+        for number, data, body, _at in lines:
             action = data.get("action")
             if action == "condensation_request":
                 walk.requested = True
@@ -241,12 +246,13 @@ class V0Replay(Replay):
         }
 
     def history(self) -> Iterator[Event | None]:
-        for _number, data, body in self._lines():
+        """Each event reads its line back when asked (`StoredV0Event`)."""
+        for _number, data, body, at in self._lines():
             action = data.get("action")
             if action == "condensation_request":
                 yield None
             elif action != "condensation" and "id" in data:
-                yield V0Event(data, data["id"], body)
+                yield StoredV0Event(data["id"], (self.source, at, at + len(body)))
 
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         """The messages converted whole (a view of this dialect is read into memory),

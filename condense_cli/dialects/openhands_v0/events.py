@@ -10,12 +10,17 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from condense_cli.core.events import Condensation, Event, View
+import orjson
+
+from condense_cli.core.events import Condensation, Event, LastParsed, View
 from condense_cli.core.intervals import describe_ids, runs
 from condense_cli.core.jsonlines import LineProblem, encode, json_type
 from condense_cli.core.text import plural
+
+if TYPE_CHECKING:
+    from condense_cli.core.logfile import LogSource
 
 # Events the agent never sees (OpenHands' controller filters them out of its history).
 HIDDEN_ACTIONS = frozenset({"null", "change_agent_state"})
@@ -269,6 +274,35 @@ class V0Event(Event):
             return None
         query = self.args.get("query")
         return query if isinstance(query, str) else None
+
+
+LAST_PARSED = LastParsed()  # the history event parsed last
+
+
+class StoredV0Event(V0Event):
+    """A history event that reads its line back from the log (`at`: the log, and the
+    line's bytes from..to, without its line ending) when asked, while the log is
+    open, and keeps no copy (`LAST_PARSED`): a long history holds no parsed line."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, key: int, at: tuple[LogSource, int, int]) -> None:
+        self.key = key
+        self.at = at
+
+    @property
+    def raw(self) -> bytes:  # type: ignore[override]
+        source, start, end = self.at
+        return source.read_at(start, end)
+
+    @property
+    def data(self) -> dict[str, Any]:  # type: ignore[override]
+        data: dict[str, Any] = LAST_PARSED.data_of(self, self._parse)
+        return data
+
+    def _parse(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = orjson.loads(self.raw)
+        return parsed
 
 
 def summary_event(text: str) -> V0Event:

@@ -54,7 +54,10 @@ def outcome(log: Path, collect: bool = True, upto: str | None = None) -> Any:
                     (s.id, [e.id for e in s.before], [e.id for e in s.forgotten], s.summary)
                     for s in replay.condensation_steps()
                 ],
-                [None if e is None else (e.key, e.raw) for e in replay.history()],
+                [
+                    None if e is None else (e.id, e.key, e.raw, e.cause, e.tool_call_id, e.text)
+                    for e in replay.history()
+                ],
                 converted(replay.messages(view)),
             )
     except (LogError, ConfigError) as exc:
@@ -296,6 +299,24 @@ def test_a_walk_over_the_view_holds_one_item_at_a_time(tmp_path: Path, monkeypat
     assert [c.reason for c in conversion.inserted] == [
         'call unanswered has no output: Codex sends "aborted" for it'
     ]
+
+
+@pytest.mark.parametrize("path", [EXACT, FAST])
+def test_a_history_holds_no_item_parsed(path: str, tmp_path: Path, monkeypatch) -> None:
+    """`simulate` and `report` hold the whole history: each item reads its line back
+    when asked and keeps no copy (a history held every payload and line: 513 MB for
+    a 190 MB rollout)."""
+    log = write(tmp_path, [orjson.dumps(x) for x in uncompacted(40)])
+    use_path(monkeypatch, path, block=1 << 20)
+    with read_log(str(log), dialect=DIALECT) as replay:
+        history = [e for e in replay.history() if isinstance(e, CodexEvent)]
+        texts = [e.text for e in history]
+        causes = [e.cause for e in history]
+        assert all(e._data is None and e._raw is None for e in history)
+    assert len(history) == 40 * 4 + 1
+    assert texts[:2] == ["question 0", "exec_command(cat f0.py)"]
+    assert texts[2].startswith("turn 0: lorem ipsum")
+    assert causes[:4] == [None, None, 1, None]  # the output answers the call's key
 
 
 def uncompacted(turns: int, output_chars: int = 100) -> list[dict[str, Any]]:

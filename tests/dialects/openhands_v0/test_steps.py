@@ -3,6 +3,7 @@ from the index gives exactly the steps the walk from the log's start gives."""
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,46 @@ def test_every_start_of_any_log_gives_the_walks_steps(tmp_path_factory: Any, log
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in log))
     for first, whole, from_there in every_start(path):
         assert from_there == whole, f"from condensation {first}"
+
+
+def test_a_history_reads_each_event_back_from_its_line(tmp_path: Path) -> None:
+    """`simulate` and `report` hold the whole history: each event keeps where its line
+    is, not the line nor its parse (a history held both: 1.36 GB for a 324 MB log),
+    and reads the line back when asked, past a byte-order mark, CRLF endings and a
+    blank line, up to `--upto`."""
+    bodies = [orjson.dumps(e) for e in TRICKY]
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n\r\n".join(bodies) + b"\r\n")
+    wanted = {
+        e["id"]: body
+        for e, body in zip(TRICKY, bodies, strict=True)
+        if "id" in e and e.get("action") not in ("condensation", "condensation_request")
+    }
+    for upto, requests in ((None, 4), (22, 1)):
+        with read_log(str(path), upto=None if upto is None else str(upto)) as replay:
+            history = list(replay.history())
+            read = [(e.key, e.raw, e.data, e.text) for e in history if e is not None]
+        shown = [i for i in wanted if i not in (1, 2, 12, 13) and (upto is None or i <= upto)]
+        assert [key for key, *_ in read] == shown  # hidden events left out
+        assert [(raw, data) for _, raw, data, _ in read] == [
+            (wanted[i], orjson.loads(wanted[i])) for i in shown
+        ]
+        assert read[0][3] == "fix the parser; never touch the lexer"
+        assert history.count(None) == requests
+
+
+def test_a_history_holds_a_small_part_of_its_log(make_log: Any) -> None:
+    """What a long history holds grows with its events, not with their size."""
+    pairs = [(run_action(n), run_obs(n + 1, n, content="x" * 10_000)) for n in range(0, 400, 2)]
+    path = make_log([event for pair in pairs for event in pair])
+    size = path.stat().st_size
+    with read_log(str(path)) as replay:
+        tracemalloc.start()
+        try:
+            history = list(replay.history())
+            held, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert len(history) == 400 and history[-1] is not None
+        assert history[-1].text == "x" * 10_000
+    assert held < size / 20, f"{held:,} bytes held for a log of {size:,}"
