@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.offline import Meter
-from condense_cli.core.events import Condensation, Event, View, apply_condensation
+from condense_cli.core.events import Condensation, Event, View, apply_condensation, same_start
 from condense_cli.dialects.counting import TextCounts, model_text
 
 
@@ -90,6 +91,16 @@ def _same(a: Event, b: Event) -> bool:
     return a is b or (a.key is not None and a.key == b.key and a.text == b.text)
 
 
+def _shared(before: list[Event], now: list[Event]) -> tuple[int, int]:
+    """How many events `now` starts with that are `before`'s own, and how many it
+    starts with that are the same as `before`'s."""
+    limit = min(len(before), len(now))
+    own = same = same_start(before, now)
+    while same < limit and _same(before[same], now[same]):
+        same += 1
+    return own, same
+
+
 def simulate(
     history: Sequence[Event | None],
     label: str,
@@ -103,8 +114,10 @@ def simulate(
     run = Run(label)
     view = start
     events: list[Event] = []
-    total = 0  # tokens of `events`
-    sent: list[Event] = []  # what the model read at the previous step
+    events_tokens = [0]  # of `events[:i]`, for every i
+    sent: list[Event] = []  # what the model read at the previous step: `sent[:read]`
+    sent_tokens = events_tokens  # of `sent[:i]`
+    read = 0
     appended = True  # `sent` is `events` as it was (so this step only adds to it)
     step = 0
     for item in history:
@@ -113,32 +126,33 @@ def simulate(
             continue
         step += 1
         events.append(item)
-        total += tokens(item)
+        events_tokens.append(events_tokens[-1] + tokens(item))
         view = replace(view, events=events)
         result = condenser.condense(view)
         if isinstance(result, Condensation):
             meter.add_usage(result.usage)
             view = apply_condensation(view, result)
             events = view.events
-            total = sum(tokens(e) for e in events)
+            events_tokens = list(accumulate(map(tokens, events), initial=0))
             run.fired.append(step)
-            now, now_tokens, plain = events, total, False
+            now, now_tokens, plain = events, events_tokens, False
         elif result.events is events:
-            now, now_tokens, plain = events, total, True
+            now, now_tokens, plain = events, events_tokens, True
         else:
-            now = result.events
-            now_tokens, plain = sum(tokens(e) for e in now), False
+            now, now_tokens, plain = result.events, [], False
         if not (plain and appended):
-            prefix = 0
-            limit = min(len(sent), len(now))
-            while prefix < limit and _same(sent[prefix], now[prefix]):
-                prefix += 1
-            if prefix < len(sent):
+            own, prefix = _shared(sent[:read] if len(sent) > read else sent, now)
+            if prefix < read:
                 run.cache_busts += 1
                 run.rewritten += len(now) - prefix
+            if not now_tokens:  # tokens of the events it shares with `sent`, then the rest
+                rest = map(tokens, now[own:])
+                now_tokens = list(accumulate(rest, initial=sent_tokens[own]))
+                now_tokens[:0] = sent_tokens[:own]
         appended = plain
-        sent = list(now) if not plain else events
+        sent, sent_tokens = (list(now), now_tokens) if not plain else (events, events_tokens)
+        read = len(now)
         run.events.append(len(now))
-        run.tokens.append(now_tokens)
+        run.tokens.append(now_tokens[-1])
     run.summariser_tokens = meter.sent
     return run

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from condense_cli.core.jsonlines import encode
@@ -237,6 +239,12 @@ class Condensation:
     summary: str | None = None
     summary_offset: int | None = None
     usage: dict[str, Any] = field(default_factory=dict)  # model, tokens, cost
+
+
+def same_start(before: list[Event], now: list[Event]) -> int:
+    """How many events `now` starts with that are `before`'s very objects, found at C
+    speed (a view rewritten at every step keeps most of the step before's)."""
+    return next(compress(count(), map(is_not, before, now)), min(len(before), len(now)))
 
 
 def summary_position(offset: int | None, length: int) -> int:

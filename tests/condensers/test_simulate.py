@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from condense_cli.condensers.base import Condenser, Result
+from condense_cli.core.events import Condensation, View
 from condense_cli.llm.tokens import tokenizer_for
 from tests import stories
+from tests.conftest import msg, request, run_action, run_obs
 
 # amortized_forgetting, max_size 4, keep_first 1, on the story's 9 events: at step 5
 # the view [1..5] keeps the head and the newest pair (4, 5); at step 7 [1, 4, 5, 6, 7]
@@ -117,3 +124,134 @@ def test_a_request_in_the_history_makes_conversation_window_fire(make_log, cli) 
         cli("simulate", log, "-t", "conversation_window", "-f", "json").stdout_bytes
     )["runs"]
     assert run["fired_at"] == [4]
+
+
+# --- the step-by-step simulation against its definition ------------------------------
+
+CONDENSERS = [
+    {"type": "observation_masking", "attention_window": 1},
+    {"type": "observation_masking", "attention_window": 3},
+    {"type": "browser_output", "attention_window": 1},
+    {"type": "recent_events", "max_events": 4},
+    {"type": "amortized", "max_size": 6, "keep_first": 1},
+    {
+        "type": "pipeline",
+        "condensers": [
+            {"type": "observation_masking", "attention_window": 2},
+            {"type": "amortized", "max_size": 5, "keep_first": 1},
+        ],
+    },
+]
+
+
+def defined(history: list[Any], table: dict[str, Any], tokens: Any) -> Any:
+    """What `simulate` must find, by its definition: a condenser built afresh at each
+    step (it remembers nothing), each view's tokens summed, and the events the model
+    read at the step before compared one by one with those it reads now."""
+    from condense_cli.condensers.simulate import _same
+    from condense_cli.config.loading import LLMTables, build_condenser
+    from condense_cli.core.events import Condensation, apply_condensation
+
+    view, sent = View([]), []
+    busts = rewritten = 0
+    series: list[tuple[int, int]] = []
+    for item in history:
+        if item is None:
+            view = view.with_request()
+            continue
+        view = replace(view, events=[*view.events, item])
+        result = build_condenser(table, LLMTables({})).condense(view)
+        if isinstance(result, Condensation):
+            view = apply_condensation(view, result)
+        now = view.events if isinstance(result, Condensation) else result.events
+        prefix = 0
+        while prefix < min(len(sent), len(now)) and _same(sent[prefix], now[prefix]):
+            prefix += 1
+        if prefix < len(sent):
+            busts, rewritten = busts + 1, rewritten + len(now) - prefix
+        sent = list(now)
+        series.append((len(now), sum(map(tokens, now))))
+    return series, busts, rewritten
+
+
+SCOPED = HealthCheck.function_scoped_fixture  # each example writes its own log
+step = st.one_of(
+    st.sampled_from(["message", "run", "browse", "request"]),
+    st.tuples(st.just("output"), st.integers(1, 400)),
+)
+
+
+@given(st.lists(step, min_size=1, max_size=40), st.sampled_from(range(len(CONDENSERS))))
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_a_simulation_is_what_its_steps_define(
+    tmp_path: Path, steps: list[Any], which: int
+) -> None:
+    """Every step's view (events and tokens), the cache busts and the events rewritten
+    are those of the definition, on a history that reads its events back from the log
+    (the simulation reuses what it counted and what the condenser masked)."""
+    from condense_cli.condensers.offline import Meter
+    from condense_cli.condensers.simulate import TokenCache, simulate
+    from condense_cli.config.loading import LLMTables, build_condenser
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+
+    lines: list[dict[str, Any]] = []
+    for n, kind in enumerate(steps):
+        if kind == "message":
+            lines.append(msg(n, f"say {n}"))
+        elif kind == "request":
+            lines.append(request(n))
+        elif kind == "browse":
+            lines.append({"id": n, "source": "agent", "action": "browse", "args": {"url": f"u{n}"}})
+            page = {"url": f"u{n}"}
+            lines.append(
+                {"id": n + 1000, "source": "environment", "observation": "browse", "cause": n}
+                | {"content": f"page {n}", "extras": page}
+            )
+        elif kind == "run":
+            lines.append(run_action(n))
+        else:
+            lines.append(run_obs(n, n - 1, content="x" * kind[1]))
+    lines.sort(key=lambda e: e["id"])
+    log = tmp_path / f"h{len(steps)}-{which}.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in lines))
+    table = CONDENSERS[which]
+    with read_log(str(log)) as replay:
+        history = list(replay.history())
+        tokens = TokenCache(TextCounts(None), history, 0)
+        condenser = build_condenser(table, LLMTables({}))
+        run = simulate(history, "x", condenser, View([]), tokens, Meter(len))
+        series, busts, rewritten = defined(history, table, tokens)
+    assert list(zip(run.events, run.tokens, strict=True)) == series
+    assert (run.cache_busts, run.rewritten) == (busts, rewritten)
+
+
+class ForgetsTheNewest(Condenser):
+    """Forgets the event with key 3 as it comes."""
+
+    name = "forgets_the_newest"
+    config_class = dict
+
+    def condense(self, view: View) -> Result:
+        return Condensation((3,)) if view.events[-1].key == 3 else view
+
+
+def test_forgetting_only_what_has_just_come_busts_no_cache(make_log) -> None:
+    """The model read events 1 and 2 at step 2; at step 3 it reads them again, and the
+    third is forgotten as it comes: its prompt cache holds (the step before was taken
+    for 1, 2 and 3)."""
+    from condense_cli.condensers.offline import Meter
+    from condense_cli.condensers.simulate import TokenCache, simulate
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+
+    log = make_log([msg(1), run_action(2), run_obs(3, 2), msg(4)])
+    with read_log(str(log)) as replay:
+        history = list(replay.history())
+        tokens = TokenCache(TextCounts(None), history, 0)
+        run = simulate(history, "x", ForgetsTheNewest({}), View([]), tokens, Meter(len))
+    assert run.events == [1, 2, 2, 3]
+    assert run.fired == [3]
+    assert (run.cache_busts, run.rewritten) == (0, 0)
