@@ -151,7 +151,7 @@ def log_page(
     from condense_cli.core.events import View
     from condense_cli.dialects import read_log
     from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import log_size
+    from condense_cli.fast.halves import log_size, splits
     from condense_cli.terminal.report import log_page as lay_out
 
     notes: list[str] = []
@@ -177,8 +177,11 @@ def log_page(
         runs = []  # simulated while the log is open: a history reads its events then
         if sides:
             measure = cache if tokens else TokenCache(TextCounts(None), history, 0)
+            aside = splits(log_size(replay.path))
             runs = [
-                run_simulation(history, side.label, side.condenser, start, measure, side.meter)
+                run_simulation(
+                    history, side.label, side.condenser, start, measure, side.meter, aside
+                )
                 for side in sides
             ]
         return lay_out(number, line, runs, unit)  # its events' texts are read from the log

@@ -61,7 +61,7 @@ def simulate(
     from condense_cli.core.events import View
     from condense_cli.dialects import read_log
     from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import log_size
+    from condense_cli.fast.halves import log_size, splits
     from condense_cli.terminal.reports import simulate_csv, simulate_text
 
     notes: list[str] = []
@@ -73,9 +73,12 @@ def simulate(
         history = list(replay.history())
         start = View([], make_summary=replay.view().make_summary)
         name, path = replay.dialect, replay.path
-        tokens = TokenCache(TextCounts(tokenizer), history, log_size(path))
+        size = log_size(path)
+        tokens = TokenCache(TextCounts(tokenizer), history, size)
         runs = [
-            run_simulation(history, side.label, side.condenser, start, tokens, side.meter)
+            run_simulation(
+                history, side.label, side.condenser, start, tokens, side.meter, splits(size)
+            )
             for side in sides
         ]
     events = [e for e in history if e is not None]

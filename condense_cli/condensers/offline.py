@@ -7,8 +7,9 @@ about `summary_tokens` tokens instead, and the prompt it would have sent is coun
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from condense_cli.condensers.attention import LLMAttentionCondenser
 from condense_cli.condensers.base import Condenser
@@ -16,6 +17,9 @@ from condense_cli.condensers.pipeline import PipelineCondenser
 from condense_cli.condensers.prompting import format_event, format_events
 from condense_cli.condensers.summarizing import LLMSummarizingCondenser
 from condense_cli.core.events import Event
+
+if TYPE_CHECKING:
+    from condense_cli.fast.halves import Feeder
 
 Count = Callable[[str], int]
 
@@ -26,14 +30,54 @@ def placeholder(tokens: int) -> str:
 
 
 class Meter:
-    """Tokens sent to the model by condensers (counted, or as the model reported)."""
+    """Tokens sent to the model by condensers (counted, or as the model reported).
+
+    The prompts a condenser without its model would have sent (`price`) are counted
+    here or, `aside`, by a forked child while the run goes on, each one the child
+    has room for (`settle` adds its count): on a long history, counting them takes as
+    long as the rest of the run."""
 
     def __init__(self, count: Count) -> None:
         self.count = count
         self.sent = 0
+        self.aside = False
+        self._pricing: Feeder | None = None
 
     def add_usage(self, usage: dict[str, Any]) -> None:
         self.sent += int(usage.get("prompt_tokens") or 0)
+
+    def price(self, prompt: str) -> None:
+        """Count the tokens of a prompt a condenser would have sent."""
+        if self.aside and self._pricing is None:
+            from condense_cli.fast.halves import Feeder
+
+            self._pricing = Feeder.start(partial(_total, self.count))
+            self.aside = self._pricing is not None
+        if self._pricing is None or not self._pricing.feed(prompt):
+            self.sent += self.count(prompt)  # here: no child, or it is busy
+
+    def settle(self) -> bool:
+        """Add what the child counted (once it has counted all it was sent); False when
+        it failed: the prompts it was sent are not counted, and the run must be made
+        again without it."""
+        pricing, self._pricing = self._pricing, None
+        if pricing is None:
+            return True
+        total = pricing.result()
+        if total is None:
+            return False
+        self.sent += total
+        return True
+
+    def stop(self) -> None:
+        """Stop a child still counting (a run that ended in an error)."""
+        pricing, self._pricing = self._pricing, None
+        if pricing is not None:
+            pricing.stop()
+
+
+def _total(count: Count, prompts: Iterator[str]) -> int:
+    return sum(map(count, prompts))
 
 
 def go_offline(condenser: Condenser, summary: str, meter: Meter) -> None:
@@ -53,7 +97,7 @@ def _summarise_offline(condenser: LLMSummarizingCondenser, summary: str, meter: 
     ) -> tuple[str, dict[str, Any]]:
         start = previous.text if previous is not None else None
         texts = [format_event(e, condenser.config.max_event_length) for e in forgotten]
-        meter.sent += meter.count(condenser.prompt(start, texts, extra))
+        meter.price(condenser.prompt(start, texts, extra))
         return summary, {}
 
     def tokens(events: list[Event]) -> list[int]:
@@ -68,7 +112,7 @@ def _rank_offline(condenser: LLMAttentionCondenser, meter: Meter) -> None:
     model ranks too few."""
 
     def rank(candidates: list[Any]) -> tuple[list[int], dict[str, Any]]:
-        meter.sent += meter.count(format_events(candidates, 10_000))
+        meter.price(format_events(candidates, 10_000))
         return [], {}
 
     condenser.rank = rank  # type: ignore[method-assign]

@@ -108,9 +108,33 @@ def simulate(
     start: View,
     tokens: TokenCache,
     meter: Meter,
+    aside: bool = False,
 ) -> Run:
     """Run `condenser` after every event of `history` (None: a condensation request),
-    starting from the empty view `start`."""
+    starting from the empty view `start`; `aside`: the prompts it prices are counted
+    by a forked child meanwhile (for a long history). A child that fails costs a
+    second run, without it."""
+    meter.aside = aside
+    try:
+        run = _steps(history, label, condenser, start, tokens, meter)
+        if not meter.settle():
+            meter.sent, meter.aside = 0, False
+            run = _steps(history, label, condenser, start, tokens, meter)
+    finally:
+        meter.stop()
+    run.summariser_tokens = meter.sent
+    return run
+
+
+def _steps(
+    history: Sequence[Event | None],
+    label: str,
+    condenser: Condenser,
+    start: View,
+    tokens: TokenCache,
+    meter: Meter,
+) -> Run:
+    """What `condenser` does after each event of `history` (`simulate`)."""
     run = Run(label)
     view = start
     events: list[Event] = []
@@ -154,5 +178,4 @@ def simulate(
         read = len(now)
         run.events.append(len(now))
         run.tokens.append(now_tokens[-1])
-    run.summariser_tokens = meter.sent
     return run

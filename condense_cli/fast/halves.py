@@ -13,7 +13,9 @@ audits every other condensation of the log (`analysis.audit`), by the same thres
 and then looks up half the facts of the current view in a child (`in_two`); `stats`
 without tokens converts a long view to messages in a child while it walks. A big
 Claude Code session or Codex rollout is decoded a block at a time, the blocks past a
-share of the log by a child (`decoded_blocks`).
+share of the log by a child (`decoded_blocks`). `simulate` and `report` feed the
+prompts a summariser would have been sent to a child that counts their tokens while
+the history is simulated (`Feeder`, for `condensers.offline.Meter`).
 
 Two processes pay only from `SPLIT_MIN_BYTES` up (a fork, a temporary file and a wait
 cost a few milliseconds); below it, and where `os.fork` does not exist, one process walks
@@ -34,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import select
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -325,3 +328,105 @@ class Worker:
                 os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
         self._file.close()
+
+
+# The pipe to a child fed texts holds this much (where Linux allows; else its 64 KiB).
+FEED_PIPE_BYTES = 1 << 20
+
+
+class Feeder:
+    """A forked child that works through texts the parent feeds it down a pipe as it
+    goes: `consume` takes them, one at a time, and returns what it made of them all
+    once the parent is done (`result`). The parent never waits for it: a text that
+    does not fit in the pipe (the child is behind) is not sent, and the parent does
+    that one itself, so the two share the work whatever their speeds.
+
+    Nothing fed to a child that fails is kept here: `result` is then None, and the
+    caller does the whole work again itself."""
+
+    def __init__(self, consume: Callable[[Iterator[str]], Any]) -> None:
+        import fcntl
+
+        read, write = os.pipe()
+
+        def task() -> Iterator[Any]:
+            os.close(write)  # else the pipe never ends, in the child
+            with open(read, "rb", buffering=FEED_PIPE_BYTES) as pipe:
+                yield consume(_fed(pipe))
+
+        with contextlib.suppress(AttributeError, OSError):  # Linux only
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, FEED_PIPE_BYTES)
+        try:
+            self.capacity = fcntl.fcntl(write, fcntl.F_GETPIPE_SZ)
+        except (AttributeError, OSError):
+            self.capacity = 1 << 16
+        try:
+            self._worker = Worker(task)
+        except OSError:
+            os.close(read)
+            os.close(write)
+            raise
+        os.close(read)
+        os.set_blocking(write, False)
+        self._write = write
+        self.broken = False  # the child stopped reading: what it was fed is lost
+
+    @classmethod
+    def start(cls, consume: Callable[[Iterator[str]], Any]) -> Feeder | None:
+        """A child for `consume`, or None when none can be started."""
+        try:
+            return cls(consume)
+        except OSError:
+            return None
+
+    def feed(self, text: str) -> bool:
+        """Send `text` to the child; False when it is not sent (the pipe lacks room for
+        it, or the child is gone): do that one here."""
+        import array
+        import fcntl
+        import termios
+
+        if self.broken:
+            return False
+        data = text.encode("utf-8", "surrogatepass")
+        frame = memoryview(len(data).to_bytes(8, "little") + data)
+        waiting = array.array("i", [0])
+        try:
+            fcntl.ioctl(self._write, termios.FIONREAD, waiting)
+            # the pipe holds its bytes in pages, some part full: leave a margin
+            if waiting[0] + len(frame) > self.capacity * 3 // 4:
+                return False
+            sent = os.write(self._write, frame)
+            while sent < len(frame):  # rare: the rest as soon as the child takes some
+                select.select([], [self._write], [])
+                with contextlib.suppress(BlockingIOError):
+                    sent += os.write(self._write, frame[sent:])
+        except BlockingIOError:  # not a byte written
+            return False
+        except OSError:  # BrokenPipeError: the child ended
+            self.broken = True
+            return False
+        return True
+
+    def result(self) -> Any | None:
+        """What the child made of every text fed to it (once it ends), or None when it
+        failed."""
+        self._close()
+        made = list(self._worker.items())
+        return made[0] if made and self._worker.complete and not self.broken else None
+
+    def stop(self) -> None:
+        """Kill and reap the child if it was never waited for (an error here)."""
+        self._close()
+        self._worker.stop()
+
+    def _close(self) -> None:
+        if self._write >= 0:
+            os.close(self._write)
+            self._write = -1
+
+
+def _fed(pipe: BinaryIO) -> Iterator[str]:
+    """The texts a `Feeder` sends, as they come, until the parent closes the pipe."""
+    while size := pipe.read(8):
+        yield pipe.read(int.from_bytes(size, "little")).decode("utf-8", "surrogatepass")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -255,3 +256,58 @@ def test_forgetting_only_what_has_just_come_busts_no_cache(make_log) -> None:
     assert run.events == [1, 2, 2, 3]
     assert run.fired == [3]
     assert (run.cache_busts, run.rewritten) == (0, 0)
+
+
+def _fails(count: Any, prompts: Any) -> int:
+    next(prompts)
+    os._exit(3)
+
+
+def test_prompts_priced_by_a_child_add_up_to_what_this_process_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summariser's prompts counted by a forked child (`aside`) while the history
+    is simulated: the same run, none of them counted here; a child that fails costs a
+    second run, here, with the same result."""
+    from condense_cli.condensers import offline
+    from condense_cli.condensers.simulate import TokenCache, simulate
+    from condense_cli.config.comparing import comparison_sides
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.counting import TextCounts
+
+    monkeypatch.chdir(tmp_path)
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    settings = ["max_size=4", "keep_first=0"]
+    runs, counted_here = [], []
+    with read_log(str(log)) as replay:
+        history = list(replay.history())
+        tokens = TokenCache(TextCounts(None), history, 0)
+        start = View([], make_summary=replay.view().make_summary)
+        for aside, total in ((False, offline._total), (True, offline._total), (True, _fails)):
+            monkeypatch.setattr(offline, "_total", total)
+            [side] = comparison_sides(None, "llm", settings, None, False, 20, [])
+            here: list[str] = []
+            count = side.meter.count
+            side.meter.count = lambda text, count=count, here=here: here.append(text) or count(text)
+            runs.append(simulate(history, "llm", side.condenser, start, tokens, side.meter, aside))
+            counted_here.append(len(here))
+    first, beside, again = (run.to_dict() for run in runs)
+    assert first["summariser_tokens"] > 0 and first["fired_at"] == [5, 7]
+    assert first == beside == again
+    assert counted_here == [2, 0, 2]  # two prompts; none here beside a child; two once it failed
+
+
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_simulate_prints_the_same_whether_a_child_prices_the_prompts(
+    dialect: str, tmp_path: Path, proc
+) -> None:
+    """A real subprocess, every log split for two processes or none: the same run."""
+    log = stories.write(dialect, tmp_path / "s.jsonl")
+    args = ("simulate", log, "-t", "llm", "-s", "max_size=4", "-s", "keep_first=0", "-f", "json")
+    printed = []
+    for threshold in ("0", str(1 << 60)):
+        done = proc(*args, env={**os.environ, "CONDENSE_STATS_SPLIT_MIN_BYTES": threshold})
+        assert done.returncode == 0, done.stderr.decode()
+        printed.append(done.stdout)
+    assert printed[0] == printed[1]
+    assert orjson.loads(printed[0])["runs"][0]["summariser_tokens"] > 0

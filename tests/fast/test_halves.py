@@ -25,8 +25,10 @@ from condense_cli.dialects.openhands_v0.stats import collect_stats
 from condense_cli.dialects.openhands_v1.dialect import V1Replay
 from condense_cli.dialects.openhands_v1.events import V1Event
 from condense_cli.fast.halves import (
+    FEED_PIPE_BYTES,
     SPLIT_ENV,
     SPLIT_MIN_BYTES,
+    Feeder,
     in_halves,
     in_two,
     lines_between,
@@ -495,3 +497,56 @@ def test_text_counts_tokenize_a_long_text_the_log_repeats_once(monkeypatch) -> N
     assert len(bounded.remembered) == 2
     assert asked == [*long, *short, *long[2:], *short]  # the first two only
     assert len({fingerprint(t) for t in texts}) == len(set(texts))
+
+
+def _pids_and_texts(texts: Any) -> tuple[int, list[str]]:
+    return os.getpid(), list(texts)
+
+
+def test_a_feeder_child_takes_every_text_as_it_comes() -> None:
+    """Texts of any characters (a lone surrogate, as JSON may escape one), empty ones
+    too, reach the child in order, whole; one that does not fit in the pipe is not
+    sent, for the parent to do itself."""
+    texts = ["a", "", "héllo ✓ 日本 \ud800", "x" * (2 * FEED_PIPE_BYTES), "end"]
+    feeder = Feeder.start(_pids_and_texts)
+    assert feeder is not None
+    sent = [feeder.feed(text) for text in texts]
+    pid, taken = feeder.result()
+    assert pid != os.getpid()
+    assert sent == [True, True, True, False, True]
+    assert taken == [t for t, fed in zip(texts, sent, strict=True) if fed]
+
+
+def test_a_feeder_never_waits_for_its_child() -> None:
+    """A child slower than the parent gets what fits in the pipe; the rest is left
+    to the parent."""
+    feeder = Feeder.start(_slow_count)
+    assert feeder is not None
+    sent = sum(feeder.feed("z" * 10_000) for _ in range(1_000))  # 10 MB, at once
+    assert 0 < sent < 1_000
+    assert feeder.result() == sent
+
+
+def _slow_count(texts: Any) -> int:
+    import time
+
+    count = 0
+    for _ in texts:
+        time.sleep(0.005)  # far slower than the parent feeds
+        count += 1
+    return count
+
+
+def _fails_after_one(texts: Any) -> int:
+    next(texts)
+    os._exit(3)
+
+
+@pytest.mark.parametrize("fed", [1, 5_000])
+def test_a_feeder_child_that_fails_gives_no_result(fed: int) -> None:
+    """Whether it ends before the parent is done feeding (a broken pipe) or after."""
+    feeder = Feeder.start(_fails_after_one)
+    assert feeder is not None
+    for _ in range(fed):
+        feeder.feed("y" * 1000)
+    assert feeder.result() is None
