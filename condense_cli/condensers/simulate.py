@@ -12,12 +12,12 @@ first event that differs (a *cache bust*), and every event after it is rewritten
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import Any
 
-from condense_cli.condensers.base import Condenser
+from condense_cli.condensers.base import Condenser, Result
 from condense_cli.condensers.offline import Meter
 from condense_cli.core.events import Condensation, Event, View, apply_condensation, same_start
 from condense_cli.dialects.counting import TextCounts, model_text
@@ -116,27 +116,26 @@ def simulate(
     second run, without it."""
     meter.aside = aside
     try:
-        run = _steps(history, label, condenser, start, tokens, meter)
+        run = _steps(history, start, tokens, condenser.condense, meter)
         if not meter.settle():
             meter.sent, meter.aside = 0, False
-            run = _steps(history, label, condenser, start, tokens, meter)
+            run = _steps(history, start, tokens, condenser.condense, meter)
     finally:
         meter.stop()
-    run.summariser_tokens = meter.sent
+    run.label, run.summariser_tokens = label, meter.sent
     return run
 
 
 def _steps(
     history: Sequence[Event | None],
-    label: str,
-    condenser: Condenser,
-    start: View,
+    view: View,
     tokens: TokenCache,
+    condense: Callable[[View], Result],
     meter: Meter,
 ) -> Run:
-    """What `condenser` does after each event of `history` (`simulate`)."""
-    run = Run(label)
-    view = start
+    """What `condense` does after each event of `history`, from the view `view`
+    (`simulate`)."""
+    run = Run("")
     events: list[Event] = []
     events_tokens = [0]  # of `events[:i]`, for every i
     sent: list[Event] = []  # what the model read at the previous step: `sent[:read]`
@@ -152,7 +151,7 @@ def _steps(
         events.append(item)
         events_tokens.append(events_tokens[-1] + tokens(item))
         view = replace(view, events=events)
-        result = condenser.condense(view)
+        result = condense(view)
         if isinstance(result, Condensation):
             meter.add_usage(result.usage)
             view = apply_condensation(view, result)
