@@ -29,7 +29,7 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import logs, peers
+from bench import bounds, logs, peers
 from bench.measure import Code, Job, Launcher, check_checkout, machine_facts, measure_all
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +61,9 @@ else:
 """
 FLOORS = {"floor: read lines": FLOOR_READ, "floor: orjson.loads": FLOOR_LOADS}
 LOADS = "floor: orjson.loads"
+# The fast path's reading alone, in one process, with the current code (`bounds.py`):
+# on two cores, half of it is as low as `view` and `check` can go by this design.
+BOUND = "bound: validate and decode"
 
 COMMANDS: dict[str, list[str]] = {
     "view --format jsonl": ["view", LOG, "--format", "jsonl"],
@@ -275,9 +278,18 @@ def bench_log(
             n.startswith("simulate") and kind in logs.V0_KINDS and log_bytes > SIMULATE_MAX_BYTES
         )
     ]
-    plan = {n: runs_for(n, log_bytes, events, runs) for n in [*FLOORS, *names]}
+    dialect = logs.KINDS[kind].dialect
+    bounded = dialect in bounds.DIALECTS and log.is_file()
+    plan = {
+        n: runs_for(n, log_bytes, events, runs)
+        for n in [*FLOORS, *([BOUND] if bounded else []), *names]
+    }
     limit = timeout_for(log_bytes, timeout)
     jobs = group_jobs(log, names, codes, plan, COMMANDS, limit, half=max(1, events // 2))
+    if bounded:
+        current = next(code for code in codes if code.label == "current")
+        argv = [sys.executable, str(HERE / "bounds.py"), str(log), dialect]
+        jobs.insert(len(FLOORS), Job(BOUND, "floor", argv, current.env(), plan[BOUND]))
     if with_peers and kind == "claude-code" and PEER_COMMAND in names:
         jobs += peer_jobs(log, data, plan[PEER_COMMAND], timeout_for(log_bytes, timeout))
     measure_all(launcher, jobs, cwd=data, tree=tree)
@@ -369,7 +381,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         if tree:
             cells.insert(head.index("tree MB"), _num(r.get("tree_mb"), 1))
         if compare:
-            floor = r["command"].startswith("floor")
+            floor = r["command"].startswith(("floor", "bound"))
             cells += (
                 ["-"] * 5
                 if floor

@@ -456,9 +456,10 @@ def test_the_benchmark_runs_end_to_end_with_a_baseline(tmp_path: Path) -> None:
     assert [r["command"] for r in result["rows"]] == [
         "floor: read lines",
         "floor: orjson.loads",
+        bench.BOUND,
         "check",
     ]
-    check = result["rows"][2]
+    check = result["rows"][3]
     assert (check["log"], check["events"], check["runs"]) == ("uniform", 50, 1)
     assert check["before_seconds"] > 0 and check["seconds"] > 0
     assert result["notes"] == [bench.PEAK_NOTE]
@@ -547,7 +548,7 @@ def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_pat
     assert done.returncode == 0, done.stderr
     results = orjson.loads(out.read_bytes())
     commands = [(row["log"], row["command"]) for row in results["rows"]]
-    per_log = ["floor: read lines", "floor: orjson.loads", *bench.COMMANDS]
+    per_log = ["floor: read lines", "floor: orjson.loads", bench.BOUND, *bench.COMMANDS]
     assert commands == [
         *(("uniform", name) for name in bench.STARTUP),
         *(("uniform", name) for name in per_log),
@@ -620,3 +621,69 @@ def test_the_report_benchmark_times_the_command_and_the_page(tmp_path: Path) -> 
         assert browser is not None and browser["open_s"] > 0 and browser["find_s"] > 0
         # a session this small fits the first chunk: every event is shown at once
         assert browser["events_in_dom"] == rows[0]["page_events"] > 300
+
+
+@pytest.mark.parametrize(
+    ("kind", "dialect"),
+    [("realistic", "openhands-v0"), ("claude-code", "claude-code"), ("codex", "codex")],
+)
+def test_the_bound_decodes_every_line_of_a_log_with_the_code_on_its_path(
+    tmp_path: Path, kind: str, dialect: str
+) -> None:
+    log = logs.ensure_log(tmp_path, kind, 300)
+    lines = log.read_bytes().count(b"\n")
+    script = str(ROOT / "bench" / "bounds.py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, script, str(log), dialect], env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, f"{lines} lines decoded\n"), done.stderr
+    # A block the decoder refuses (a message or payload that is no object) is read
+    # line by line, as the exact path reads it
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(log.read_bytes() + b'{"type": "x", "message": "a", "payload": "b"}\n')
+    done = subprocess.run(
+        [sys.executable, script, str(odd), dialect], env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, f"{lines + 1} lines decoded\n"), done.stderr
+    done = subprocess.run([sys.executable, script, str(log)], env=env, capture_output=True)
+    assert done.returncode == 2 and b"usage: bounds.py LOG" in done.stderr
+
+
+def test_the_bound_is_timed_beside_the_floors_on_the_dialects_it_applies_to(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "results.json"
+    bench.main(
+        [
+            "--logs",
+            "none",
+            "--dialects",
+            "claude-code,openhands-v1",
+            "--dialect-sizes",
+            "50",
+            "--runs",
+            "1",
+            "--only",
+            "check",
+            "--no-startup",
+            "--no-peers",
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ]
+    )
+    rows = orjson.loads(out.read_bytes())["rows"]
+    commands = [(r["log"], r["command"]) for r in rows]
+    assert commands == [
+        ("claude-code", "floor: read lines"),
+        ("claude-code", "floor: orjson.loads"),
+        ("claude-code", bench.BOUND),
+        ("claude-code", "check"),
+        ("openhands-v1", "floor: read lines"),  # a folder of files: no block decoder
+        ("openhands-v1", "floor: orjson.loads"),
+        ("openhands-v1", "check"),
+    ]
+    bound = rows[2]
+    assert bound["seconds"] > 0 and bound["ratio_to_loads"] > 0
