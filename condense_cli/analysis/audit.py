@@ -429,8 +429,9 @@ def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> lis
     def child_steps() -> Iterator[tuple[int, Audited]]:
         replay.forked()
         if halves:
-            return _audited_from(replay, pins, everything, middle)
-        return ((n, a) for n, a in _every_other(replay, pins, everything, 1) if a is not None)
+            return _new_facts_only(_audited_from(replay, pins, everything, middle))
+        every_other = _every_other(replay, pins, everything, 1)
+        return _new_facts_only((n, a) for n, a in every_other if a is not None)
 
     child = Worker.start(child_steps)
     done: dict[int, Audited] = {}
@@ -455,6 +456,20 @@ def _in_two_processes(replay: Replay, pins: list[Fact], everything: bool) -> lis
             again = _every_other(replay, pins, everything, 1, skip=done)
             done.update((n, a) for n, a in again if a is not None)
     return [done[number] for number in sorted(done)]
+
+
+def _new_facts_only(audited: Iterable[tuple[int, Audited]]) -> Iterator[tuple[int, Audited]]:
+    """Each audit with only the facts (of its events) that no audit before it here
+    had: `audit_log` keeps the first fact of each kind and key, in the log's order,
+    and the ones left out here come after one it is sent."""
+    sent: set[tuple[str, str]] = set()
+    for number, (audit, facts) in audited:
+        new = []
+        for fact in facts:
+            if (fact.kind, fact.key) not in sent:
+                sent.add((fact.kind, fact.key))
+                new.append(fact)
+        yield number, (audit, new)
 
 
 def _audited_from(

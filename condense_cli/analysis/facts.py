@@ -53,7 +53,7 @@ import posixpath
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -279,6 +279,15 @@ class Fact:
     @property
     def key(self) -> str:
         return self.keys[0]
+
+    def __reduce__(self) -> tuple[type[Fact], tuple[object, ...]]:
+        """Pickled as its fields, in order (a forked audit sends thousands): a frozen
+        dataclass with slots would be restored field by field, looking its fields
+        up each time, at twice the cost."""
+        return Fact, tuple(getattr(self, name) for name in FACT_FIELDS)
+
+
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
 
 
 def _set(fact: Fact, **values: object) -> Fact:

@@ -6,6 +6,8 @@ exactly the one a single process gives."""
 from __future__ import annotations
 
 import os
+import pickle
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 
 from bench import logs
 from condense_cli.analysis.audit import audit_log
+from condense_cli.analysis.facts import Fact
 from condense_cli.dialects import read_log
 from condense_cli.fast import halves
 from condense_cli.fast import lines as fastlines
@@ -159,3 +162,47 @@ def test_a_log_whose_steps_start_anywhere_is_walked_in_halves(
     there = [(first, taken) for pid, first, taken in walks if pid != os.getpid()]
     assert here == [(1, middle - 1)]
     assert there == [(middle, steps - middle + 1)]
+
+
+@pytest.mark.parametrize("kind", ["realistic", "claude-code"])
+def test_the_child_sends_each_fact_of_its_events_once(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The facts of each audit serve the current view's check, which keeps the first
+    of each kind and key: the child sends only those no audit of its own sent before."""
+    path = logs.ensure_log(tmp_path, kind, SIZES[kind])
+    one = audited(path, NEVER, monkeypatch)
+    received: list[Any] = []
+    items = halves.Worker.items
+
+    def receiving(worker: halves.Worker) -> Any:
+        for item in items(worker):
+            received.append(item)
+            yield item
+
+    monkeypatch.setattr(halves.Worker, "items", receiving)
+    assert audited(path, "0", monkeypatch) == one
+    steps = [item[1] for item in received if isinstance(item, tuple)]  # (number, audited)
+    sent = [(fact.kind, fact.key) for _audit, facts in steps for fact in facts]
+    assert sent and len(sent) == len(set(sent))
+
+
+def test_a_fact_crosses_processes_whole() -> None:
+    fact = Fact("errors", ("a b", "c"), "A  b", 3, ("x",), ("tests",), "pkg")
+    object.__setattr__(fact, "rank", 1)
+    object.__setattr__(fact, "about", "pytest")
+    object.__setattr__(fact, "seen", 7)
+    again = pickle.loads(pickle.dumps(fact, protocol=pickle.HIGHEST_PROTOCOL))
+    assert again is not fact
+    assert [getattr(again, f.name) for f in fields(Fact)] == [
+        "errors",
+        ("a b", "c"),
+        "A  b",
+        3,
+        ("x",),
+        ("tests",),
+        "pkg",
+        1,
+        "pytest",
+        7,
+    ]
