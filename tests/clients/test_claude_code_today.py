@@ -235,12 +235,53 @@ def with_context(original: Path, tmp: Path, tokens: int) -> Path:
     return session
 
 
-def client_compacts(clients: Clients, session: Path, tmp: Path) -> bool:
-    """Resume `session`: does the client ask for a summary before anything else?"""
+def client_compacts(
+    clients: Clients, session: Path, tmp: Path, extra: tuple[str, ...] = ()
+) -> bool:
+    """Resume `session` (the client's options `extra`): does the client ask for a
+    summary before anything else?"""
     with AnthropicServer() as server:
-        resume(clients, session, tmp, server.reply("<summary>S</summary>", "ok"))
+        resume(clients, session, tmp, server.reply("<summary>S</summary>", "ok"), extra=extra)
         first = server.model_requests()[0]
     return "<summary>" in json.dumps(first["messages"][-1])
+
+
+def on_model(session: Path, model: str) -> Path:
+    """`session` with every answer written by `model`."""
+    lines = lines_of(session)
+    for line in lines:
+        if line.get("type") == "assistant":
+            line["message"]["model"] = model
+    session.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return session
+
+
+@pytest.mark.parametrize(
+    ("model", "tokens", "extra", "compacts"),
+    [
+        # natively 1M in the client's catalog: condense once assumed 200k and warned
+        ("claude-opus-4-7", 190_000, (), False),
+        # 200k by default: over 177,000 the client compacts
+        ("claude-sonnet-4-6", 180_000, (), True),
+        # a response used 311,789 without compacting: it ran as [1m], and so resumes
+        ("claude-sonnet-4-6", 311_789, ("--model", "claude-sonnet-4-6[1m]"), False),
+    ],
+)
+def test_what_condense_says_of_each_model_family_is_what_the_client_does(
+    listed: Path,
+    clients: Clients,
+    proc: Callable[..., Any],
+    tmp_path: Path,
+    model: str,
+    tokens: int,
+    extra: tuple[str, ...],
+    compacts: bool,
+) -> None:
+    session = on_model(with_context(listed, tmp_path / "session", tokens), model)
+    assert client_compacts(clients, session, tmp_path / "client", extra) is compacts
+    checked = proc("check", "--strict", session)
+    assert (b"will compact the session" in checked.stdout) is compacts, checked.stdout
+    assert checked.returncode == (1 if compacts else 0)
 
 
 @pytest.mark.parametrize(

@@ -68,12 +68,13 @@ def test_claude_code_settings_lower_the_threshold(tmp_path, cli) -> None:
     assert (row["threshold"]["threshold"], row["threshold"]["fired"]) == (78_000, "late")
     assert row["threshold"]["by"] == 167_766 - 78_000
     assert row["threshold"]["source"] == (
-        f"{settings} (autoCompactWindow 150,000, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=60): "
-        "150,000-token window of claude-opus-4-7"
+        f"the 200,000-token window of claude-opus-4-7, lowered to 150,000 by autoCompactWindow "
+        f"in {settings}, at 60% of it less 20,000 by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in "
+        f"{settings} (Claude Code 2.1.112)"
     )
     text = cli("stats", POSTHOG, "--no-tokens", "--client-config", settings).stdout
     assert "late by" in text and "89,766" in text
-    assert f"threshold: {settings} (autoCompactWindow 150,000" in text
+    assert "lowered to 150,000 by autoCompactWindow" in text
     # a model's own setting replaces the top-level one; "auto" and a bad percent are ignored
     settings.write_text(
         '{"autoCompactWindow": 150000, "modelSettings": {"claude-opus-4-7": '

@@ -2,18 +2,30 @@
 (measured against the real client, 2.1.330; the repairs of unanswered calls are in
 `claude_code.messages`).
 
-- **Auto-compaction on resume.** The client counts the context of the last response
-  (its `usage`: input, cache read and written, and output tokens), adds what it puts
-  in on resume (the new prompt and its own reminders), and when that reaches the
-  model's window less `RESUME_MARGIN` it compacts the session before it sends
-  anything else. Measured: 177,000 for a 200k window (`claude-sonnet-4-5`), 977,000
-  for a 1M window (`claude-opus-5-5`, the client's default model); what it adds was
-  up to `RESUME_ADDS` (a session with a tool call compacted from 967,000), so below
-  the threshold by less than that the client may compact. `DISABLE_AUTO_COMPACT` or
-  `DISABLE_COMPACT` in the environment turns it off. The responses `condense run`
-  copied after its boundary keep their old `usage`, which the client does not go by
-  (measured: a session over the threshold, condensed, resumes without compacting):
-  condense skips them too.
+- **Auto-compaction on resume.** The client resumes on the model the session last
+  ran on, counts the context of the last response (its `usage`: input, cache read and
+  written, and output tokens), adds what it puts in on resume (the new prompt and its
+  own reminders), and when that reaches the model's window less `RESUME_MARGIN` it
+  compacts the session before it sends anything else. The window is the one the
+  client's model catalog gives (`WINDOWS`, read off 2.1.330: 1M for the models that
+  have it natively, such as `claude-opus-4-7`; 200k for the rest, which a user may
+  raise to 1M with a `[1m]` model name that the session does not record). The log's
+  evidence beats that default: a response in the view that used more than 200k
+  tokens without a compaction proves the session ran with the 1M window. A model
+  the catalog does not name has no known window: condense says "unknown" and makes
+  no claim. Measured: 177,000 for a 200k window (`claude-sonnet-4-6`), 977,000 for
+  1M (`claude-opus-5-5`, `claude-opus-4-7`, `claude-sonnet-4-6` resumed as
+  `claude-sonnet-4-6[1m]`); what it adds was up to `RESUME_ADDS` (a session with a
+  tool call compacted from 967,000), so below the threshold by less than that the
+  client may compact. The user's settings move the threshold: `DISABLE_AUTO_COMPACT`
+  or `DISABLE_COMPACT` turns it off, `CLAUDE_CODE_AUTO_COMPACT_WINDOW` or
+  `autoCompactWindow` lowers the window, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` compacts
+  at a percent of it, `CLAUDE_CODE_DISABLE_1M_CONTEXT` holds a `[1m]` choice to
+  200k; each is read from the environment and from the settings file given with
+  `--client-config` (its `env` table). The responses `condense run` copied after its
+  boundary keep their old `usage`, which the client does not go by (measured: a
+  session over the threshold, condensed, resumes without compacting): condense
+  skips them too.
 - **Records it no longer applies.** A `system/microcompact_boundary` (older clients
   cleared old tool results in the request and recorded which) is passed over: the
   results are sent in full. A `content-replacement` record (a tool result the client
@@ -24,6 +36,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,9 +60,38 @@ MARGIN_SINCE = (2, 1, 330)
 RESUME_ADDS = 10_000  # what the client adds to the last response's context on resume, at most
 WINDOW = 200_000
 LONG_WINDOW = 1_000_000
-# The model families the client gives a 1M window by default (and any `[1m]` name).
-LONG_WINDOW_MODELS = ("claude-opus-5", "claude-sonnet-5", "claude-fable-5")
+# The client's model catalog (2.1.330): each model family, its default window and the
+# largest a user may choose for it (`[1m]`). Dated and provider forms
+# (`claude-sonnet-4-5-20250929`, `us.anthropic.claude-sonnet-4-6`, `...@2025`) are
+# matched by the family they name.
+WINDOWS: dict[str, tuple[int, int]] = {
+    "claude-3-5-haiku": (WINDOW, WINDOW),
+    "claude-3-5-sonnet": (WINDOW, WINDOW),
+    "claude-3-7-sonnet": (WINDOW, LONG_WINDOW),
+    "claude-haiku-4-5": (WINDOW, WINDOW),
+    "claude-haiku-5-5": (LONG_WINDOW, LONG_WINDOW),
+    "claude-opus-4-0": (WINDOW, WINDOW),
+    "claude-opus-4-1": (WINDOW, WINDOW),
+    "claude-opus-4-5": (WINDOW, WINDOW),
+    "claude-opus-4-6": (WINDOW, LONG_WINDOW),
+    "claude-opus-4-7": (LONG_WINDOW, LONG_WINDOW),
+    "claude-opus-4-8": (LONG_WINDOW, LONG_WINDOW),
+    "claude-opus-5": (LONG_WINDOW, LONG_WINDOW),
+    "claude-sonnet-4-0": (WINDOW, LONG_WINDOW),
+    "claude-sonnet-4-5": (WINDOW, LONG_WINDOW),
+    "claude-sonnet-4-6": (WINDOW, LONG_WINDOW),
+    "claude-sonnet-5": (LONG_WINDOW, LONG_WINDOW),
+    "claude-fable-5": (LONG_WINDOW, LONG_WINDOW),
+    "claude-mythos-5": (LONG_WINDOW, LONG_WINDOW),
+    # the short names the API also answers to
+    "claude-opus-4": (WINDOW, WINDOW),
+    "claude-sonnet-4": (WINDOW, LONG_WINDOW),
+}
+FAMILY = re.compile(r"claude-[a-z]+(?:-\d+)*|claude-\d+(?:-\d+)*-[a-z]+")
+# The models that had the 1M window by default before `MARGIN_SINCE`.
+OLD_LONG_WINDOW_MODELS = ("claude-opus-5", "claude-sonnet-5", "claude-fable-5")
 OFF_SWITCHES = ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")
+NO_LONG_WINDOW = "CLAUDE_CODE_DISABLE_1M_CONTEXT"
 SYNTHETIC_MODEL = "<synthetic>"  # the model of the replies the client writes itself
 MICROCOMPACT = "microcompact_boundary"
 REPLACEMENT = "content-replacement"
@@ -61,11 +103,73 @@ PCT_VARIABLE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
 ANSWER_ROOM = 20_000  # the window less this is what the percent applies to
 
 
-def model_window(model: str) -> int:
-    """The context window the client gives `model` by default."""
-    if "[1m]" in model or model.startswith(LONG_WINDOW_MODELS):
-        return LONG_WINDOW
-    return WINDOW
+@dataclass(frozen=True)
+class Window:
+    """The context window the client gives a session's model, and why (`size` None:
+    the model is not one condense knows, so no claim is made)."""
+
+    size: int | None
+    why: str
+
+
+def catalog_windows(model: str, version: Any = None) -> tuple[int, int] | None:
+    """The default and the largest window the client's catalog gives `model` (None:
+    not a model it names). Clients before `MARGIN_SINCE` (`version`) gave the 1M window
+    by default only to `OLD_LONG_WINDOW_MODELS` (the corpus: 2.1.112 compacted
+    `claude-opus-4-7` at 167,766 tokens, its 200k threshold then)."""
+    name = model.lower()
+    best: str | None = None
+    for found in FAMILY.finditer(name):
+        words = found.group(0).split("-")
+        for end in range(len(words), 1, -1):  # the longest family the name starts with
+            family = "-".join(words[:end])
+            if family in WINDOWS:
+                best = family if best is None or len(family) > len(best) else best
+                break
+    if best is None:
+        return None
+    default, largest = WINDOWS[best]
+    if version is not None and _older(version) and not best.startswith(OLD_LONG_WINDOW_MODELS):
+        return WINDOW, largest
+    return default, largest
+
+
+def _older(version: Any) -> bool:
+    """Whether a client `version` is older than the one measured (`MARGIN_SINCE`)."""
+    return margin_for(version) == OLD_MARGIN
+
+
+def model_window(
+    model: str,
+    evidence: int = 0,
+    settings: Mapping[str, str] | None = None,
+    version: Any = None,
+) -> Window:
+    """The window the client resumes `model` with: its catalog's default, or the
+    larger one a `[1m]` name or the log's `evidence` (a context of that many tokens
+    used without a compaction) proves; `settings` may hold the client to 200k;
+    `version`: the client's, when it is not the one that resumes."""
+    known = catalog_windows(model, version)
+    if known is None:
+        return Window(None, f"{model or 'the model'} is not in {CLIENT}'s model catalog")
+    default, largest = known
+    held = _truthy((settings or {}).get(NO_LONG_WINDOW))
+    if "[1m]" in model.lower() and largest > default and not held:
+        return Window(largest, f"the {largest:,}-token window of {model}")
+    if evidence > default and not held:
+        if evidence <= largest:
+            return Window(
+                largest,
+                f"the {largest:,}-token window {model} ran with here (a response used "
+                f"{evidence:,} tokens of context without a compaction; {CLIENT} gives it "
+                f"{default:,} unless the model is chosen as `[1m]`)",
+            )
+        return Window(
+            None,
+            f"a response used {evidence:,} tokens of context, more than any window "
+            f"{CLIENT} gives {model}",
+        )
+    return Window(default, f"the {default:,}-token window of {model}")
 
 
 def usage_tokens(usage: Mapping[str, Any]) -> int:
@@ -83,9 +187,10 @@ class ResumeCompaction:
     line: int | None  # the last response's line
     model: str
     context_tokens: int
-    window: int
-    threshold: int | None  # None: auto-compaction is off in this environment
+    window: int | None  # None: the model's window is not known
+    threshold: int | None  # None: auto-compaction is off, or the window is not known
     off_by: str | None = None  # the variable that turned it off
+    why: str = ""  # where the window and the threshold come from
 
     @property
     def over(self) -> bool:
@@ -112,29 +217,29 @@ class ResumeCompaction:
     def describe(self) -> str:
         """One sentence for people."""
         where = f"the last response (line {self.line}, {self.model})"
+        used = f"{where} used {self.context_tokens:,} tokens of context (as its usage records)"
+        if self.off_by is not None:
+            return f"{used}; auto-compaction is off here ({self.off_by} is set)"
         if self.threshold is None:
             return (
-                f"{where} used {self.context_tokens:,} tokens of context; auto-compaction "
-                f"is off here ({self.off_by} is set)"
+                f"{used}; its window is unknown ({self.why}): condense makes no claim "
+                f"on when {CLIENT} compacts"
             )
-        rule = f"{self.window:,}-token window less {RESUME_MARGIN:,}"
         if self.over:
             return (
-                f"{where} used {self.context_tokens:,} tokens of context, "
-                f"{self.context_tokens - self.threshold:,} over the point (about "
-                f"{self.threshold:,}) where {CLIENT} compacts ({rule}): the client will "
-                "compact the session as soon as it resumes, before anything else is sent"
+                f"{used}, {self.context_tokens - self.threshold:,} over the point "
+                f"({self.threshold:,}) where {CLIENT} compacts ({self.why}): the client will "
+                "compact the session as soon as it resumes on this model, before anything else "
+                "is sent"
             )
         away = f"{self.threshold - self.context_tokens:,} below the point ({self.threshold:,})"
         if self.near:
             return (
-                f"{where} used {self.context_tokens:,} tokens of context, {away} where "
-                f"{CLIENT} compacts ({rule}): what the client adds on resume (its prompt and "
-                f"reminders, up to about {RESUME_ADDS:,}) may make it compact the session "
-                "before anything else is sent"
+                f"{used}, {away} where {CLIENT} compacts ({self.why}): what the client adds on "
+                f"resume (its prompt and reminders, up to about {RESUME_ADDS:,}) may make it "
+                "compact the session before anything else is sent"
             )
-        used = f"{where} used {self.context_tokens:,} tokens of context"
-        return f"{used}, {away} where {CLIENT} compacts ({rule})"
+        return f"{used}, {away} where {CLIENT} compacts ({self.why})"
 
 
 def margin_for(version: Any) -> int:
@@ -167,86 +272,142 @@ def compaction_threshold(
     client: ClientConfig | None = None,
 ) -> Threshold | None:
     """A compaction against the client's threshold: its `preTokens` against the
-    window of `model` (the one that answered last before it), less the margin of the
-    client version that wrote it, or as the settings file `client` sets it; a `/compact`
-    (`trigger: manual`) has none."""
+    window of `model` (the one that answered last before it; a `preTokens` past its
+    default window proves the larger one), less the margin of the client version that
+    wrote it, as the settings file `client` sets it; a `/compact` (`trigger: manual`)
+    has none. None when the model's window is not known."""
     pre = meta.get("preTokens")
-    if not isinstance(pre, int) or isinstance(pre, bool):
+    if not isinstance(pre, int) or isinstance(pre, bool) or model is None:
         return None
-    if model is None:
+    settings = ClaudeSettings.of(client, {})
+    window = model_window(model, pre, settings.env, version)
+    if window.size is None:
         return None
-    window, margin = model_window(model), margin_for(version)
-    threshold = window - margin
-    source = f"the {window:,}-token window of {model} less {margin:,} (Claude Code {version})"
-    if client is not None:
-        threshold, source = configured(client, model, window, margin)
+    threshold, why = settings.threshold(model, window, margin_for(version))
     manual = meta.get("trigger") == "manual"
-    return Threshold("tokens", pre, threshold, source, RESUME_ADDS, manual)
-
-
-def configured(client: ClientConfig, model: str, window: int, margin: int) -> tuple[int, str]:
-    """The threshold a settings file gives `model` (default `window` less `margin`):
-    its `autoCompactWindow` (per model in `modelSettings`, else the top-level one, or
-    `CLAUDE_CODE_AUTO_COMPACT_WINDOW` in its `env`) lowers the window, and
-    `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` compacts at that percent of the window less the
-    answer's room, when that is lower."""
-    env = client.table("env")
-    per_model = next(
-        (
-            as_dict(v).get(AUTO_WINDOW)
-            for k, v in client.table("modelSettings").items()
-            if model.startswith(k) and as_dict(v).get(AUTO_WINDOW) != "auto"
-        ),
-        None,
+    return Threshold(
+        "tokens", pre, threshold, f"{why} (Claude Code {version})", RESUME_ADDS, manual
     )
-    asked = per_model if per_model is not None else client.data.get(AUTO_WINDOW)
-    if asked == "auto":
-        asked = None
-    asked = client.number(asked, AUTO_WINDOW, least=MIN_AUTO_WINDOW)
-    if asked is None:
-        asked = client.number(env.get(WINDOW_VARIABLE), WINDOW_VARIABLE)
-    said = []
-    if asked is not None and asked < window:
-        window = asked
-        said.append(f"{AUTO_WINDOW} {asked:,}")
-    threshold = window - margin
-    try:  # the client goes by a number in (0, 100] and ignores anything else
-        percent = float(str(env.get(PCT_VARIABLE, "")))
-    except ValueError:
-        percent = 0.0
-    if 0 < percent <= 100:
-        threshold = min(threshold, int((window - ANSWER_ROOM) * percent / 100))
-        said.append(f"{PCT_VARIABLE}={env[PCT_VARIABLE]}")
-    how = ", ".join(said) if said else "no compaction setting"
-    return threshold, f"{client.path} ({how}): {window:,}-token window of {model}"
+
+
+@dataclass(frozen=True)
+class ClaudeSettings:
+    """What of the user's Claude Code settings moves its compaction threshold: the
+    environment (the process's, then a settings file's `env` over it) and the
+    settings file's own keys."""
+
+    env: Mapping[str, str]
+    data: Mapping[str, Any]
+    client: ClientConfig | None = None
+
+    @classmethod
+    def of(cls, client: ClientConfig | None, environ: Mapping[str, str]) -> ClaudeSettings:
+        env = dict(environ)
+        if client is not None:
+            env |= {k: str(v) for k, v in client.table("env").items()}
+        return cls(env, client.data if client is not None else {}, client)
+
+    def where(self, variable: str) -> str:
+        """Where a variable of `env` was set: the settings file, or the environment."""
+        if self.client is not None and variable in self.client.table("env"):
+            return self.client.path
+        return "the environment"
+
+    def off_by(self) -> str | None:
+        """The variable that turns auto-compaction off, if one is set."""
+        return next((name for name in OFF_SWITCHES if _truthy(self.env.get(name))), None)
+
+    def threshold(self, model: str, window: Window, margin: int) -> tuple[int, str]:
+        """Where the client compacts `model` in `window` (known), and why: the window
+        less `margin`, unless `autoCompactWindow` (per model in `modelSettings`, else
+        the top-level one) or `CLAUDE_CODE_AUTO_COMPACT_WINDOW` lowers the window, or
+        `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` compacts at that percent of the window less
+        the answer's room, when that is lower."""
+        assert window.size is not None
+        size = window.size
+        per_model = next(
+            (
+                as_dict(v).get(AUTO_WINDOW)
+                for k, v in as_dict(self.data.get("modelSettings")).items()
+                if model.startswith(k) and as_dict(v).get(AUTO_WINDOW) != "auto"
+            ),
+            None,
+        )
+        asked = per_model if per_model is not None else self.data.get(AUTO_WINDOW)
+        if asked == "auto":
+            asked = None
+        said = []
+        number = self.client.number if self.client is not None else _number
+        asked = number(asked, AUTO_WINDOW, least=MIN_AUTO_WINDOW)
+        if asked is None:
+            asked = number(self.env.get(WINDOW_VARIABLE), WINDOW_VARIABLE)
+            name = f"{WINDOW_VARIABLE} in {self.where(WINDOW_VARIABLE)}"
+        else:
+            name = f"{AUTO_WINDOW} in {self.client.path if self.client else 'the settings'}"
+        if asked is not None and asked < size:
+            size = asked
+            said.append(f"lowered to {asked:,} by {name}")
+        threshold = size - margin
+        rule = f"{window.why} less {margin:,}"
+        try:  # the client goes by a number in (0, 100] and ignores anything else
+            percent = float(str(self.env.get(PCT_VARIABLE, "")))
+        except ValueError:
+            percent = 0.0
+        if 0 < percent <= 100 and int((size - ANSWER_ROOM) * percent / 100) < threshold:
+            threshold = int((size - ANSWER_ROOM) * percent / 100)
+            said.append(
+                f"at {percent:g}% of it less {ANSWER_ROOM:,} by {PCT_VARIABLE} in "
+                f"{self.where(PCT_VARIABLE)}"
+            )
+        if said:
+            rule = f"{window.why}, {', '.join(said)}"
+        return threshold, rule
+
+
+def _number(value: Any, what: str, least: int = 1) -> int | None:
+    """A setting from the environment as a whole number of at least `least`; None when
+    absent or not one (the client ignores it then)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        return None
+    return value
 
 
 def resume_compaction(
-    events: Iterable[ClaudeEvent], environ: Mapping[str, str] | None = None
+    events: Iterable[ClaudeEvent],
+    environ: Mapping[str, str] | None = None,
+    client: ClientConfig | None = None,
 ) -> ResumeCompaction | None:
     """The client's auto-compaction check on resume, for the view `events` (None
-    when no response in the view says what context it took)."""
-    environ = os.environ if environ is None else environ
+    when no response in the view says what context it took), under the user's
+    settings: `environ` (the process's by default) and the settings file `client`."""
+    settings = ClaudeSettings.of(client, os.environ if environ is None else environ)
     last: ClaudeEvent | None = None
-    for event in reversed(list(events)):  # the newest first: only the last ones are parsed
+    evidence = 0  # the most context a response of the view used (no compaction since)
+    for event in reversed(list(events)):  # the newest first
         line = event.read_from
         if (line.type if line is not None else event.data.get("type")) != "assistant":
             continue
         if event.is_summary or event.copy_of:
             continue  # (a copy `condense run` wrote carries a usage from before it)
         message = as_dict(event.data.get("message"))
-        if message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), dict):
+        if message.get("model") == SYNTHETIC_MODEL or not isinstance(message.get("usage"), dict):
+            continue
+        if last is None:
             last = event
-            break
+        evidence = max(evidence, usage_tokens(message["usage"]))
     if last is None:
         return None
     message = as_dict(last.data.get("message"))
     model = str(message.get("model") or "")
     tokens = usage_tokens(as_dict(message.get("usage")))
-    window = model_window(model)
-    off = next((name for name in OFF_SWITCHES if _truthy(environ.get(name))), None)
-    threshold = None if off else window - RESUME_MARGIN
-    return ResumeCompaction(last.line, model, tokens, window, threshold, off)
+    window = model_window(model, evidence, settings.env)
+    off = settings.off_by()
+    if off is not None or window.size is None:
+        return ResumeCompaction(last.line, model, tokens, window.size, None, off, window.why)
+    threshold, why = settings.threshold(model, window, RESUME_MARGIN)
+    return ResumeCompaction(last.line, model, tokens, window.size, threshold, None, why)
 
 
 def _truthy(value: str | None) -> bool:

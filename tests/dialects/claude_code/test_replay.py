@@ -29,7 +29,8 @@ def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 class Builder:
     """Session lines with uuids u1, u2, ... chained on the previous message by default."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str = "m") -> None:
+        self.model = model  # of every answer ("m": a model no catalog names)
         self.lines: list[dict[str, Any]] = [
             {"type": "queue-operation", "operation": "enqueue", "sessionId": SID}
         ]
@@ -51,7 +52,7 @@ class Builder:
         return self._add(data, parent)
 
     def assistant(self, blocks: list[dict[str, Any]], mid: str, parent: Any = True) -> str:
-        message = {"id": mid, "role": "assistant", "model": "m", "content": blocks}
+        message = {"id": mid, "role": "assistant", "model": self.model, "content": blocks}
         message["usage"] = {"input_tokens": 10, "cache_read_input_tokens": 90}
         return self._add({"type": "assistant", "message": message}, parent)
 
@@ -500,10 +501,10 @@ class CountedLines(list):  # type: ignore[type-arg]
         return at
 
 
-def compactions(count: int, **meta: Any) -> Builder:
+def compactions(count: int, model: str = "m", **meta: Any) -> Builder:
     """`count` rounds of four turns, each with two parallel calls (the second answered
     on a side branch), then a client compaction (its `compactMetadata`: `meta`)."""
-    b = Builder()
+    b = Builder(model)
     b.user("task")
     for k in range(count):
         for t in range(4):
@@ -638,7 +639,9 @@ def test_each_compactions_views_are_made_once_for_its_record_step_and_stats(
     from condense_cli.analysis.audit import audit_log
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
 
-    log = compactions(5, trigger="auto", preTokens=170_000).write(tmp_path / "s.jsonl")
+    log = compactions(5, "claude-sonnet-4-6", trigger="auto", preTokens=170_000).write(
+        tmp_path / "s.jsonl"
+    )
     made: list[int] = []
     before = ClaudeReplay._messages_before  # the chain walked back from the compaction
 
@@ -663,4 +666,4 @@ def test_each_compactions_views_are_made_once_for_its_record_step_and_stats(
     assert len(made) == 15
     assert [r.view_size_before for r in rows] == [len(s.before) for s in steps]
     assert len(thresholds) == 5
-    assert all("window of m less" in t.source for t in thresholds.values())
+    assert all("window of claude-sonnet-4-6 less" in t.source for t in thresholds.values())

@@ -35,8 +35,38 @@ def test_the_context_is_the_usage_added_up() -> None:
     usage = {"input_tokens": 3, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7}
     assert usage_tokens(usage | {"output_tokens": 11}) == 26
     assert usage_tokens({"input_tokens": "x"}) == 0
-    assert model_window("claude-opus-5-5") == model_window("claude-x[1m]") == 1_000_000
-    assert model_window("claude-sonnet-4-5") == 200_000
+
+
+@pytest.mark.parametrize(
+    ("model", "evidence", "window"),
+    [
+        # the client's catalog (2.1.330): natively 1M, 200k with a 1M choice, 200k only
+        ("claude-opus-5-5", 0, 1_000_000),
+        ("claude-opus-4-7", 0, 1_000_000),
+        ("claude-sonnet-4-6", 0, 200_000),
+        ("claude-sonnet-4-5-20250929", 0, 200_000),  # a dated id is its family's
+        ("us.anthropic.claude-sonnet-4-6", 0, 200_000),  # so is a provider's
+        ("claude-sonnet-4-6[1m]", 0, 1_000_000),
+        ("claude-haiku-4-5", 0, 200_000),
+        # the log's evidence: a context past the default proves the larger window
+        ("claude-sonnet-4-6", 311_789, 1_000_000),
+        ("claude-haiku-4-5", 311_789, None),  # more than any window it has
+        # a model the catalog does not name has no known window
+        ("claude-x[1m]", 0, None),
+        ("gpt-4o", 0, None),
+        ("", 0, None),
+    ],
+)
+def test_the_window_is_the_clients_catalog_or_the_logs_evidence(
+    model: str, evidence: int, window: int | None
+) -> None:
+    assert model_window(model, evidence).size == window
+
+
+def test_a_1m_choice_is_held_to_200k_when_the_user_turns_1m_off() -> None:
+    held = {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}
+    assert model_window("claude-sonnet-4-6[1m]", 0, held).size == 200_000
+    assert model_window("claude-sonnet-4-6", 311_789, held).size == 200_000
 
 
 @pytest.mark.parametrize(
@@ -117,3 +147,67 @@ def test_microcompactions_and_replacements_are_notes_that_fail_nothing(tmp_path:
     data = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
     assert any("out1" in str(e) for e in data["events"])
     assert log.read_bytes() == before
+
+
+def test_a_session_that_ran_past_200k_is_not_said_to_compact(tmp_path: Path, proc) -> None:
+    """A response that used 311,789 tokens without a compaction proves the session ran
+    with claude-sonnet-4-6's 1M window: no false warning, and `check --strict` passes."""
+    log = with_usage(basic(), 311_789, "claude-sonnet-4-6").write(tmp_path / "s.jsonl")
+    with read_log(str(log)) as replay:
+        found = resume_compaction(replay.events, {})
+    assert found is not None
+    assert (found.window, found.threshold, found.near) == (1_000_000, 977_000, False)
+    assert "a response used 311,789 tokens of context without a compaction" in found.describe()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    checked = proc("check", "--strict", log, env=env)
+    assert checked.returncode == 0 and b"compact" not in checked.stdout, checked.stdout
+    assert b"compact" not in proc("view", log, env=env).stderr
+
+
+def test_an_unknown_model_gets_no_claim(tmp_path: Path, proc) -> None:
+    log = with_usage(basic(), 990_000, "my-gateway/sonnet").write(tmp_path / "s.jsonl")
+    with read_log(str(log)) as replay:
+        found = resume_compaction(replay.events, {})
+    assert found is not None and found.threshold is None and not found.near
+    assert "its window is unknown (my-gateway/sonnet is not in Claude Code" in found.describe()
+    assert proc("check", "--strict", log).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("environ", "threshold"),
+    [
+        ({}, 977_000),
+        ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "40"}, (1_000_000 - 20_000) * 40 // 100),
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300000"}, 300_000 - 23_000),
+        ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "250"}, 977_000),  # the client ignores it
+    ],
+)
+def test_the_users_environment_moves_the_threshold(
+    tmp_path: Path, environ: dict[str, str], threshold: int
+) -> None:
+    log = with_usage(basic(), 390_000).write(tmp_path / "s.jsonl")
+    with read_log(str(log)) as replay:
+        found = resume_compaction(replay.events, environ)
+    assert found is not None and found.threshold == threshold
+    if environ and threshold != 977_000:
+        assert f"{next(iter(environ))} in the environment" in found.describe()
+
+
+def test_the_guard_lets_a_compaction_the_users_settings_asked_for(tmp_path: Path, proc) -> None:
+    """`--guard` blocks as "too early" only below the threshold the user's own settings
+    give, not the default one."""
+    import json
+
+    log = with_usage(basic(), 400_000).write(tmp_path / "s.jsonl")
+    said = json.dumps({"transcript_path": str(log), "trigger": "auto"}).encode()
+    blocked = proc("hook", "pre-compact", "--guard", input=said)
+    assert blocked.returncode == 2 and b"too early" in blocked.stderr
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "40"}
+    let = proc("hook", "pre-compact", "--guard", input=said, env=env)
+    assert let.returncode == 0, let.stderr
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "400000",
+    }
+    assert proc("hook", "pre-compact", "--guard", input=said, env=env).returncode == 0
