@@ -62,6 +62,7 @@ class LLMAttentionConfig:
     max_size: int = 100
     keep_first: int = 1
     llm_config: str | dict[str, Any] | None = None
+    keep_task: bool = True
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first)
@@ -80,7 +81,7 @@ class LLMAttentionCondenser(ModelCondenser):
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
         events = list(view)
-        head_length = kept_head(view, keep_first)
+        head_length = kept_head(view, keep_first, self.config.keep_task)
         head = forget_ids(view, events[:head_length])
         candidates = [e for e in events[head_length:] if e.key is not None]
         if len(candidates) <= wanted:

@@ -169,21 +169,40 @@ def close_over_pairs(view: View, forget: set[int], protect: Iterable[int] = ()) 
     return result
 
 
-def kept_head(view: View, keep_first: int) -> int:
-    """How many leading events a condensation without a new summary keeps.
+def kept_head(view: View, keep_first: int, keep_task: bool = False) -> int:
+    """How many leading events a condensation keeps.
 
     The first `keep_first`, and, when the view holds a summary, every event up
     to and including it: replay puts the old summary back at its offset, so the
     events before it must stay, or it would land inside the kept tail, between
-    an action and its observation (SPEC section 3).
+    an action and its observation (SPEC section 3). With `keep_task`, every event
+    up to and including the user's first task message too (`task_position`), so the
+    client's preamble and the task stay in front, as the SDK's `keep_first = 2` does.
     """
+    task = task_position(view) if keep_task else None
+    head = keep_first if task is None else max(keep_first, task + 1)
     if view.summary is None or view.summary.key is not None:
-        return keep_first  # no summary, or one that sits among the keys and stays in place
+        return head  # no summary, or one that sits among the keys and stays in place
     for position, event in enumerate(view.events):
         if event is view.summary:
-            return max(keep_first, position + 1)
+            return max(head, position + 1)
     # an earlier stage of a pipeline left the summary out: keep what precedes its offset
-    return max(keep_first, min(view.summary_offset or 0, len(view.events)))
+    return max(head, min(view.summary_offset or 0, len(view.events)))
+
+
+TASK_REACH = 20  # the task is looked for among the view's first events only
+
+
+def task_position(view: View) -> int | None:
+    """Where the user's first task message is in `view`: the first message the user
+    typed, among its first `TASK_REACH` events and before any summary (a summary
+    that comes first has already replaced the task); None when there is none."""
+    for position, event in enumerate(view.events[:TASK_REACH]):
+        if event.is_summary:
+            return None
+        if event.is_instruction and event.text.strip():
+            return position
+    return None
 
 
 def forget_ids(view: View, events: Iterable[Any]) -> set[int]:

@@ -23,6 +23,7 @@ from condense_cli.core.text import plural
 class RecentEventsConfig:
     keep_first: int = 1
     max_events: int = 100
+    keep_task: bool = True
 
     def validate(self) -> None:
         require(self.max_events >= 1, "max_events", f"must be at least 1 (got {self.max_events})")
@@ -35,7 +36,8 @@ class RecentEventsConfig:
 
 
 class RecentEventsCondenser(Condenser):
-    """Shows the first `keep_first` events and the newest ones, `max_events` in all."""
+    """Shows the first `keep_first` events (through the user's first task message,
+    with `keep_task`) and the newest ones, `max_events` in all."""
 
     name = "recent_events"
     config_class = RecentEventsConfig
@@ -45,15 +47,17 @@ class RecentEventsCondenser(Condenser):
         if len(view) <= max_events:
             return view.with_note(f"the view has {plural(len(view), 'event')}, within max_events")
         events = list(view)
-        return view.with_events(
-            events[:keep_first] + events[len(events) - (max_events - keep_first) :]
-        )
+        head = kept_head(view, keep_first, self.config.keep_task)
+        if head >= max_events:
+            head = keep_first  # the task lies too far in: the view keeps its first events
+        return view.with_events(events[:head] + events[len(events) - (max_events - head) :])
 
 
 @dataclass(frozen=True)
 class AmortizedForgettingConfig:
     max_size: int = 100
     keep_first: int = 1
+    keep_task: bool = True
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first)
@@ -70,20 +74,31 @@ class AmortizedForgettingCondenser(RollingCondenser):
 
     def get_condensation(self, view: View) -> Result:
         return forget_middle(
-            view, self.config.keep_first, self.config.max_size // 2 - self.config.keep_first
+            view,
+            self.config.keep_first,
+            self.config.max_size // 2 - self.config.keep_first,
+            self.config.keep_task,
         )
 
 
-def forget_middle(view: View, keep_first: int, keep_last: int) -> Result:
+def forget_middle(view: View, keep_first: int, keep_last: int, keep_task: bool = False) -> Result:
     """Forget everything between the head (`keep_first` events, or through the
-    view's summary) and the last `keep_last` events."""
+    view's summary, or with `keep_task` through the user's first task message) and
+    the last `keep_last` events."""
     events = list(view)
-    head_length = kept_head(view, keep_first)
+    head_length = kept_head(view, keep_first, keep_task)
     head = events[:head_length]
     middle = events[head_length : max(head_length, len(events) - keep_last)]
     forget = close_over_pairs(view, forget_ids(view, middle), forget_ids(view, head))
     if not forget:
-        first = f"first {keep_first}" if head_length == keep_first else "events up to the summary"
+        plain = kept_head(view, keep_first)
+        first = (
+            f"first {keep_first}"
+            if head_length == keep_first
+            else "events up to the summary"
+            if head_length == plain
+            else f"first {head_length}, through the user's first task message"
+        )
         return view.with_note(
             f"nothing to forget: the view has {plural(len(view), 'event')}, and the "
             f"condenser keeps the {first} and the last {keep_last}"

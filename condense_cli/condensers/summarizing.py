@@ -17,6 +17,7 @@ from condense_cli.condensers.base import (
     forget_ids,
     require,
     size_trigger,
+    task_position,
 )
 from condense_cli.condensers.folding import LEARNED_MODES
 from condense_cli.condensers.prompting import format_event
@@ -62,6 +63,7 @@ class LLMSummarizingConfig:
     llm_config: str | dict[str, Any] | None = None
     verify: bool = False
     max_fact_loss: float = 0.1
+    keep_task: bool = True
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first, reserved=1)
@@ -95,7 +97,10 @@ class LLMSummarizingCondenser(ModelCondenser):
     # --- what do I forget ----------------------------------------------------------
 
     def get_condensation(self, view: View) -> Result:
-        keep_first = self.config.keep_first
+        task = task_position(view) if self.config.keep_task else None
+        keep_first = (
+            self.config.keep_first if task is None else max(self.config.keep_first, task + 1)
+        )
         events = list(view)
         tail = self._tail_length(events)
         middle = events[keep_first : max(keep_first, len(events) - tail)]

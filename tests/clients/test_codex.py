@@ -213,6 +213,13 @@ def fake_llm(tmp_path: Path) -> Iterator[Path]:
     server.close()
 
 
+def _typed_by_user(item: dict[str, Any]) -> bool:
+    """A user message that is not context the client put in (`<environment_context>`,
+    `<user_instructions>`, ...)."""
+    texts = [c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict)]
+    return item.get("role") == "user" and not "".join(texts).lstrip().startswith("<")
+
+
 @pytest.mark.parametrize("condenser", ["amortized", "llm"])
 def test_codex_follows_a_compaction_condense_appended(
     condenser: str, clients: Clients, openai: OpenAIServer, fake_llm: Path, tmp_path: Path
@@ -229,15 +236,18 @@ def test_codex_follows_a_compaction_condense_appended(
         for it in condensed
         if it.get(PASSTHROUGH, {}).get("content_item_kinds") == ["compaction.summary"]
     ]
+    # the head: keep_first = 1, and on through the user's first task message (keep_task)
+    head = 1 + next(i for i, it in enumerate(before) if _typed_by_user(it))
+    assert head == 5  # three developer messages, the environment, the task
     if condenser == "llm":
         assert summaries == [summary_message(SUMMARY)]
-        assert condensed.index(summaries[0]) == 1  # after keep_first = 1
+        assert condensed.index(summaries[0]) == head  # after the task
         assert [it for it in condensed if it not in summaries] == [
             it for it in before if it in condensed
         ]
     else:
         assert summaries == []
-        assert condensed == [before[0], *before[len(before) - len(condensed) + 1 :]]
+        assert condensed == [*before[:head], *before[len(before) - len(condensed) + head :]]
     run = assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
     # the lines Codex appended afterwards still view, check and condense
     resumed = view_items(run.session)

@@ -129,7 +129,7 @@ def test_amortized_fires_at_max_size_plus_one(make_log) -> None:
 
 def test_amortized_keep_first_zero(make_log) -> None:
     view = view_of(make_log, [msg(i) for i in range(11)])
-    result = make("amortized", max_size=10, keep_first=0).condense(view)
+    result = make("amortized", max_size=10, keep_first=0, keep_task=False).condense(view)
     assert result == Condensation((0, 1, 2, 3, 4, 5))
 
 
@@ -195,7 +195,7 @@ def test_amortized_with_the_summary_at_the_end_has_nothing_to_forget(make_log) -
     events = [msg(0), msg(1), msg(2), condensation(3, ids=[2], summary="s", offset=9), request(4)]
     view = view_of(make_log, events)
     assert ids(view) == [0, 1, "S"]
-    result = make("amortized", max_size=2, keep_first=0).condense(view)
+    result = make("amortized", max_size=2, keep_first=0, keep_task=False).condense(view)
     assert isinstance(result, View)
     assert result.note == (
         "nothing to forget: the view has 3 events, and the condenser keeps the events up to "
@@ -206,7 +206,7 @@ def test_amortized_with_the_summary_at_the_end_has_nothing_to_forget(make_log) -
 def test_pair_with_the_newest_event_is_kept_whole(make_log) -> None:
     # The newest event answers an action outside the tail of 1: both stay.
     view = view_of(make_log, [msg(0), run_action(1, "c1"), run_obs(2, 1, "c1")])
-    result = make("amortized", max_size=2, keep_first=0).condense(view)
+    result = make("amortized", max_size=2, keep_first=0, keep_task=False).condense(view)
     assert result == Condensation((0,))
     assert ids(apply_condensation(view, result)) == [1, 2]
 
@@ -295,8 +295,9 @@ def test_pipeline_masks_then_forgets_real_ids() -> None:
         condensers=[{"type": "browser_output"}, {"type": "amortized", "max_size": 8}],
     )
     result = pipeline.condense(view)
-    # 13 events, keep 1 + 3 newest (10, 11, 12): forget 1..9
-    assert result == Condensation(tuple(range(1, 10)))
+    # 13 events: keep the system prompt and the user's task (0, 1) and the 3 newest
+    # (10, 11, 12): forget 2..9
+    assert result == Condensation(tuple(range(2, 10)))
 
 
 def test_pipeline_returns_the_last_view_when_nothing_condenses() -> None:

@@ -144,8 +144,9 @@ def test_llm_on_request_with_a_short_view(cli, config, fake, make_log) -> None:
     fake.text("S")
     result = cli("run", log, "-c", config, "-t", "llm", "-s", "max_size=10", "-s", "keep_first=1")
     assert result.exit_code == 0, result.output
-    # 12 events, keep 1 + 3 newest: 9 is an observation of 8, so forget 1..9
-    assert view_ids(log) == [0, "S", 10, 11]
+    # 12 events, keep 1, the user's task (1) and 3 newest: 9 is an observation of 8,
+    # so forget 2..9
+    assert view_ids(log) == [0, 1, "S", 10, 11]
 
 
 def test_nothing_to_condense_makes_no_model_call(cli, config, fake, make_log) -> None:
@@ -164,7 +165,7 @@ def test_too_little_to_matter_makes_no_model_call(cli, config, fake, make_log) -
     ]
     log = make_log(events)  # 50 events; keep 1 + 48: forget 1 event, 2% of the view
     before = log.read_bytes()
-    result = cli("run", log, "-c", config, "-t", "llm")
+    result = cli("run", log, "-c", config, "-t", "llm", "-s", "keep_task=false")
     assert result.exit_code == 0
     assert (
         "only 1 of 50 events could be forgotten, less than 10%; not worth a summary"
@@ -334,17 +335,18 @@ def test_structured_summary_fails_with_exit_3_when_even_text_is_empty(
 
 def test_llm_attention_keeps_head_and_ranked_ids(cli, config, fake, make_log) -> None:
     log = make_log(session(10))  # 22 events, ids 0..21
-    # max_size 10, keep_first 1: keep 4 ranked ids; 999 is invented and 0 is the head
+    # max_size 10, keep_first 1 and the user's task (1): keep 4 ranked ids; 999 is
+    # invented and 0 is the head
     fake.json({"ids": [999, 0, 4, 5, 21, 20, 8]})
     result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
     assert result.exit_code == 0, result.output
-    assert view_ids(log) == [0, 4, 5, 20, 21]
+    assert view_ids(log) == [0, 1, 4, 5, 20, 21]
     request = fake.requests[0]
     assert request["response_format"]["json_schema"]["schema"]["properties"] == {
         "ids": {"type": "array", "items": {"type": "integer"}}
     }
-    assert "<event id=1 source=user type=action:message>" in fake.prompt()
-    assert "<event id=0 " not in fake.prompt()
+    assert "<event id=2 source=agent " in fake.prompt()
+    assert "<event id=0 " not in fake.prompt() and "<event id=1 " not in fake.prompt()
 
 
 def test_llm_attention_keeps_every_event_before_the_summary(cli, config, fake, make_log) -> None:
@@ -367,7 +369,7 @@ def test_llm_attention_fills_from_the_newest_when_short(cli, config, fake, make_
     fake.json({"ids": [6]})
     assert cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10").exit_code == 0
     # keep 6, then fill with 21, 20, 19; pairs stay whole: 7 answers 6, 19 answers 18
-    assert view_ids(log) == [0, 6, 7, 18, 19, 20, 21]
+    assert view_ids(log) == [0, 1, 6, 7, 18, 19, 20, 21]
 
 
 def test_llm_attention_steps_down_to_ids_in_plain_text(cli, config, fake, make_log) -> None:
@@ -376,7 +378,7 @@ def test_llm_attention_steps_down_to_ids_in_plain_text(cli, config, fake, make_l
     fake.text("Keep 4, then 5, 20 and 21.")
     result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
     assert result.exit_code == 0, result.output
-    assert view_ids(log) == [0, 4, 5, 20, 21]
+    assert view_ids(log) == [0, 1, 4, 5, 20, 21]
     assert [r.get("response_format", {}).get("type") for r in fake.requests] == [
         "json_schema",
         "json_object",
@@ -392,7 +394,7 @@ def test_llm_attention_keeps_the_newest_when_no_answer_names_ids(
     fake.text("no").text("no").text("none of them")
     result = cli("run", log, "-c", config, "-t", "llm_attention", "-s", "max_size=10")
     assert result.exit_code == 0, result.output
-    assert view_ids(log) == [0, 18, 19, 20, 21]
+    assert view_ids(log) == [0, 1, 18, 19, 20, 21]
     assert "the model named no ids: the newest events are kept" in result.stderr
 
 

@@ -74,7 +74,18 @@ def test_llm_summaries_are_placeholders_and_their_prompts_are_counted(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     log = stories.write("openhands-v0", tmp_path / "s.jsonl")
-    args = ("-t", "llm", "-s", "max_size=4", "-s", "keep_first=0", "--summary-tokens", "20")
+    args = (
+        "-t",
+        "llm",
+        "-s",
+        "max_size=4",
+        "-s",
+        "keep_first=0",
+        "-s",
+        "keep_task=false",
+        "--summary-tokens",
+        "20",
+    )
     [run] = orjson.loads(cli("simulate", log, *args, "-f", "json").stdout_bytes)["runs"]
     # step 5: the summary and the newest pair (4, 5); step 7: the summary and 7
     assert run["fired_at"] == [5, 7]
@@ -277,7 +288,7 @@ def test_prompts_priced_by_a_child_add_up_to_what_this_process_counts(
 
     monkeypatch.chdir(tmp_path)
     log = stories.write("openhands-v0", tmp_path / "s.jsonl")
-    settings = ["max_size=4", "keep_first=0"]
+    settings = ["max_size=4", "keep_first=0", "keep_task=false"]
     runs, counted_here = [], []
     with read_log(str(log)) as replay:
         history = list(replay.history())

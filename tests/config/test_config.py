@@ -68,7 +68,7 @@ def test_config_command_prints_effective_toml(cli, tmp_path: Path) -> None:
         "type": "pipeline",
         "condensers": [
             {"type": "browser_output", "attention_window": 1},
-            {"type": "amortized_forgetting", "max_size": 80, "keep_first": 1},
+            {"type": "amortized_forgetting", "max_size": 80, "keep_first": 1, "keep_task": True},
         ],
     }
     assert data["llm"]["api_key"] == "***"
@@ -174,7 +174,12 @@ def test_bad_set_syntax(cli) -> None:
 def test_set_value_parsed_as_toml(cli) -> None:
     result = cli("config", "-t", "amortized", "-s", "max_size=30", "-s", "keep_first=2")
     data = tomllib.loads(result.stdout)
-    assert data["condenser"] == {"type": "amortized_forgetting", "max_size": 30, "keep_first": 2}
+    assert data["condenser"] == {
+        "type": "amortized_forgetting",
+        "max_size": 30,
+        "keep_first": 2,
+        "keep_task": True,
+    }
 
 
 def test_named_llm_table_key_source_replaces_the_default(tmp_path: Path) -> None:
