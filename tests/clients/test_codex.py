@@ -255,7 +255,8 @@ def test_codex_follows_a_compaction_condense_appended(
     assert condense("check", run.session).returncode == 0
     again = condense("run", run.session, "-t", "amortized", "-s", "max_size=10", "--force")
     assert "appended to" in again.stderr
-    assert len(view_items(run.session)) < 10
+    # the head (through the task, and the summary after it) and the newest 4
+    assert len(view_items(run.session)) <= head + (1 if condenser == "llm" else 0) + 4
 
 
 def summary_message(text: str) -> dict[str, Any]:
