@@ -1,12 +1,14 @@
 """A user's message as clauses, each a fact: what an instruction-level audit checks.
 
-A message is cut into sentences (at `.`, `!`, `?`, `;` and line ends, not inside
-`i.e.` and its like) and each sentence into its coordinated clauses (at `and`,
-`but`, `then`); a piece with fewer than two content words stays with its
+A message is first reflowed (`blocks`): the lines of a paragraph that was wrapped by
+hand are joined, each list item is whole on its own, and what the user pasted
+rather than wrote (fenced code, `<tag>...</tag>` blocks such as an issue
+description, indented code and pasted logs) is left out: it is material, not
+instruction. Each block is cut into sentences (at `.`, `!`, `?` and `;`, not
+inside `i.e.` and its like) and each sentence into its coordinated clauses (at
+`and`, `but`, `then`); a piece with fewer than two content words stays with its
 neighbour, so "tests and docs" stays one object, and a sentence of fewer than two
-(a heading, "Phase 2.") gives no clause. Text the user pasted rather than wrote
-(fenced code, and `<tag>...</tag>` blocks such as an issue description) is
-material, not instruction, and gives no clause.
+(a heading, "Phase 2.") gives no clause.
 
 A clause that states a constraint (`CONSTRAINT_MARKERS`: don't, never, must, only,
 always, keep, without, instead, use, avoid, ...) is a constraint. A text carries a
@@ -273,14 +275,73 @@ def _force() -> set[str]:
     return {stem(w) for w in NOT_OBJECTS} | bigrams(" ".join(CJK_MARKERS + CJK_NEGATIONS))
 
 
+# A line that starts a list item, a heading or a quote: it starts a block of its own.
+ITEM = re.compile(
+    r"\s{0,3}(?:[-*\u2022+]\s|\d{1,3}(?:[.)]|(?:\.\d{1,3})+\.?)\s|[a-zA-Z][.)]\s|#{1,6}\s|>\s?)"
+)
+# A pasted line of a log or a traceback, not prose (a time stamp or a log level first,
+# a traceback's own lines, a shell or REPL prompt).
+LOG_LINE = re.compile(
+    r"\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d|\[?\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARN(?:ING)?|ERROR"
+    r"|FATAL|TRACE)\b[:\] ]|Traceback \(most recent|File \".*\", line \d|at \S+\(.*:\d+\)"
+    r"|\$ |>>> |\w+(?:\.\w+)*(?:Error|Exception):)"
+)
+
+
+def blocks(message: str) -> list[str]:
+    """The prose of `message` reflowed: each paragraph and each list item on one line
+    (the lines a hard wrap cut are joined), pasted material (fenced code, tagged
+    blocks, indented code, log and traceback lines) left out."""
+    found: list[str] = []
+    current: list[str] = []
+
+    def close() -> None:
+        if current:
+            found.append(" ".join(current))
+            current.clear()
+
+    code = False  # inside indented code (after a blank line)
+    blank = True
+    for line in PASTED.sub("\n\n", message).splitlines():
+        stripped = line.strip()
+        if not stripped:
+            close()
+            blank = True
+            continue
+        indented = line.startswith(("    ", "\t"))
+        if (indented and (blank or code)) or LOG_LINE.match(line):
+            close()
+            code, blank = True, False
+            continue
+        code = False
+        if ITEM.match(line) or (
+            current and (CJK.match(stripped[0]) or CJK.search(current[-1][-1]))
+        ):
+            close()  # (text in Chinese or Japanese is not wrapped by hand: a line ends it)
+        current.append(stripped)
+        blank = False
+    close()
+    return found
+
+
+def sentences(message: str) -> Iterator[str]:
+    """The whole sentences the user wrote in `message`, reflowed (`blocks`): each with
+    at least `MIN_WORDS` content words."""
+    for block in blocks(message):
+        written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", ""), block)
+        for sentence in SENTENCE.split(written):
+            sentence = sentence.strip(" \t-*\u2022:>#")
+            if len(content(sentence)) >= MIN_WORDS:
+                yield sentence
+
+
 def clauses(message: str) -> Iterator[str]:
     """The clauses the user wrote in `message` (see the module's docstring)."""
-    written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", ""), PASTED.sub("\n", message))
-    for sentence in SENTENCE.split(written):
+    for sentence in sentences(message):
         parts = COORDINATION.split(sentence)  # piece, joiner, piece, joiner, ...
         merged: list[str] = []
         for index in range(0, len(parts), 2):
-            piece = parts[index].strip(" \t-*•:>#")
+            piece = parts[index].strip(" \t-*\u2022:>#")
             joiner = parts[index - 1] if index else ""
             if not piece:
                 continue

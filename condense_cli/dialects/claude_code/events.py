@@ -23,8 +23,18 @@ BOUNDARY = "compact_boundary"  # the `subtype` of a compaction's system line
 BASE_FIELDS = ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
 
 
-# User lines the client writes itself (command output, reminders), not instructions.
-CLIENT_PREFIXES = ("<local-command-", "<system-reminder>", "<command-message>")
+# What the client writes into a user message itself: command echoes, reminders, the
+# notes of an interrupted turn, the output of a `!` command, background notices.
+CLIENT_PREFIXES = (
+    "<local-command-",
+    "<system-reminder>",
+    "<command-message>",
+    "<command-name>",
+    "[Request interrupted by user",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+)
 
 
 class BadLine(Exception):
