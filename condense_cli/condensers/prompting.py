@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from condense_cli.core.events import Event
 
+EVENT_TAG = re.compile(r"</?\s*(?:events?|previous_summary)\b", re.I)  # the prompt's own tags
 MARKER_BUDGET = 40  # characters reserved for the "[... N characters cut ...]" line
 
 
@@ -34,11 +36,16 @@ def event_body(event: Event) -> str:
 
 
 def format_event(event: Event, limit: int) -> str:
-    """`<event id=12 source=agent type=action:run>…</event>`, text cut to `limit`."""
+    """`<event id=12 source=agent type=action:run>…</event>`, text cut to `limit`; an
+    event tag inside the text is escaped (`&lt;event`), so no text a tool wrote can
+    close its event or pose as another one (the user's, say)."""
     tag = f"<event id={event.key} source={event.source or '-'} type={event.kind}:{event.type}"
     if event.cause is not None:
         tag += f" answers={event.cause}"
-    return f"{tag}>\n{truncate_middle(event_body(event), limit)}\n</event>"
+    body = EVENT_TAG.sub(
+        lambda m: "&lt;" + m.group(0)[1:], truncate_middle(event_body(event), limit)
+    )
+    return f"{tag}>\n{body}\n</event>"
 
 
 def format_events(events: Iterable[Event], limit: int) -> str:
