@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from condense_cli.agent.memory import Memory
+from condense_cli.agent.memory import Forgotten, Memory
 from condense_cli.dialects.base import Replay
 
 MAX_ANSWER = 20_000
@@ -102,6 +102,15 @@ def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
     return part
 
 
+def _found(memory: Memory, key: object) -> Forgotten | str:
+    """The forgotten event `key` names, or what to say when none is."""
+    found = memory.get(str(key))
+    if found is None:
+        shown = str(key)[:80]
+        return f"no forgotten event #{shown} ({len(memory.events):,} events forgotten)"
+    return found
+
+
 def answering(tool: Callable[..., str]) -> Callable[..., str]:
     """`tool`, answering in words when the session cannot be read."""
 
@@ -139,20 +148,33 @@ def build(session: Session) -> Any:
     @server.tool(
         structured_output=False,
         name="read_forgotten",
-        description="Read forgotten events back exactly: `event` is the number "
-        "search_forgotten gives (or the log's id); `last` reads a range up to that "
-        "number; `offset` reads on in a long answer.",
+        description="Read forgotten events back exactly. `event`: the number of one event "
+        "(as search_forgotten, list_compactions and condense's view print it: 12 or "
+        '"#12"); or `start` and `end` for every forgotten event from one to the other, '
+        "both included; `offset` reads on in a long answer.",
     )
     @answering
-    def read_forgotten(event: str, last: int | None = None, offset: int = 0) -> str:
+    def read_forgotten(
+        event: int | str | None = None,
+        start: int | str | None = None,
+        end: int | str | None = None,
+        offset: int = 0,
+    ) -> str:
         _, memory = session.memory()
-        first = memory.get(event)
-        if first is None:
-            return f"no forgotten event {event!r} ({len(memory.events):,} events forgotten)"
-        if last is None or last <= first.number:
-            return bounded(f"{first.heading()}\n{first.text}", offset)
-        chosen = memory.events[first.number - 1 : min(last, len(memory.events))]
-        whole = "\n\n".join(f"{e.heading()}\n{e.text}" for e in chosen)
+        if offset < 0:
+            return f"offset must be 0 or more (got {offset})"
+        if event is None and start is None and end is None:
+            return "name an event (`event`), or a range (`start` and `end`)"
+        if event is not None:
+            one = _found(memory, event)
+            return one if isinstance(one, str) else bounded(f"{one.heading()}\n{one.text}", offset)
+        first = _found(memory, start if start is not None else end)
+        last = _found(memory, end if end is not None else start)
+        for found in (first, last):
+            if isinstance(found, str):
+                return found
+        assert not isinstance(first, str) and not isinstance(last, str)
+        whole = "\n\n".join(f"{e.heading()}\n{e.text}" for e in memory.between(first, last))
         return bounded(whole, offset)
 
     @server.tool(

@@ -5,7 +5,8 @@ in memory) and read back whole.
 An event is forgotten when the view holds neither it (by id) nor an event of the
 same type with the same text (a client's compaction may keep a message as a copy
 under another id: Codex's replacement history). Events are numbered 1, 2, ... in the
-order the agent saw them; that number (or the event's own id) fetches one.
+order the agent saw them (their place, for ranges); an event is named by its own id,
+the number `view`, `audit` and every other command print for it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class Forgotten:
     text: str
 
     def heading(self) -> str:
-        return f"#{self.number} (id {self.id}, {self.kind}, {len(self.text):,} characters)"
+        return f"#{self.id} ({self.kind}, {len(self.text):,} characters)"
 
 
 def kind_of(event: object) -> str:
@@ -85,11 +86,15 @@ class Memory:
         )
 
     def get(self, key: str | int) -> Forgotten | None:
-        """The event numbered `key` (`#12`, `12`), or whose id is `key`."""
-        text = str(key).lstrip("#")
-        if text.isdigit() and 1 <= int(text) <= len(self.events):
-            return self.events[int(text) - 1]
-        return self.by_id.get(str(key))
+        """The forgotten event whose id is `key` (`12`, `#12`, 12)."""
+        text = str(key).strip()
+        return self.by_id.get(text) or self.by_id.get(text.removeprefix("#"))
+
+    def between(self, start: Forgotten, end: Forgotten) -> list[Forgotten]:
+        """The forgotten events from `start` to `end`, both included, in the order the
+        agent saw them."""
+        first, last = sorted((start.number, end.number))
+        return self.events[first - 1 : last]
 
     def search(self, query: str, limit: int) -> list[tuple[Forgotten, str]]:
         """The events that best match `query` (its words, any order; best first),

@@ -58,7 +58,11 @@ def test_the_mcp_server_answers_over_stdio() -> None:
             answers = {"tools": " ".join(tools)}
             for name, arguments in (
                 ("search_forgotten", {"query": "scipy"}),
-                ("read_forgotten", {"event": "3"}),
+                ("read_forgotten", {"event": "7"}),
+                ("read_forgotten", {"event": 7}),  # a number as a number
+                ("read_forgotten", {"event": "#7"}),
+                ("read_forgotten", {"start": 7, "end": "9"}),
+                ("read_forgotten", {"event": 7, "offset": -5}),
                 ("read_forgotten", {"event": "nope"}),
                 ("list_compactions", {}),
                 ("list_pins", {}),
@@ -70,11 +74,20 @@ def test_the_mcp_server_answers_over_stdio() -> None:
     answers = anyio.run(ask)
     assert answers["tools"] == "list_compactions list_pins read_forgotten search_forgotten"
     assert "No module named '[scipy]'" in answers["search_forgotten {'query': 'scipy'}"]
-    assert answers["read_forgotten {'event': '3'}"] == (
-        "#3 (id 7, call to Read, 63 characters)\n"
+    # the event's number is the one `view` and `audit` print (its line here)
+    one = (
+        "#7 (call to Read, 63 characters)\n"
         '{"file_path":"/Users/linhungfan/personal_project/weave/doc.md"}'
     )
-    assert answers["read_forgotten {'event': 'nope'}"].startswith("no forgotten event 'nope'")
+    assert answers["read_forgotten {'event': '7'}"] == one
+    assert answers["read_forgotten {'event': 7}"] == one
+    assert answers["read_forgotten {'event': '#7'}"] == one
+    span = answers["read_forgotten {'start': 7, 'end': '9'}"]
+    assert span.startswith(one + "\n\n#8 (") and "\n\n#9 (" in span
+    assert (
+        answers["read_forgotten {'event': 7, 'offset': -5}"] == "offset must be 0 or more (got -5)"
+    )
+    assert answers["read_forgotten {'event': 'nope'}"].startswith("no forgotten event #nope")
     assert "line 831: forgot 295 events" in answers["list_compactions {}"]
     assert answers["list_pins {}"] == "no pins"
 

@@ -79,7 +79,7 @@ def test_claude_code_reads_back_a_forgotten_output_exactly(
     with AnthropicServer() as server:
         server.reply(
             use("toolu_search", "search_forgotten", {"query": "build green"}),
-            use("toolu_read", "read_forgotten", {"event": str(forgotten.number)}),
+            use("toolu_read", "read_forgotten", {"event": int(forgotten.id)}),
             "The build was green.",
         )
         run = resume_claude(
@@ -95,7 +95,7 @@ def test_claude_code_reads_back_a_forgotten_output_exactly(
     assert session.read_bytes() == before  # the server reads the session, never writes it
     assert len(requests) == 3
     found = json.dumps(sent_result(requests[1], "toolu_search"))
-    assert f"#{forgotten.number} (id {forgotten.id}, tool output" in found
+    assert f"#{forgotten.id} (tool output" in found
     read = sent_result(requests[2], "toolu_read")
     text = read if isinstance(read, str) else "".join(b["text"] for b in read)
     assert text == f"{forgotten.heading()}\n{output}"  # the output, byte for byte
@@ -147,7 +147,7 @@ def test_codex_reads_back_a_forgotten_output_exactly(
     assert proc("mcp", "install", "codex", env=env).returncode == 0
     table = (scratch / "config.toml").read_text()  # what `install` wrote, for Codex to read
     script = (
-        f'const r = await tools.mcp__condense__read_forgotten({{event: "{forgotten.number}"}}); '
+        f'const r = await tools.mcp__condense__read_forgotten({{event: {forgotten.id}}}); '
         "text(r.content[0].text);"
     )
     call = {
