@@ -3,12 +3,15 @@
 No `from __future__ import annotations` (see `common`).
 """
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from condense_cli.cli.common import DialectOpt, LogArg, emit, guarded, reading, say, usage_error
-from condense_cli.core.text import sanitize
+from condense_cli.core.text import quote, sanitize
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.base import Replay
 
 
 @guarded
@@ -34,6 +37,7 @@ def pin(
         raise usage_error(f"{log}: pins are kept in or beside a log file; give its path")
     with read_log(log, dialect=dialect, reading=reading("reading")) as replay:
         pins, in_log = replay.pins(), replay.pins_in_log
+        held = _held_by(replay, text) if text is not None and not list_pins else None
     if list_pins:
         for pinned in pins:
             emit(sanitize(pinned, one_line=True))
@@ -41,6 +45,14 @@ def pin(
     if text is None:
         raise usage_error("give the text to pin, or --list")
     check_pin(text)
+    if held is not None and not held:
+        say(
+            f"Warning: no event of {log} holds {quote(text)} (as written, spaces and case "
+            "aside): it is pinned, and every condensation must carry it from now on; "
+            "check the text with `condense view`, or `condense pin --list`"
+        )
+    elif held:
+        say(f"held by event{'s' if len(held) > 1 else ''} #{', #'.join(held[:5])}")
     if not in_log:
         where = pins_path(log)
         say(f"pinned in {where}" if add_pin(log, text) else f"already pinned in {where}")
@@ -51,3 +63,11 @@ def pin(
             return
         locked.append(locked.pin_record(text))
     say(f"pinned in {log}")
+
+
+def _held_by(replay: "Replay", text: str) -> list[str]:
+    """The ids of the events of the log's history (or its view) that hold `text`."""
+    from condense_cli.core.pins import holding
+
+    events = [e for e in replay.history() if e is not None] if replay.simulates else None
+    return [str(e.id) for e in holding(text, events if events is not None else replay.view())]

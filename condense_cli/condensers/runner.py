@@ -173,7 +173,7 @@ def keep_pins(view: View, condensation: Condensation, pins: Pins) -> View | Cond
     """The condensation with every pinned event (and its pair) kept; refused
     (CondenserError, nothing appended) when it would still drop a pinned text."""
     from condense_cli.condensers.base import close_over_pairs
-    from condense_cli.core.pins import dropped
+    from condense_cli.core.pins import dropped, holding
 
     pinned = pinned_keys(view, pins)
     forgotten = set(condensation.forgotten)
@@ -185,9 +185,18 @@ def keep_pins(view: View, condensation: Condensation, pins: Pins) -> View | Cond
     lost = dropped(pins.texts, view, apply_condensation(view, condensation).events)
     if lost:
         more = f" (and {plural(len(lost) - 1, 'more pin')})" if len(lost) > 1 else ""
+        held = [e for e in holding(lost[0], view) if e.key in forgotten]
+        ids = [str(e.id) for e in held[:5]]
+        where = f", held by event{'s' if len(held) > 1 else ''} #{', #'.join(ids)}" if ids else ""
+        keep = " ".join(f"--pin-event {i}" for i in ids)
         raise CondenserError(
-            f"the condensation would drop the pin {quote(lost[0])}{more}: nothing appended",
-            hint="a summarising condenser carries pins verbatim; or pin the events that hold it",
+            f"the condensation would drop the pin {quote(lost[0])}{more}{where}: nothing appended",
+            hint=(
+                f"keep {'them' if len(ids) > 1 else 'it'} with `{keep}`, or use a "
+                "summarising condenser, which carries pins verbatim"
+                if ids
+                else "a summarising condenser carries pins verbatim"
+            ),
         )
     return condensation
 

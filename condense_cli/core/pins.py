@@ -105,6 +105,14 @@ def carried(pins: Iterable[str], events: Iterable[Event]) -> set[str]:
     return {pin for pin in pins if any(_squash(pin) in text for text in texts)}
 
 
+def holding(pin: str, events: Iterable[Event]) -> list[Event]:
+    """The events (not a summary) whose text holds `pin`."""
+    wanted = _squash(pin)
+    return [
+        e for e in events if not e.is_summary and any(wanted in _squash(text) for text in _texts(e))
+    ]
+
+
 def dropped(pins: Iterable[str], before: Iterable[Event], after: Iterable[Event]) -> list[str]:
     """The pins the view `before` carried and the view `after` does not, in order."""
     pins = list(pins)

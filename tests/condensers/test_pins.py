@@ -40,9 +40,13 @@ def test_a_condensation_that_drops_a_pin_is_refused(tmp_path: Path, cli) -> None
     before = log.read_bytes()
     refused = cli("run", log, "-t", "amortized", "-s", "max_size=8")
     assert refused.exit_code == 3
-    assert f"the condensation would drop the pin '{PIN}': nothing appended" in refused.stderr
+    assert (
+        f"the condensation would drop the pin '{PIN}', held by event #1: nothing appended"
+        in refused.stderr
+    )
+    assert "Hint: keep it with `--pin-event 1`" in refused.stderr
     assert log.read_bytes() == before
-    # pinning the event that holds it keeps it (and the run goes on)
+    # pinning the event that holds it, as the hint says, keeps it (and the run goes on)
     done = cli("run", log, "-t", "amortized", "-s", "max_size=8", "--pin-event", "1")
     assert done.exit_code == 0, done.stderr
     view = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
@@ -231,7 +235,8 @@ def test_a_pin_survives_every_llm_run_or_the_run_is_refused(
 def test_pin_and_a_refused_run_through_real_processes(tmp_path: Path, proc) -> None:
     log = session(tmp_path / "s.jsonl")
     pinned = proc("pin", log, PIN)
-    assert pinned.returncode == 0 and pinned.stderr.decode().startswith("pinned in ")
+    assert pinned.returncode == 0 and pinned.stderr.decode().startswith("held by event #1\n")
+    assert "pinned in " in pinned.stderr.decode()
     before = log.read_bytes()
     refused = proc("run", log, "-t", "amortized", "-s", "max_size=8")
     assert refused.returncode == 3
@@ -268,3 +273,17 @@ def test_audit_lists_the_pins_the_corpus_compaction_lost(tmp_path: Path, cli) ->
     assert condensation["kinds"]["pins"]["facts"] == 2
     assert condensation["lost"][0] == {"kind": "pins", "fact": lost}
     assert f"this compaction dropped the pin '{lost}'" in cli("check", log).stdout
+
+
+def test_a_pin_no_event_holds_is_warned_about(tmp_path: Path, proc) -> None:
+    """A pin in no event of the log is taken (it may be a fact the summary must state
+    from now on) but said to be in none: a typo would otherwise go unseen."""
+    log = session(tmp_path / "s.jsonl")
+    said = proc("pin", log, "I choose Render with SQLite")
+    assert said.returncode == 0
+    assert said.stderr.decode().startswith(
+        f"Warning: no event of {log} holds 'I choose Render with SQLite'"
+    )
+    assert read_pins(str(log)) == ["I choose Render with SQLite"]
+    held = proc("pin", log, "  KEEP the api   stable ")  # spaces and case aside
+    assert held.stderr.decode().startswith("held by event #1\n"), held.stderr
