@@ -73,7 +73,7 @@ def test_masking_condensers_still_print_their_view(cli) -> None:
 def test_recent_events_reports_the_events_it_dropped(cli) -> None:
     result = cli("run", BROWSING, "-t", "recent", "-s", "max_events=4", "-f", "jsonl")
     ids = [orjson.loads(line)["id"] for line in result.stdout.splitlines()]
-    assert ids == [0, 10, 11, 12]
+    assert ids == [0, 1, 11, 12]  # the system prompt, the user's task, the newest
     assert result.stderr == (
         "recent_events: dropped 9 of 13 events for this step; nothing appended\n"
     )

@@ -189,9 +189,10 @@ def test_view_result_is_printed_in_the_chosen_format(cli) -> None:
 def test_force_acts_as_a_pending_request(cli, tmp_path: Path) -> None:
     log = copy(SAMPLES / "browsing_session.jsonl", tmp_path)
     assert cli("run", log, "-t", "amortized", "-s", "max_size=20", "--force").exit_code == 0
-    # 13 events, keep 1 + 9 newest (4..12): forget 1..3
-    assert view_ids(log) == [0, *range(4, 13)]
-    assert last_event(log)["args"]["forgotten_events_start_id"] == 1
+    # 13 events, keep the system prompt, the user's task (1) and 9 newest (4..12):
+    # forget 2..3
+    assert view_ids(log) == [0, 1, *range(4, 13)]
+    assert last_event(log)["args"]["forgotten_events_start_id"] == 2
     assert last_event(log)["args"]["forgotten_events_end_id"] == 3
 
 
@@ -323,13 +324,15 @@ def test_corpus_amortized_max_size_20(log: Path, corpus: Path, cli, tmp_path: Pa
     if len(events) <= 20:
         assert work.read_bytes() == log.read_bytes()
         return
-    start = len(events) - 9
+    # the head: the system prompt and the user's task (the first user message)
+    head = 1 + next(i for i, e in enumerate(events) if e.get("source") == "user")
+    start = len(events) - 9  # max_size // 2 - keep_first
     # Move the start past observations whose action would be forgotten.
     while "observation" in events[start] and any(
-        answers(events[start], a) for a in events[1:start]
+        answers(events[start], a) for a in events[head:start]
     ):
         start += 1
-    expected = [events[0]["id"]] + [e["id"] for e in events[start:]]
+    expected = [e["id"] for e in events[:head]] + [e["id"] for e in events[start:]]
     assert view_ids(work) == expected
     assert cli("check", work).exit_code == 0
 

@@ -147,7 +147,7 @@ def test_codex_reads_back_a_forgotten_output_exactly(
     assert proc("mcp", "install", "codex", env=env).returncode == 0
     table = (scratch / "config.toml").read_text()  # what `install` wrote, for Codex to read
     script = (
-        f'const r = await tools.mcp__condense__read_forgotten({{event: {forgotten.id}}}); '
+        f"const r = await tools.mcp__condense__read_forgotten({{event: {forgotten.id}}}); "
         "text(r.content[0].text);"
     )
     call = {

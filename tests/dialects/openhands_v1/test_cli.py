@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from condense_cli.condensers.base import kept_head
 from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.errors import LogError
 from condense_cli.core.events import Event, View, apply_condensation
@@ -272,7 +273,10 @@ def test_condensers_that_rewrite_the_view_print_it(cli, tmp_path) -> None:
     recent = cli("run", folder, "-t", "recent_events", "-s", "max_events=10", "-f", "json")
     assert recent.exit_code == 0, recent.stderr
     ids = [e["id"] for e in orjson.loads(recent.stdout_bytes)["events"]]
-    assert ids == [before[0].id, *(e.id for e in before.events[-9:])]
+    # the head (the system prompt, the user's task, through the summary), then the newest
+    head = kept_head(before, 1, keep_task=True)
+    assert head >= 2
+    assert ids == [e.id for e in [*before.events[:head], *before.events[head - 10 :]]]
     browse = cli("run", folder, "-t", "browser_output")
     assert browse.stderr == "browser_output: left the view unchanged; nothing appended\n"
     noop = cli("run", folder, "-t", "noop")
