@@ -83,12 +83,13 @@ class ModelCondenser(RollingCondenser):
 
     def window(self) -> Window:
         """The model's window, learned once per run (it may ask the server), just
-        before the first call: a call that would go out without a key stops here,
-        before litellm is imported to learn the window."""
+        before the first call: a call that would go out without a model named or
+        without a key stops here, before litellm is imported to learn the window."""
         if self._window is None:
-            from condense_cli.llm.client import require_key
+            from condense_cli.llm.client import require_key, require_model
             from condense_cli.llm.window import window_of
 
+            require_model(self.llm)
             require_key(self.llm)
             self._window = window_of(self.llm)
         return self._window

@@ -288,10 +288,14 @@ def configured_condenser(
     return condenser, settings.notes
 
 
+# What `stats` counts with when no model is named: its tokenizer (o200k_base), not a call.
+COUNTING_MODEL = "gpt-4o-mini"
+
+
 def configured_tokenizer(config: str | None) -> Tokenizer:
     """The tokenizer of the [llm] model of `config` (as `stats` counts)."""
     from condense_cli.llm.tokens import tokenizer_for
 
     settings = load_settings(config)
     model = naming_source(settings.path, lambda: LLMTables(settings.llm).default.model)
-    return tokenizer_for(model)
+    return tokenizer_for(model or COUNTING_MODEL)

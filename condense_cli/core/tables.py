@@ -31,9 +31,11 @@ T = TypeVar("T", bound=Checked)
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """Model settings of an `[llm]` or `[llm.NAME]` table; passed on to litellm."""
+    """Model settings of an `[llm]` or `[llm.NAME]` table; passed on to litellm.
+    No model is assumed: a session goes only to a model the user names (`model`
+    empty: none is named, and a model call is refused, `llm.client.complete`)."""
 
-    model: str = "gpt-4o-mini"
+    model: str = ""
     api_key: str | None = None
     api_key_env: str | None = None
     base_url: str | None = None

@@ -128,7 +128,9 @@ def complete(
     sleep: Any = time.sleep,
     **extra: Any,
 ) -> Answer:
-    """One chat completion, retried with backoff on rate limits, 5xx and timeouts."""
+    """One chat completion, retried with backoff on rate limits, 5xx and timeouts; a
+    server that refuses the connection fails at once."""
+    require_model(settings)
     require_key(settings)
     litellm = litellm_module()
     options = {**call_options(settings), **extra}
@@ -148,6 +150,11 @@ def complete(
                     f"the model refused a prompt longer than its window ({name}): "
                     f"{_short(str(exc), settings)}",
                     hint="set max_input_tokens in the [llm] table to the model's window",
+                ) from None
+            if settings.base_url and is_unreachable(exc):
+                raise CondenserError(
+                    f"the model's server at {settings.base_url} refused the connection ({name})",
+                    hint=f"is the server at {settings.base_url} running? Nothing was appended",
                 ) from None
             transient = is_transient(exc)
             if is_refusal(exc):
@@ -180,6 +187,36 @@ def provider_of(settings: LLMSettings) -> str | None:
     if settings.model.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-")):
         return "openai"
     return "anthropic" if settings.model.startswith("claude") else None
+
+
+def require_model(settings: LLMSettings) -> None:
+    """Refuse a call when no model is named (ConfigError, exit 2): a session goes
+    only to a model the user chose, never to a default provider."""
+    if settings.model:
+        return
+    raise ConfigError(
+        "no model is named: condense sends a session only to a model you choose",
+        hint="name one in config.toml's [llm] table: a local server first (config.example."
+        "toml has tables for Ollama, llama.cpp's server, vLLM and LM Studio), or a "
+        'provider\'s (model = "anthropic/claude-sonnet-4-5" with ANTHROPIC_API_KEY); or '
+        "give it once with --set llm.model=NAME (and llm.base_url=URL for a local server)",
+    )
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether a call failed because nothing listens at the server's address (a
+    refused connection, not a slow or a busy server)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        text = str(current).lower()
+        if "connection refused" in text or "connect call failed" in text or "errno 111" in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def require_key(settings: LLMSettings) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -835,3 +836,57 @@ def test_run_all_condenses_each_log_within_the_concurrency(proc, config, fake, t
     assert all(r["record"]["action"] == "condensation" for r in records)
     assert all(log.read_bytes() == lines_of(session(12)) for log in fresh)
     assert dry.stderr.decode().splitlines()[-1] == "run --all: would append to 2 of 2 logs"
+
+
+# --- no silent third party --------------------------------------------------------------
+
+
+def test_no_model_named_is_refused_before_any_request(proc, make_log, tmp_path: Path) -> None:
+    """With no [llm] model, a session goes nowhere, even with a provider's key set:
+    exit 2, naming the ways to choose one, the local servers first."""
+    log = make_log(session(20))
+    before = log.read_bytes()
+    env = dict(os.environ, OPENAI_API_KEY="sk-set-but-not-chosen", HOME=str(tmp_path))
+    done = proc("run", log, "-t", "llm", "-s", "max_size=20", env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert (
+        lines[0] == "Error: no model is named: condense sends a session only to a model you choose"
+    )
+    assert lines[1].startswith("Hint: name one in config.toml's [llm] table: a local server first")
+    assert log.read_bytes() == before
+    shown = proc("config", "-t", "llm", env=env, cwd=tmp_path).stdout.decode()
+    assert 'model = ""' in shown and "gpt" not in shown
+
+
+def test_a_server_that_refuses_the_connection_fails_at_once(proc, make_log, tmp_path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+    log = make_log(session(20))
+    before = log.read_bytes()
+    started = time.monotonic()
+    done = proc(
+        "run",
+        log,
+        "-t",
+        "llm",
+        "-s",
+        "max_size=20",
+        "-s",
+        'llm.model="openai/local"',
+        "-s",
+        f'llm.base_url="{url}"',
+        "-s",
+        'llm.api_key="k"',
+        cwd=tmp_path,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert lines[0].startswith(f"Error: the model's server at {url} refused the connection")
+    assert lines[1] == f"Hint: is the server at {url} running? Nothing was appended"
+    assert time.monotonic() - started < 10  # not 3 retries with backoff
+    assert log.read_bytes() == before
