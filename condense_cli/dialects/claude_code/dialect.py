@@ -52,7 +52,6 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.claude_code.chain import (
     active_chain,
-    preserved_segment,
     read_session,
     walk,
 )
@@ -352,11 +351,27 @@ class ClaudeReplay(Replay):
         return any(x.type == REQUEST_TYPE and x.number > since for x in self.session.lines)
 
     def view_lines(self) -> Iterator[bytes]:
+        """The view's lines byte for byte, as a session of its own: the compaction's
+        boundary first when there is one (a piped view keeps its preserved messages
+        and its summary's parent), and a line whose parent is a line the view leaves
+        out (an attachment, a progress or system line between two messages) made a
+        child of its nearest ancestor in the view, so the chain the client walks is
+        the same and `check` finds no dangling parentUuid."""
+        emitted: set[str] = set()
         boundary = self.chain.boundary
-        if boundary is not None and preserved_segment(boundary) is not None:
-            yield boundary.raw + b"\n"  # without it, a piped view loses the preserved messages
+        if boundary is not None:
+            yield boundary.raw + b"\n"
+            if boundary.uuid is not None:
+                emitted.add(boundary.uuid)
+        by_uuid = self.session.by_uuid
         for event in self.events:
-            yield event.to_json() + b"\n"
+            line = event.read_from
+            raw = event.to_json()
+            if line is not None and line.parent is not None and line.parent not in emitted:
+                raw = _relinked(raw, _ancestor_in(line.parent, by_uuid, emitted))
+            if line is not None and line.uuid is not None:
+                emitted.add(line.uuid)
+            yield raw + b"\n"
 
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         from condense_cli.dialects.claude_code.messages import each_chat_message, resume_repairs
@@ -540,3 +555,21 @@ class ClaudeCode(Dialect):
     ) -> Replay:
         session = read_session(source, upto=upto, collect=collect)
         return ClaudeReplay(session, locked, checking=collect)
+
+
+def _ancestor_in(parent: str, by_uuid: dict[str, Line], emitted: set[str]) -> str | None:
+    """The nearest of `parent` and its ancestors that is in `emitted` (None: none is)."""
+    seen: set[str] = set()
+    current: str | None = parent
+    while current is not None and current not in emitted and current not in seen:
+        seen.add(current)
+        line = by_uuid.get(current)
+        current = line.parent if line is not None else None
+    return current if current in emitted else None
+
+
+def _relinked(raw: bytes, parent: str | None) -> bytes:
+    """A session line with its `parentUuid` set to `parent` (the rest as it was)."""
+    data = orjson.loads(raw)
+    data["parentUuid"] = parent
+    return orjson.dumps(data)
