@@ -390,3 +390,16 @@ def test_a_pin_kept_in_the_session_is_skipped_by_the_client_and_kept(
     assert proc("pin", resumed, "--list").stdout == b"keep the API stable\n"
     audit = json.loads(proc("audit", resumed, "-f", "json").stdout)
     assert audit["condensations"][0]["lost"][0] == {"kind": "pins", "fact": "keep the API stable"}
+
+
+def test_a_fresh_sessions_piped_view_is_a_clean_session(
+    compacted: Path, interrupted: Path, proc: Callable[..., Any]
+) -> None:
+    """What the client writes today (a /compact, an interrupted call) pipes clean."""
+    for session in (compacted, interrupted):
+        piped = proc("view", session, "-f", "jsonl").stdout
+        checked = proc("check", "-", input=piped)
+        assert checked.returncode == 0, checked.stdout
+        assert proc("view", "-", "-f", "jsonl", input=piped).stdout == piped
+        messages = proc("view", session, "-f", "messages").stdout
+        assert proc("view", "-", "-f", "messages", input=piped).stdout == messages

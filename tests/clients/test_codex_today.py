@@ -384,3 +384,17 @@ def test_a_pin_stays_beside_a_rollout_because_codex_numbers_only_its_own_lines(
     side = tmp_path / f"{rollout.name}.pins.json"
     assert json.loads(side.read_text()) == {"pins": ["keep the API stable"]}
     assert condense("pin", rollout, "--list").stdout == "keep the API stable\n"
+
+
+@pytest.mark.parametrize("kind", ["paginated", "compacted"])
+def test_a_fresh_rollouts_piped_view_is_a_clean_rollout(
+    kind: str, request: pytest.FixtureRequest, proc: Any
+) -> None:
+    """A paginated rollout Codex writes today, compacted or not, pipes clean."""
+    rollout = request.getfixturevalue(kind)
+    piped = proc("view", rollout, "-f", "jsonl").stdout
+    checked = proc("check", "-", input=piped)
+    assert checked.returncode == 0, checked.stdout
+    assert proc("view", "-", "-f", "jsonl", input=piped).stdout == piped
+    messages = proc("view", rollout, "-f", "messages").stdout
+    assert proc("view", "-", "-f", "messages", input=piped).stdout == messages
