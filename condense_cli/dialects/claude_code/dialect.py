@@ -114,10 +114,10 @@ class ClaudeReplay(Replay):
         self._sizes_before: dict[int, int] = {}
         self._models_before: dict[int, str | None] | None = None
 
-    @staticmethod
-    def _events(lines: list[Line]) -> list[ClaudeEvent]:
+    def _events(self, lines: list[Line]) -> list[ClaudeEvent]:
         """The events of `lines`, each reading its line's bytes when asked for them
-        (from the log while it is open, for the fast path's lines: see `hold`)."""
+        (from the log while it is open, for the fast path's lines: see `hold`); a
+        copy `condense run` wrote is numbered as its original."""
         events: list[ClaudeEvent] = []
         uses: dict[str, int] = {}
         for line in lines:
@@ -125,6 +125,9 @@ class ClaudeReplay(Replay):
                 continue
             key = None if line.compact_summary else line.number
             event = ClaudeEvent(line._data, key, None, line.number, line)
+            if line.copy and key is not None:
+                original = self.session.by_uuid.get(str(event.copy_of))
+                event.number = original.number if original is not None else None
             for use, call in tool_blocks(line.tools) if line.tools else ():
                 if use:
                     uses[call] = line.number

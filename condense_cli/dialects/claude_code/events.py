@@ -88,7 +88,7 @@ class ClaudeEvent(Event):
     knows (uuid, summary, copy, the calls and results it pairs by) without parsing.
     """
 
-    __slots__ = ("_blocks", "_data", "_raw", "answers", "line", "read_from")
+    __slots__ = ("_blocks", "_data", "_raw", "answers", "line", "number", "read_from")
 
     def __init__(
         self,
@@ -104,6 +104,9 @@ class ClaudeEvent(Event):
         super().__init__(data, key, raw)  # type: ignore[arg-type]
         self.line = line if line is not None else key  # its line in the session, if read
         self.answers: int | None = None  # key of the tool_use line a result answers
+        # The number it is shown by: a copy `condense run` wrote is shown by its
+        # original's line, so every command names a message by one number.
+        self.number: int | None = None
 
     @property
     def raw(self) -> bytes | None:
@@ -249,7 +252,7 @@ class ClaudeEvent(Event):
 
     @property
     def id(self) -> object:
-        return self.key
+        return self.number if self.number is not None else self.key
 
     def masked(self, text: str) -> ClaudeEvent:
         blocks = [

@@ -352,6 +352,18 @@ def test_run_forgets_by_copying_what_it_keeps(tmp_path: Path, cli) -> None:
     assert cli("check", log).exit_code == 0
     stats = orjson.loads(cli("stats", log, "--no-tokens", "-f", "json").stdout_bytes)
     assert stats["condensations"][0]["forgotten_ranges"] == [[3, 12]]
+    # one numbering: the copies are shown by their originals' numbers everywhere
+    view = orjson.loads(cli("view", log, "-f", "json").stdout_bytes)
+    assert [e["uuid"] for e in view["events"]] == [c["uuid"] for c in copies]
+    text = cli("view", log, "--no-pager").stdout
+    assert "#2 user action:message" in text and "#14 environment" in text
+    assert "(answers #13)" in text
+    with read_log(str(log)) as replay:
+        assert [e.id for e in replay.view()] == [2, 13, 14]
+        from condense_cli.agent.memory import Memory
+
+        forgotten = Memory(replay)
+        assert [e.id for e in forgotten.events] == [str(n) for n in range(3, 13)]
 
 
 def test_run_with_llm_puts_the_summary_after_the_head(tmp_path: Path, cli) -> None:
