@@ -70,6 +70,7 @@ class CodexEvent(Event):
         "fast_call",
         "fast_type",
         "line",
+        "number",
         "origin",
         "sub",
         "summary",
@@ -88,6 +89,9 @@ class CodexEvent(Event):
         self.summary = False
         self.answers: int | None = None  # the key of the call an output answers
         self.origin = ""  # "base", "base2", …: the line is in a fork's base rollout
+        # The number it is shown by: an item of a replacement history that copies an
+        # earlier item is shown by the original's, so every command names it by one.
+        self.number: object = None
 
     @property
     def raw(self) -> bytes | None:
@@ -119,6 +123,8 @@ class CodexEvent(Event):
 
     @property
     def id(self) -> object:
+        if self.number is not None:
+            return self.number
         if self.line is None:
             return None
         place = f"{self.line}.{self.sub}" if self.sub else self.line

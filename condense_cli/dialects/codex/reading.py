@@ -64,6 +64,22 @@ class History:
     base: str | None = None  # the rollout a fork's history starts in
 
 
+def numbered_as_originals(copies: list[CodexEvent], previous: list[CodexEvent]) -> None:
+    """Number each item of a replacement history that is an item of the history
+    before it, as written, by that item's number (the newest such, by type and call
+    id first, so only likely matches are parsed)."""
+    candidates: dict[tuple[str, str | None], list[CodexEvent]] = {}
+    for event in previous:
+        candidates.setdefault((event.item_type, event.tool_call_id), []).append(event)
+    for copy in copies:
+        if copy.marks_summary:
+            continue
+        for event in reversed(candidates.get((copy.item_type, copy.tool_call_id), ())):
+            if event.data == copy.data:
+                copy.number = event.id
+                break
+
+
 def history_length(raw: bytes) -> int:
     history = orjson.loads(raw)["payload"]["replacement_history"]
     return len(history)
@@ -263,6 +279,7 @@ class Reader:
             events = [e for e in events if is_sent(e.data)]
             for event in events:
                 event.origin = self.origin
+            numbered_as_originals(events, previous)
             state.compacted_raw[number] = body
             summaries = [e for e in events if e.marks_summary]
         else:

@@ -116,7 +116,10 @@ def test_a_replacement_history_replaces_everything_before_it(cli, make_log) -> N
         text.splitlines()[0]
         == f"{path} (codex): 3 events in view, 3 forgotten, 1 condensation, summary at 1"
     )
-    assert "#9.1 user action:message" in text and "=== summary ===\n    SUMMARY\n" in text
+    # the copy of the user's message is shown by its original's number
+    original = next(n for n, x in enumerate(PLAIN, 1) if x.get("payload") == user("fix the bug"))
+    assert f"#{original} user action:message\n    fix the bug" in text
+    assert "=== summary ===\n    SUMMARY\n" in text
 
 
 def test_a_legacy_compaction_keeps_the_user_messages_and_the_summary(cli, make_log) -> None:

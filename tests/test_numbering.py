@@ -1,0 +1,54 @@
+"""One event number per dialect (SPEC section 15): what `run` appends keeps the numbers
+of what it copies, so every event of the view after a run is named as it was before,
+and a forgotten event is named in `audit` and MCP by the number `view` gave it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from condense_cli.dialects import read_log
+from tests.conftest import CORPUS, require_corpus
+
+SHARED = CORPUS.parent
+SESSIONS = {
+    "openhands-v0": "openhands/ponylang-ponyc-4593.jsonl",
+    "openhands-v1": "openhands-v1/3880c06039224ff586eff2db1186474e",
+    "claude-code": "claude-code/FundWise.claude-session.jsonl",
+    "codex": "codex/edgerunner.codex-session.jsonl",
+}
+
+
+def copied(where: str, tmp: Path) -> Path:
+    source = SHARED / where
+    require_corpus(source.parent)
+    target = tmp / source.name
+    if source.is_dir():
+        shutil.copytree(source, target)
+    else:
+        shutil.copyfile(source, target)
+    return target
+
+
+def numbered(log: Path) -> dict[object, str]:
+    """The view's events by the number they are shown by: id -> text."""
+    with read_log(str(log)) as replay:
+        return {e.id: e.text for e in replay.view() if not e.is_summary}
+
+
+@pytest.mark.parametrize("dialect", list(SESSIONS))
+def test_a_run_keeps_the_numbers_of_what_it_keeps(dialect: str, tmp_path: Path, cli: Any) -> None:
+    log = copied(SESSIONS[dialect], tmp_path)
+    before = numbered(log)
+    done = cli("run", log, "-t", "amortized", "-s", "max_size=20")
+    assert done.exit_code == 0, done.stderr
+    after = numbered(log)
+    assert len(after) < len(before)
+    for number, text in after.items():  # each kept event, by the number it had
+        assert before.get(number) == text, (dialect, number)
+    # the text view names them so too
+    shown = cli("view", log, "--no-pager").stdout
+    assert all(f"#{number} " in shown for number in after)
