@@ -52,3 +52,20 @@ def test_a_run_keeps_the_numbers_of_what_it_keeps(dialect: str, tmp_path: Path, 
     # the text view names them so too
     shown = cli("view", log, "--no-pager").stdout
     assert all(f"#{number} " in shown for number in after)
+
+
+@pytest.mark.parametrize("dialect", list(SESSIONS))
+def test_the_text_view_marks_what_was_forgotten_in_every_dialect(
+    dialect: str, tmp_path: Path, cli: Any
+) -> None:
+    log = copied(SESSIONS[dialect], tmp_path)
+    assert cli("run", log, "-t", "amortized", "-s", "max_size=20").exit_code == 0
+    with read_log(str(log)) as replay:
+        shown = {e.id for e in replay.view() if not e.is_summary}
+        gone = [e.id for e in replay.history() if e is not None and e.id not in shown]
+    text = cli("view", log, "--no-pager").stdout
+    markers = [line for line in text.splitlines() if line.startswith("⋯ ")]
+    assert markers, text[:500]
+    counted = sum(int(m.split()[1].replace(",", "")) for m in markers)
+    assert counted == len(gone)
+    assert f"ids {gone[0]}.." in markers[0] or f"id {gone[0]})" in markers[0]

@@ -37,8 +37,8 @@ class Gap:
 
     after: int
     count: int
-    first_id: int
-    last_id: int
+    first_id: object
+    last_id: object
     by: object  # the id of the condensation that forgot them (None: unknown)
 
 
@@ -339,8 +339,28 @@ class Replay(ABC):
         return None
 
     def gaps(self) -> list[Gap]:
-        """Where forgotten events were in the view, for the text view's markers."""
-        return []
+        """Where forgotten events were in the view, for the text view's markers: by
+        default, each run of the history's events the view does not show (by their
+        numbers), placed after the view's events shown before it (a dialect that
+        knows which condensation forgot each says so; none: no markers)."""
+        if not self.simulates:
+            return []
+        shown = {e.id for e in self.view() if not e.is_summary}
+        gaps: list[Gap] = []
+        kept, run = 0, []
+        for event in self.history():
+            if event is None or event.is_summary:
+                continue
+            if event.id not in shown:
+                run.append(event.id)
+                continue
+            if run:
+                gaps.append(Gap(kept, len(run), run[0], run[-1], None))
+                run = []
+            kept += 1
+        if run:
+            gaps.append(Gap(kept, len(run), run[0], run[-1], None))
+        return gaps
 
     def on_resume(self) -> list[str]:
         """What the client will do to this log as soon as it resumes it, in words."""
