@@ -8,24 +8,29 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
 from condense_cli.core.errors import ConfigError
 
 
-def condense_argv(argv0: str, python: str) -> list[str]:
+def condense_argv(argv0: str, python: str, project: bool = False) -> list[str]:
     """How a client runs this `condense`: its console script by absolute path, or the
-    Python that runs it (`python -m condense_cli`)."""
+    Python that runs it (`python -m condense_cli`); for a project's settings, shared
+    with its team, plain `condense` when that is on PATH (an absolute path into one
+    person's virtual environment is broken for everyone else)."""
+    if project and shutil.which("condense") is not None:
+        return ["condense"]
     path = Path(argv0)
     if path.name == "__main__.py" or path.suffix == ".py" or not path.exists():
         return [python, "-m", "condense_cli"]
     return [str(path.resolve())]
 
 
-def condense_command(argv0: str, python: str) -> str:
+def condense_command(argv0: str, python: str, project: bool = False) -> str:
     """`condense_argv` as one shell command."""
-    return shlex.join(condense_argv(argv0, python))
+    return shlex.join(condense_argv(argv0, python, project))
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
     )
     from condense_cli.agent.sessions import codex_home
 
-    argv = condense_argv(sys.argv[0], sys.executable)
+    argv = condense_argv(sys.argv[0], sys.executable, project)
     args = [*argv[1:], "mcp", "--client", client.value]
     if client is Client.codex:
         path = codex_home(Path.home()) / "config.toml"

@@ -11,10 +11,18 @@ from pathlib import Path
 
 def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
     """Write `body` (or its parts, as they come) to a new file beside `path`, fsync it,
-    rename it over `path`, and fsync the folder (which is made when missing)."""
+    rename it over `path`, and fsync the folder (which is made when missing). The new
+    file keeps the mode of the one it replaces (a new one: 0644 less the umask)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o644 & ~umask
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             if isinstance(body, bytes):
                 out.write(body)

@@ -284,3 +284,33 @@ def test_a_briefing_keeps_to_its_budget_and_says_where_the_rest_is(tmp_path: Pat
     assert asked[1] == '- "Add case 39 to the suite." (#82)'  # then the newest
     assert len(text) <= BUDGET_CHARS
     assert briefing.count() == LIMITS["constraints"] + LIMITS["instructions"]
+
+
+# --- installs: portable for a team, the user's files as they were ------------------
+
+
+def test_a_project_install_names_condense_on_path_and_keeps_the_files_mode(
+    tmp_path: Path, proc
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / ".claude").mkdir(parents=True)
+    home.mkdir()
+    settings = project / ".claude" / "settings.json"
+    settings.write_text('{"model": "opus"}\n')
+    settings.chmod(0o664)
+    on_path = dict(os.environ, HOME=str(home), PATH=f"{CONDENSE.parent}:/usr/bin:/bin")
+    done = proc("hook", "install", "claude-code", "--project", env=on_path, cwd=project)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus"
+    assert data["hooks"]["PreCompact"][0]["hooks"][0]["command"] == "condense hook pre-compact"
+    assert settings.stat().st_mode & 0o777 == 0o664  # not 600
+    done = proc("mcp", "install", "claude-code", "--project", env=on_path, cwd=project)
+    assert done.returncode == 0, done.stderr
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["condense"]
+    assert server["command"] == "condense"
+    # with condense not on PATH, the path that runs this one
+    elsewhere = dict(os.environ, HOME=str(home), PATH="/usr/bin:/bin")
+    proc("mcp", "install", "claude-code", "--project", env=elsewhere, cwd=project)
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["condense"]
+    assert server["command"] == str(CONDENSE.resolve())
