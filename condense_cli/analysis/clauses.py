@@ -277,8 +277,10 @@ def _force() -> set[str]:
 
 # A line that starts a list item, a heading or a quote: it starts a block of its own.
 ITEM = re.compile(
-    r"\s{0,3}(?:[-*\u2022+]\s|\d{1,3}(?:[.)]|(?:\.\d{1,3})+\.?)\s|[a-zA-Z][.)]\s|#{1,6}\s|>\s?)"
+    r"\s{0,3}(?:[-*\u2022+]\s|\d{1,3}(?:[.)]|(?:\.\d{1,3})+\.?)\s|[a-zA-Z][.)]\s|#{1,6}\s)"
 )
+MARKDOWN_HEADING = re.compile(r"\s{0,3}#{1,6}\s")
+QUOTE = re.compile(r"\s*>\s?")  # a line of a quotation: its lines join as prose does
 # A pasted line of a log or a traceback, not prose (a time stamp or a log level first,
 # a traceback's own lines, a shell or REPL prompt).
 LOG_LINE = re.compile(
@@ -302,7 +304,16 @@ def blocks(message: str) -> list[str]:
 
     code = False  # inside indented code (after a blank line)
     blank = True
+    quoting = False  # the lines so far are a quotation's
     for line in PASTED.sub("\n\n", message).splitlines():
+        quote = QUOTE.match(line)
+        if quote is not None:
+            if not quoting:
+                close()  # a quotation starts a block of its own
+            line = line[quote.end() :]
+        elif quoting:
+            close()
+        quoting = quote is not None
         stripped = line.strip()
         if not stripped:
             close()
@@ -320,19 +331,53 @@ def blocks(message: str) -> list[str]:
             close()  # (text in Chinese or Japanese is not wrapped by hand: a line ends it)
         current.append(stripped)
         blank = False
+        if MARKDOWN_HEADING.match(line):
+            close()  # a heading's line is all of it
     close()
     return found
 
 
 def sentences(message: str) -> Iterator[str]:
     """The whole sentences the user wrote in `message`, reflowed (`blocks`): each with
-    at least `MIN_WORDS` content words."""
-    for block in blocks(message):
+    at least `MIN_WORDS` content words. A heading (a short line with no end
+    punctuation that more text follows) is not a sentence; a link alone on its line
+    opens the sentence after it; an enumeration inside a line ("... first, 2. then
+    ...") starts a sentence at each number."""
+    found = blocks(message)
+    link = ""
+    for index, block in enumerate(found):
+        if index + 1 < len(found) and _heading(block):
+            continue
         written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", ""), block)
-        for sentence in SENTENCE.split(written):
-            sentence = sentence.strip(" \t-*\u2022:>#")
+        for sentence in SENTENCE.split(ENUMERATION.sub("\n", written)):
+            sentence = sentence.strip(" \t-*\u2022:>#,")
+            if LINK.fullmatch(sentence):
+                link = f"{link}{sentence} "
+                continue
             if len(content(sentence)) >= MIN_WORDS:
-                yield sentence
+                yield f"{link}{sentence}"
+                link = ""
+
+
+# A number that starts an item of an enumeration inside a line ("..., 2. Do this").
+ENUMERATION = re.compile(r"(?<=[\w).,;:])\s+(?=\d{1,2}[.)]\s+\S)")
+LINK = re.compile(r"<?(?:https?://|www\.)\S+>?")
+HEADING_WORDS = 8
+HEADING_CHARS = 60
+END = re.compile(r"[.!?;:)\u3002\uff01\uff1f\uff1b\uff1a\u300d]$")  # (and CJK's own)
+
+
+def _heading(block: str) -> bool:
+    """A short line that ends without punctuation (a title over the text after it;
+    a numbered item is not one: it may be all a point says)."""
+    text = block.strip(" \t-*\u2022>#")
+    return (
+        not ITEM.match(block)
+        and len(text.split()) <= HEADING_WORDS
+        and len(text) <= HEADING_CHARS
+        and not END.search(text)
+        and not LINK.fullmatch(text)
+    )
 
 
 def clauses(message: str) -> Iterator[str]:
