@@ -265,17 +265,20 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     )
     if tokens is not None:
         summary.add_row(
-            "tokens", f"{tokens.log:,}", f"{tokens.view:,}", _percent(tokens.view, tokens.log)
+            "tokens counted",
+            f"{tokens.log:,}",
+            f"{tokens.view:,}",
+            _percent(tokens.view, tokens.log),
         )
     parts.append(Group(Text(title), summary) if plain else summary)
     facts = [
-        f"{plural(report.events, 'event')} and {plural(report.bytes, 'byte')} in the log",
+        f"{plural(report.events, 'record')} and {plural(report.bytes, 'byte')} in the log",
         f"{plural(report.forgotten_events, 'event')} forgotten",
         plural(len(report.condensations), "condensation"),
         plural(report.requests, "request") + (" (one pending)" if report.unhandled_request else ""),
     ]
     if tokens is not None:
-        facts.append(f"tokens by {tokens.tokenizer}")
+        facts.append(f"tokens counted by {tokens.tokenizer}")
     if report.generation is not None:
         name, reason = report.generation
         facts.append(f"replayed as the {name} showed it ({reason})")
@@ -283,7 +286,7 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
     if report.messages is not None:
         parts.append(Text(sanitize(_messages_line(report.messages), one_line=True)))
     kinds = new_table(title="by type", title_justify="left")
-    for column in ("type", "events", "bytes"):
+    for column in ("type", "records", "bytes"):
         kinds.add_column(column, justify="left" if column == "type" else "right")
     for name, slot in report.by_type.items():
         kinds.add_row(

@@ -162,18 +162,18 @@ def test_stats_text_is_plain_when_piped(cli, proc, make_log, monkeypatch) -> Non
 events             4     3       75.0%
 characters        31    28       90.3%
 
-7 events and {size:,} bytes in the log; 2 events forgotten; 1 condensation; 1 request (one pending)
+7 records and {size:,} bytes in the log; 2 events forgotten; 1 condensation; 1 request (one pending)
 
 {reads}; the conversion approximated 1 message
 
 by type
-type                             events  bytes
-action:condensation                   1    189
-action:message                        2    147
-observation:run                       1    136
-action:run                            1    110
-observation:agent_state_changed       1     70
-action:condensation_request           1     68
+type                             records  bytes
+action:condensation                    1    189
+action:message                         2    147
+observation:run                        1    136
+action:run                             1    110
+observation:agent_state_changed        1     70
+action:condensation_request            1     68
 
 condensations
 id  line  forgot  ids   summary chars  view after
