@@ -189,6 +189,8 @@ def _report(
         thresholds = replay.thresholds(client)
         for row in report.condensations:
             row.threshold = thresholds.get(row.line)
+        if client is not None and report.client is not None:  # as the user's settings say
+            report.client["resume_compaction"] = replay.resume_figure(client)
     return report
 
 

@@ -366,6 +366,12 @@ class Replay(ABC):
         """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
+    def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
+        """Where the log stands against its client's compaction on resume, under the
+        user's settings (the environment, and the settings file `client`), as
+        `stats` shows it (None: the client compacts on no such threshold)."""
+        return None
+
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         """Each compaction, by its line, against the threshold its client was
         configured with: its defaults and what the log records, or the settings file

@@ -309,6 +309,10 @@ class ClaudeReplay(Replay):
                 found[boundary.number] = threshold
         return found
 
+    def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
+        compaction = resume_compaction(self.events, None, client)
+        return compaction.to_json() if compaction is not None else None
+
     def on_resume(self) -> list[str]:
         compaction = resume_compaction(self.events)
         return [compaction.describe()] if compaction is not None and compaction.near else []

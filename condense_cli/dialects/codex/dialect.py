@@ -104,9 +104,14 @@ class CodexReplay(Replay):
     def view(self) -> View:
         return _view_of(self.state.history, self.state.summary, self.state.request_pending)
 
-    def resume_compaction(self) -> ResumeCompaction | None:
+    def resume_compaction(self, client: ClientConfig | None = None) -> ResumeCompaction | None:
         """Where the rollout stands against the client's auto-compact limit."""
-        return resume_compaction(self.path, self.state.token_info, self.state.token_line)
+        state = self.state
+        return resume_compaction(self.path, state.token_info, state.token_line, client)
+
+    def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
+        compaction = self.resume_compaction(client)
+        return compaction.to_json() if compaction is not None else None
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         state = self.state

@@ -142,15 +142,16 @@ def compaction_threshold(
 
 
 def resume_compaction(
-    path: str, info: dict[str, Any] | None, line: int | None
+    path: str, info: dict[str, Any] | None, line: int | None, client: ClientConfig | None = None
 ) -> ResumeCompaction | None:
-    """Codex's auto-compaction check on resume (None: no token count to go by)."""
+    """Codex's auto-compaction check on resume (None: no token count to go by), under
+    the settings file `client` when given (else the Codex home's)."""
     if info is None:
         return None
     tokens = as_dict(info.get("last_token_usage")).get("total_tokens")
     if not isinstance(tokens, int):
         return None
-    found = limit_of(path, info)
+    found = limit_of(path, info, client)
     if found is None:
         return None
     limit, source = found

@@ -211,3 +211,16 @@ def test_the_guard_lets_a_compaction_the_users_settings_asked_for(tmp_path: Path
         "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "400000",
     }
     assert proc("hook", "pre-compact", "--guard", input=said, env=env).returncode == 0
+
+
+def test_stats_follows_the_settings_file_on_resume(tmp_path: Path, cli) -> None:
+    log = with_usage(basic(), 89_840, "claude-opus-4-7").write(tmp_path / "s.jsonl")
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "5"}}')
+    args = ("stats", log, "--no-tokens", "-f", "json")
+    plain = orjson.loads(cli(*args).stdout_bytes)["client"]["resume_compaction"]
+    assert (plain["threshold"], plain["compacts_on_resume"]) == (977_000, False)
+    said = orjson.loads(cli(*args, "--client-config", settings).stdout_bytes)
+    figure = said["client"]["resume_compaction"]
+    assert (figure["threshold"], figure["compacts_on_resume"]) == (49_000, True)
+    assert f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in {settings}" in figure["says"]
