@@ -29,6 +29,30 @@ def _cache_of_the_run(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
 
 
+# One real session of each dialect, under ../shared/corpus.
+ONE_OF_EACH = {
+    "openhands-v0": "openhands/ponylang-ponyc-4593.jsonl",
+    "openhands-v1": "openhands-v1/3880c06039224ff586eff2db1186474e",
+    "claude-code": "claude-code/FundWise.claude-session.jsonl",
+    "codex": "codex/edgerunner.codex-session.jsonl",
+}
+
+
+def corpus_copy(dialect: str, tmp: Path) -> Path:
+    """A copy in `tmp` of the corpus session of `dialect` (`ONE_OF_EACH`), a file or a
+    conversation folder, to run commands that append on."""
+    import shutil
+
+    source = CORPUS.parent / ONE_OF_EACH[dialect]
+    require_corpus(source.parent)
+    target = tmp / source.name
+    if source.is_dir():
+        shutil.copytree(source, target)
+    else:
+        shutil.copyfile(source, target)
+    return target
+
+
 def require_corpus(folder: Path = CORPUS) -> Path:
     """A folder of the shared corpus of real logs (OpenHands' by default), or skip the
     calling test when it is absent.

@@ -4,33 +4,13 @@ and a forgotten event is named in `audit` and MCP by the number `view` gave it."
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from condense_cli.dialects import read_log
-from tests.conftest import CORPUS, require_corpus
-
-SHARED = CORPUS.parent
-SESSIONS = {
-    "openhands-v0": "openhands/ponylang-ponyc-4593.jsonl",
-    "openhands-v1": "openhands-v1/3880c06039224ff586eff2db1186474e",
-    "claude-code": "claude-code/FundWise.claude-session.jsonl",
-    "codex": "codex/edgerunner.codex-session.jsonl",
-}
-
-
-def copied(where: str, tmp: Path) -> Path:
-    source = SHARED / where
-    require_corpus(source.parent)
-    target = tmp / source.name
-    if source.is_dir():
-        shutil.copytree(source, target)
-    else:
-        shutil.copyfile(source, target)
-    return target
+from tests.conftest import ONE_OF_EACH, corpus_copy
 
 
 def numbered(log: Path) -> dict[object, str]:
@@ -39,9 +19,9 @@ def numbered(log: Path) -> dict[object, str]:
         return {e.id: e.text for e in replay.view() if not e.is_summary}
 
 
-@pytest.mark.parametrize("dialect", list(SESSIONS))
+@pytest.mark.parametrize("dialect", list(ONE_OF_EACH))
 def test_a_run_keeps_the_numbers_of_what_it_keeps(dialect: str, tmp_path: Path, cli: Any) -> None:
-    log = copied(SESSIONS[dialect], tmp_path)
+    log = corpus_copy(dialect, tmp_path)
     before = numbered(log)
     done = cli("run", log, "-t", "amortized", "-s", "max_size=20")
     assert done.exit_code == 0, done.stderr
@@ -54,11 +34,11 @@ def test_a_run_keeps_the_numbers_of_what_it_keeps(dialect: str, tmp_path: Path, 
     assert all(f"#{number} " in shown for number in after)
 
 
-@pytest.mark.parametrize("dialect", list(SESSIONS))
+@pytest.mark.parametrize("dialect", list(ONE_OF_EACH))
 def test_the_text_view_marks_what_was_forgotten_in_every_dialect(
     dialect: str, tmp_path: Path, cli: Any
 ) -> None:
-    log = copied(SESSIONS[dialect], tmp_path)
+    log = corpus_copy(dialect, tmp_path)
     assert cli("run", log, "-t", "amortized", "-s", "max_size=20").exit_code == 0
     with read_log(str(log)) as replay:
         shown = {e.id for e in replay.view() if not e.is_summary}

@@ -41,6 +41,17 @@ def test_a_clean_logs_piped_view_is_a_clean_log_with_the_same_view(log: Path, cl
     assert cli("view", "-", "-f", "messages", input=piped).stdout_bytes == messages
 
 
+def assert_pipes_clean(proc: Any, log: Path) -> None:
+    """`view -f jsonl LOG` checks clean, views back to itself and to the same messages,
+    through real processes."""
+    piped = proc("view", log, "-f", "jsonl").stdout
+    checked = proc("check", "-", input=piped)
+    assert checked.returncode == 0, checked.stdout
+    assert proc("view", "-", "-f", "jsonl", input=piped).stdout == piped
+    messages = proc("view", log, "-f", "messages").stdout
+    assert proc("view", "-", "-f", "messages", input=piped).stdout == messages
+
+
 @pytest.mark.parametrize(
     "where", ["claude-code/FundWise.claude-session.jsonl", "codex/edgerunner.codex-session.jsonl"]
 )

@@ -396,10 +396,7 @@ def test_a_fresh_sessions_piped_view_is_a_clean_session(
     compacted: Path, interrupted: Path, proc: Callable[..., Any]
 ) -> None:
     """What the client writes today (a /compact, an interrupted call) pipes clean."""
+    from tests.test_pipes import assert_pipes_clean
+
     for session in (compacted, interrupted):
-        piped = proc("view", session, "-f", "jsonl").stdout
-        checked = proc("check", "-", input=piped)
-        assert checked.returncode == 0, checked.stdout
-        assert proc("view", "-", "-f", "jsonl", input=piped).stdout == piped
-        messages = proc("view", session, "-f", "messages").stdout
-        assert proc("view", "-", "-f", "messages", input=piped).stdout == messages
+        assert_pipes_clean(proc, session)

@@ -391,10 +391,6 @@ def test_a_fresh_rollouts_piped_view_is_a_clean_rollout(
     kind: str, request: pytest.FixtureRequest, proc: Any
 ) -> None:
     """A paginated rollout Codex writes today, compacted or not, pipes clean."""
-    rollout = request.getfixturevalue(kind)
-    piped = proc("view", rollout, "-f", "jsonl").stdout
-    checked = proc("check", "-", input=piped)
-    assert checked.returncode == 0, checked.stdout
-    assert proc("view", "-", "-f", "jsonl", input=piped).stdout == piped
-    messages = proc("view", rollout, "-f", "messages").stdout
-    assert proc("view", "-", "-f", "messages", input=piped).stdout == messages
+    from tests.test_pipes import assert_pipes_clean
+
+    assert_pipes_clean(proc, request.getfixturevalue(kind))

@@ -5,8 +5,7 @@ turns it off."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,40 +13,8 @@ import pytest
 
 from condense_cli.condensers.base import task_position
 from condense_cli.dialects import read_log
-from tests.conftest import CORPUS, require_corpus
+from tests.conftest import ONE_OF_EACH, corpus_copy
 from tests.fake_llm import FakeLLM
-
-SHARED = CORPUS.parent
-SESSIONS = {
-    "openhands-v0": "openhands/ponylang-ponyc-4593.jsonl",
-    "openhands-v1": "openhands-v1/3880c06039224ff586eff2db1186474e",
-    "claude-code": "claude-code/FundWise.claude-session.jsonl",
-    "codex": "codex/edgerunner.codex-session.jsonl",
-}
-
-
-@pytest.fixture
-def model(tmp_path: Path) -> Iterator[Path]:
-    """A config.toml whose [llm] is a scripted server: summaries, then a ranking."""
-    server = FakeLLM().text("The user asked for a fix; the work is under way.")
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'[llm]\nmodel = "openai/test-model"\nbase_url = "{server.base_url}"\n'
-        'api_key = "fake"\ntimeout = 5\nnum_retries = 0\n'
-    )
-    yield config
-    server.close()
-
-
-def copied(dialect: str, tmp: Path) -> Path:
-    source = SHARED / SESSIONS[dialect]
-    require_corpus(source.parent)
-    target = tmp / source.name
-    if source.is_dir():
-        shutil.copytree(source, target)
-    else:
-        shutil.copyfile(source, target)
-    return target
 
 
 def task_of(log: Path) -> tuple[object, str, int]:
@@ -61,21 +28,26 @@ def task_of(log: Path) -> tuple[object, str, int]:
 
 
 def in_view(log: Path) -> list[str]:
-    """The texts of the view (a copy `run` wrote for Claude Code or Codex has its own
-    number, so the events are compared by what they say)."""
+    """The texts of the view, in order."""
     with read_log(str(log)) as replay:
         return [e.text for e in replay.view()]
 
 
-@pytest.mark.parametrize("dialect", list(SESSIONS))
+@pytest.mark.parametrize("dialect", list(ONE_OF_EACH))
 @pytest.mark.parametrize("condenser", ["amortized", "llm"])
 def test_every_condenser_keeps_the_task_in_every_dialect(
-    dialect: str, condenser: str, model: Path, tmp_path: Path, proc: Callable[..., Any]
+    dialect: str,
+    condenser: str,
+    config: Path,
+    fake: FakeLLM,
+    tmp_path: Path,
+    proc: Callable[..., Any],
 ) -> None:
-    log = copied(dialect, tmp_path)
+    log = corpus_copy(dialect, tmp_path)
+    fake.text("The user asked for a fix; the work is under way.")
     _task, text, position = task_of(log)
     before = in_view(log)
-    done = proc("run", log, "-c", model, "-t", condenser, "-s", "max_size=12", "--force")
+    done = proc("run", log, "-c", config, "-t", condenser, "-s", "max_size=12", "--force")
     assert done.returncode == 0, done.stderr
     after = in_view(log)
     assert len(after) < len(before), done.stderr  # it forgot something
@@ -87,7 +59,7 @@ def test_every_condenser_keeps_the_task_in_every_dialect(
 def test_keep_task_false_forgets_it(dialect: str, tmp_path: Path, cli: Any) -> None:
     """Where the task comes after the client's preamble, `keep_task = false` leaves
     only `keep_first` events in front, as before."""
-    log = copied(dialect, tmp_path)
+    log = corpus_copy(dialect, tmp_path)
     _task, text, position = task_of(log)
     assert position >= 1
     done = cli("run", log, "-t", "amortized", "-s", "max_size=12", "-s", "keep_task=false")
@@ -96,7 +68,7 @@ def test_keep_task_false_forgets_it(dialect: str, tmp_path: Path, cli: Any) -> N
 
 
 def test_recent_events_shows_the_task_too(tmp_path: Path, cli: Any) -> None:
-    log = copied("codex", tmp_path)
+    log = corpus_copy("codex", tmp_path)
     _task, text, _position = task_of(log)
     shown = cli("run", log, "-t", "recent", "-s", "max_events=10", "-f", "json")
     assert shown.exit_code == 0, shown.stderr
