@@ -49,3 +49,13 @@ def test_the_text_view_marks_what_was_forgotten_in_every_dialect(
     counted = sum(int(m.split()[1].replace(",", "")) for m in markers)
     assert counted == len(gone)
     assert f"ids {gone[0]}.." in markers[0] or f"id {gone[0]})" in markers[0]
+
+
+def test_report_and_view_count_the_view_alike(tmp_path: Path, proc: Any) -> None:
+    """A V1 view with a summary: `report` said 64 where `view` said 65."""
+    log = corpus_copy("openhands-v1", tmp_path)
+    header = proc("view", log, "--no-pager").stdout.decode().splitlines()[0]
+    in_view = int(header.split("): ")[1].split(" events in view")[0].replace(",", ""))
+    page = tmp_path / "page.html"
+    assert proc("report", log, "-o", page, "--no-tokens").returncode == 0
+    assert f"in view now</dt><dd>{in_view:,} (1 summary among them)</dd>" in page.read_text()

@@ -46,6 +46,7 @@ class Timeline:
     in_view: set[int]  # the indexes of the events the current view holds
     audit: LogAudit
     view_tokens: int  # of the current view, summaries included
+    summaries: int = 0  # in the current view (a summary is no event of the history)
     measure: list[int] = field(default_factory=list)  # each event's own size
     # The view after each event (before a condensation that fired at it).
     sizes: list[int] = field(default_factory=list)
@@ -121,6 +122,7 @@ def timeline(
         {index_of[e.key] for e in view if e.key in index_of},
         audit,
         sum(map(count, view)),
+        sum(1 for e in view if e.is_summary),
     )
     found.measure = [count(e) for e in events]
     _walk(found)

@@ -338,7 +338,7 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
         ("dialect", line.dialect),
         ("model", shown(line.model) if line.model else "not recorded"),
         ("events", f"{len(rows):,}"),
-        ("in view now", f"{len(line.in_view):,}"),
+        ("in view now", _in_view(line)),
         ("condensations", f"{len(bands):,}"),
         (f"view {unit}", f"{line.view_tokens:,}"),
         (f"{unit} saved", f"{saved:,}"),
@@ -357,7 +357,7 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
         unit,
         {
             "events": len(rows),
-            "in_view": len(line.in_view),
+            "in_view": len(line.in_view) + line.summaries,
             "condensations": len(bands),
             "saved": saved,
             "lost": lost,
@@ -450,3 +450,11 @@ def render_page(pages: list[LogPage], command: str, version: str) -> Iterator[by
             yield "".join(buffer).encode()
             buffer, size = [], 0
     yield "".join(buffer).encode()
+
+
+def _in_view(line: Timeline) -> str:
+    """The view's size as `view` says it: its events, a summary among them."""
+    events = len(line.in_view) + line.summaries
+    if not line.summaries:
+        return f"{events:,}"
+    return f"{events:,} ({plural(line.summaries, 'summary', 'summaries')} among them)"
