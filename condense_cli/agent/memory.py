@@ -2,11 +2,11 @@
 its current view no longer holds, indexed for ranked full-text search (SQLite's FTS5,
 in memory) and read back whole.
 
-An event is forgotten when the view holds neither it (by id) nor an event of the
-same type with the same text (a client's compaction may keep a message as a copy
-under another id: Codex's replacement history). Events are numbered 1, 2, ... in the
-order the agent saw them (their place, for ranges); an event is named by its own id,
-the number `view`, `audit` and every other command print for it.
+An event is forgotten when the view does not show it: by its number, which a copy a
+compaction kept (Codex's replacement history, `condense run`'s copies) shares with its
+original, so MCP counts what `view` counts. Events are placed 1, 2, ... in the order the
+agent saw them (for ranges); an event is named by its own id, the number `view`,
+`audit` and every other command print for it.
 """
 
 from __future__ import annotations
@@ -66,14 +66,13 @@ class Memory:
     def __init__(self, replay: Replay) -> None:
         view = list(replay.view())
         ids = {str(e.id) for e in view}
-        kept = {(e.type, text_of(e)) for e in view if text_of(e)}
         self.events: list[Forgotten] = []
         history = replay.history() if replay.simulates else iter(())
         for event in history:
             if event is None or event.is_summary:
                 continue
             text = text_of(event)
-            if str(event.id) in ids or (event.type, text) in kept:
+            if str(event.id) in ids:
                 continue
             number = len(self.events) + 1
             self.events.append(Forgotten(number, str(event.id), kind_of(event), text))
