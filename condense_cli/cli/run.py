@@ -132,6 +132,7 @@ def run(
         reading=reading("reading"),
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
         time_limit=timeout,
+        note=say,
     )
     outcome = run_condenser(
         log,

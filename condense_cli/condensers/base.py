@@ -99,6 +99,14 @@ class ModelCondenser(RollingCondenser):
         return cls(config, llms.resolve(config.llm_config, "condenser"))
 
 
+def model_stages(condenser: Condenser) -> list[ModelCondenser]:
+    """The condensers in `condenser` (itself, or a pipeline's stages) that call a model."""
+    if isinstance(condenser, ModelCondenser):
+        return [condenser]
+    stages: list[Condenser] = getattr(condenser, "stages", [])
+    return [found for stage in stages for found in model_stages(stage)]
+
+
 def size_trigger(view: View, max_size: int) -> str | None:
     """The usual trigger: a view longer than `max_size`, or a pending request."""
     if view.unhandled_request or len(view) > max_size:

@@ -33,6 +33,7 @@ class Feedback:
     reading: Reading = quiet_reading
     condensing: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
     time_limit: float | None = None  # seconds the condenser may take in all (its calls)
+    note: Callable[[str], None] = lambda said: None  # a line for the user (stderr)
 
 
 @dataclass
@@ -216,6 +217,9 @@ def _decide(
     if logged:  # the pins the log records itself
         condenser.set_pins(dict.fromkeys([*condenser.pins, *logged]))
         pins = replace(pins, texts=(*pins.texts, *logged))
+    adopted = adopt_session_model(condenser, replay)
+    if adopted is not None:
+        feedback.note(adopted)
     view = replay.view()
     pinned_keys(view, pins)  # an unknown id is refused before the condenser runs
     if force:
@@ -233,6 +237,32 @@ def _decide(
         return outcome
     record = replay.condensation_record(view, result)
     return RunOutcome(replay, view, result, apply_condensation(view, result), record)
+
+
+def adopt_session_model(condenser: Condenser, replay: Replay) -> str | None:
+    """With no model named for a summarising condenser, the model the session itself
+    ran on, at the provider its client sent it to, when that provider's key is set
+    (the session goes nowhere it has not been): what was chosen, in words; None when
+    nothing was (a model is named, or none can be: the call is refused then)."""
+    import os
+
+    from condense_cli.condensers.base import model_stages
+    from condense_cli.llm.client import KEY_VARIABLES
+
+    unnamed = [stage for stage in model_stages(condenser) if not stage.llm.model]
+    provider, model = replay.provider, replay.model
+    if not unnamed or provider is None or not model:
+        return None
+    key = next((v for v in KEY_VARIABLES.get(provider, ()) if os.environ.get(v)), None)
+    if key is None:
+        return None
+    chosen = f"{provider}/{model}"
+    for stage in unnamed:
+        stage.llm = replace(stage.llm, model=chosen)
+    return (
+        f"no [llm] model is named: summarising with {chosen}, the model this session ran "
+        f"on, at the provider its client sent it to ({key} is set)"
+    )
 
 
 def append_request(

@@ -338,6 +338,10 @@ class Replay(ABC):
         """The model the agent used last, as the log records it (None where it does not)."""
         return None
 
+    # The provider (litellm's name) the agent's client sends the session to, where the
+    # client has one: a summariser may go there when no model is named.
+    provider: str | None = None
+
     def gaps(self) -> list[Gap]:
         """Where forgotten events were in the view, for the text view's markers: by
         default, each run of the history's events the view does not show (by their

@@ -890,3 +890,33 @@ def test_a_server_that_refuses_the_connection_fails_at_once(proc, make_log, tmp_
     assert lines[1] == f"Hint: is the server at {url} running? Nothing was appended"
     assert time.monotonic() - started < 10  # not 3 retries with backoff
     assert log.read_bytes() == before
+
+
+def test_with_no_model_named_a_session_goes_only_to_the_provider_it_ran_on(
+    proc, tmp_path: Path
+) -> None:
+    """A Claude Code session, no model named, ANTHROPIC_API_KEY set: the summary is
+    asked of the model the session ran on, at Anthropic (here a scripted Messages API
+    on 127.0.0.1), and run says so; without the key, it is refused."""
+    from tests.clients.servers import AnthropicServer
+    from tests.conftest import corpus_copy
+
+    log = corpus_copy("claude-code", tmp_path)
+    base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    args = ("run", log, "-t", "llm", "-s", "max_size=20", "-s", "llm.num_retries=0")
+    before = log.read_bytes()
+    refused = proc(*args, env=base, cwd=tmp_path)
+    assert refused.returncode == 2 and b"no model is named" in refused.stderr
+    assert log.read_bytes() == before
+    with AnthropicServer() as server:
+        server.reply("USER_CONTEXT: the FundWise work goes on.")
+        env = base | {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
+        done = proc(*args, env=env, cwd=tmp_path)
+        asked = server.model_requests()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().startswith(
+        "no [llm] model is named: summarising with anthropic/claude-opus-4-7, the model "
+        "this session ran on, at the provider its client sent it to (ANTHROPIC_API_KEY is set)"
+    )
+    assert [r["model"] for r in asked] == ["claude-opus-4-7"]
+    assert b"appended to" in done.stderr

@@ -90,6 +90,7 @@ class ClaudeReplay(Replay):
     """A Claude Code session read and replayed to its active chain."""
 
     dialect = NAME
+    provider = "anthropic"
     converts_messages = audits = simulates = appends = pins_in_log = True
     conversion_drops = False  # a result without its call is a problem of the replay
     thresholds_after_steps = True  # the steps' walk keeps the models before (`_made`)

@@ -64,6 +64,7 @@ class CodexReplay(Replay):
     is in the log (a big rollout's items are read back when asked for)."""
 
     dialect = NAME
+    provider = "openai"
     converts_messages = audits = simulates = appends = True
     steps_start_anywhere = True  # after a compaction that replaced the history
 
