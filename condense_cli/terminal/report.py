@@ -412,7 +412,7 @@ def _charts(line: Timeline, prefix: str, runs: list[Run], unit: str) -> list[Cha
         ]
         levels = sorted(
             {
-                (t.threshold, f"{t.source}: {t.threshold:,} {t.unit}")
+                (t.threshold, f"{t.source}: {t.threshold:,} {t.unit}{_counted_by(t.unit)}")
                 for t in thresholds
                 if t.unit == measure and not t.manual
             }
@@ -458,3 +458,10 @@ def _in_view(line: Timeline) -> str:
     if not line.summaries:
         return f"{events:,}"
     return f"{events:,} ({plural(line.summaries, 'summary', 'summaries')} among them)"
+
+
+def _counted_by(unit: str) -> str:
+    """What a client's threshold in `unit` counts, beside a series condense counted."""
+    return (
+        " as the client counts them (its usage), not as the chart does" if unit == "tokens" else ""
+    )

@@ -310,3 +310,17 @@ def test_a_log_read_by_the_fast_path_gives_the_page_of_the_exact_path(
         pages.append(out.read_bytes())
     assert pages[0] == pages[1]
     assert stories.FIRST.encode() in pages[0]
+
+
+def test_a_clients_threshold_says_it_is_the_clients_count(tmp_path: Path, proc) -> None:
+    """The chart counts the view with condense's tokenizer; the client's threshold is in
+    the tokens its usage records: the line says so."""
+    from tests.dialects.claude_code.test_replay import POSTHOG
+
+    require_corpus(POSTHOG.parent)
+    out = tmp_path / "page.html"
+    assert proc("report", POSTHOG, "-o", out).returncode == 0
+    assert (
+        "less 33,000 (Claude Code 2.1.112): 167,000 tokens as the client counts them (its "
+        "usage), not as the chart does"
+    ) in out.read_text()
