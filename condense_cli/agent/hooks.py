@@ -48,7 +48,6 @@ HOOKS = {
     },
     "codex": {"SessionStart": ("compact", f"hook {POST_COMPACT}")},
 }
-OUR_WORDS = (f"hook {PRE_COMPACT}", f"hook {POST_COMPACT}")
 TIMEOUT = 60  # seconds the client gives each of our hooks
 BLOCK = 2  # the exit that blocks a compaction
 MIN_ANSWERS_BETWEEN = 2  # a compaction after fewer model answers than this is thrash
@@ -92,10 +91,29 @@ def settings_path(client: str, project: bool, home: Path, cwd: Path) -> Path:
 
 
 def ours(hook: Any) -> bool:
-    """Whether a hook entry is one `condense hook install` wrote."""
+    """Whether a hook entry is one `condense hook install` wrote: a command that runs
+    condense (a `condense` program, or `python -m condense_cli`) with `hook pre-compact`
+    (and `--guard`) or `hook post-compact` as all its arguments. Another tool's hook
+    that ends in the same words is not ours."""
+    import shlex
+
     command = hook.get("command") if isinstance(hook, dict) else None
-    return isinstance(command, str) and any(
-        command.endswith(f" {words}") or f" {words} " in command for words in OUR_WORDS
+    if not isinstance(command, str):
+        return False
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    if argv[:1] and Path(argv[0]).name == "condense":
+        rest = argv[1:]
+    elif len(argv) >= 3 and argv[1:3] == ["-m", "condense_cli"]:
+        rest = argv[3:]
+    else:
+        return False
+    return rest in (
+        ["hook", PRE_COMPACT],
+        ["hook", PRE_COMPACT, "--guard"],
+        ["hook", POST_COMPACT],
     )
 
 

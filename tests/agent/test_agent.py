@@ -314,3 +314,25 @@ def test_a_project_install_names_condense_on_path_and_keeps_the_files_mode(
     proc("mcp", "install", "claude-code", "--project", env=elsewhere, cwd=project)
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["condense"]
     assert server["command"] == str(CONDENSE.resolve())
+
+
+def test_only_condenses_own_hooks_are_ours() -> None:
+    """Uninstall removed any hook whose command ended in ` hook pre-compact`: another
+    tool's, too (issue 55)."""
+    from condense_cli.agent.hooks import ours, with_hooks, without_hooks
+
+    def command(text: str) -> dict[str, str]:
+        return {"type": "command", "command": text}
+
+    assert ours(command("/home/u/.venv/bin/condense hook pre-compact"))
+    assert ours(command("condense hook pre-compact --guard"))
+    assert ours(command("'/opt/my tools/condense' hook post-compact"))
+    assert ours(command("/usr/bin/python3 -m condense_cli hook post-compact"))
+    assert not ours(command("/usr/local/bin/othertool hook pre-compact"))
+    assert not ours(command("npx ccmemory hook pre-compact --save"))
+    assert not ours(command("condense hook pre-compact && rm -rf /"))
+    assert not ours(command("echo 'unbalanced"))
+    theirs = {"hooks": {"PreCompact": [{"hooks": [command("npx ccmemory hook pre-compact")]}]}}
+    installed = with_hooks(theirs, "claude-code", "condense", guard=False)
+    assert len(installed["hooks"]["PreCompact"]) == 2
+    assert without_hooks(installed) == theirs
