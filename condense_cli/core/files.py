@@ -3,6 +3,7 @@ replaced whole, so a reader sees the old file or the new one, never a part."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -12,10 +13,15 @@ from pathlib import Path
 def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
     """Write `body` (or its parts, as they come) to a new file beside `path`, fsync it,
     rename it over `path`, and fsync the folder (which is made when missing). The new
-    file keeps the mode of the one it replaces (a new one: 0644 less the umask)."""
+    file keeps the mode and owner of the one it replaces (a new one: 0644 less the
+    umask); a link is written through to its target, and stays a link (a settings
+    file kept in a dotfiles folder)."""
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
+    owner: tuple[int, int] | None = None
     try:
-        mode = os.stat(path).st_mode & 0o7777
+        status = os.stat(path)
+        mode, owner = status.st_mode & 0o7777, (status.st_uid, status.st_gid)
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
@@ -23,6 +29,9 @@ def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         os.fchmod(fd, mode)
+        if owner is not None and owner != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):
+                os.fchown(fd, *owner)
         with os.fdopen(fd, "wb") as out:
             if isinstance(body, bytes):
                 out.write(body)

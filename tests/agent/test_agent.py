@@ -336,3 +336,23 @@ def test_only_condenses_own_hooks_are_ours() -> None:
     installed = with_hooks(theirs, "claude-code", "condense", guard=False)
     assert len(installed["hooks"]["PreCompact"]) == 2
     assert without_hooks(installed) == theirs
+
+
+def test_a_linked_settings_file_is_written_through_its_link(tmp_path: Path, proc) -> None:
+    """A settings.json kept in a dotfiles folder and linked: install changes the
+    target and the link stays a link (issue 55, item 9)."""
+    home = tmp_path / "home"
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    target.write_text('{"model": "opus"}\n')
+    target.chmod(0o640)
+    (home / ".claude").mkdir(parents=True)
+    link = home / ".claude" / "settings.json"
+    link.symlink_to(target)
+    done = proc("hook", "install", "claude-code", env=dict(os.environ, HOME=str(home)))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    data = json.loads(target.read_text())
+    assert data["model"] == "opus" and "PreCompact" in data["hooks"]
+    assert target.stat().st_mode & 0o777 == 0o640
