@@ -193,13 +193,16 @@ def each_log(
 ) -> Iterator[Iterator[R]]:
     """`work` of each log, in the logs' order, on `jobs` processes (default: the cores)
     or Ray; a bar of the logs and bytes done on a terminal."""
-    from condense_cli.core.pool import default_jobs, ordered_map
+    from condense_cli.core.pool import capped_jobs, ordered_map
     from condense_cli.terminal.progress import logs_progress
 
     if address is not None and engine is not EngineName.ray:
         raise usage_error("--address is for --engine ray")
+    workers, note = capped_jobs(jobs)
+    if note is not None and engine is EngineName.local:
+        say(f"Note: {note}")
     with (
-        ordered_map(work, logs, jobs or default_jobs(), engine.value, address) as results,
+        ordered_map(work, logs, workers, engine.value, address) as results,
         logs_progress(logs, doing) as done,
     ):
         yield _ticking(results, done)

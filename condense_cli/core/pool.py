@@ -69,7 +69,38 @@ def batch_size(items: int, workers: int) -> int:
 
 def _ignore_interrupts() -> None:
     """In a worker: Ctrl-C is the parent's to handle (it ends the workers), so a
-    worker never prints a traceback of its own."""
+    worker never prints a traceback of its own; and a worker ends when its parent
+    does, however the parent ended (a `kill -9`, the kernel's OOM killer), where the
+    system can say so (Linux's PR_SET_PDEATHSIG)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's `terminate` still ends them
+        return
+    if os.getppid() == 1:  # the parent is gone already
+        os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def capped_jobs(jobs: int | None) -> tuple[int, str | None]:
+    """The workers to start for `jobs` (default: the cores): at most the cores, as
+    more only compete for them (10,000 logs with `--jobs 10000` started a process each
+    and ran out of memory); and a note when `jobs` was cut."""
+    cores = default_jobs()
+    if jobs is None:
+        return cores, None
+    if jobs <= cores:
+        return jobs, None
+    return cores, f"--jobs {jobs:,} is more than the {cores} cores here: {cores} workers run"

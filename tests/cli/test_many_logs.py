@@ -316,3 +316,65 @@ def test_audit_of_many_logs_goes_on_past_one_that_cannot_be_read(tmp_path: Path,
     assert len(rows) == 5 and rows[-1]["log"] == "4 logs"
     alone = proc("audit", root / "broken.jsonl")  # one log: its error and its exit code
     assert alone.returncode == 1 and alone.stdout == b""
+
+
+def test_jobs_past_the_cores_start_no_more_workers_than_cores(tmp_path: Path, proc) -> None:
+    """`--jobs 10000` over many logs started a process per log (issue 55, item 3)."""
+    from condense_cli.core.pool import default_jobs
+
+    root = corpus_tree(tmp_path)
+    many = proc("stats", root, "--no-tokens", "-f", "csv", "-j", "10000")
+    cores = default_jobs()
+    assert many.returncode == 0, many.stderr
+    assert many.stderr.decode().startswith(
+        f"Note: --jobs 10,000 is more than the {cores} cores here: {cores} workers run\n"
+    )
+    assert many.stdout == proc("stats", root, "--no-tokens", "-f", "csv", "-j", "1").stdout
+
+
+def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A `kill -9` of the command (or the OOM killer) leaves no worker behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, time\n"
+        "from condense_cli.core.pool import ordered_map\n"
+        "def work(x):\n"
+        "    time.sleep(60)\n"
+        "    return x\n"
+        "with ordered_map(work, list(range(4)), 2) as results:\n"
+        "    print(os.getpid(), flush=True)\n"
+        "    next(results)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    children: list[int] = []
+    for _ in range(50):  # the pool starts its workers
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        children = [int(c) for c in found]
+        if len(children) >= 2:
+            break
+        time.sleep(0.1)
+    assert len(children) >= 2
+    os.kill(pid, signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    alive = children
+    while alive and time.monotonic() < deadline:
+        alive = [c for c in alive if _running(c)]
+        time.sleep(0.1)
+    assert alive == []
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
