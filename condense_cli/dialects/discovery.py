@@ -72,15 +72,29 @@ def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
 
 
 def _walk(root: Path, dialect: str | None, found: Found) -> Iterator[str]:
+    """The logs in the tree at `root`. A special file (a FIFO, a socket, a device) is
+    never opened, only counted; a folder that cannot be read is counted; a file named
+    as a log that cannot be read is given as a log, so reading it says why and fails
+    the command (exit 1)."""
     top = root.resolve()
-    for folder, dirs, files in os.walk(root, followlinks=False):
+
+    def unreadable(error: OSError) -> None:
+        found.skip("a folder that cannot be read")
+
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=unreadable):
         here = Path(folder)
         kept = []
         for name in sorted(dirs):
             child = here / name
             if child.is_symlink():
                 _skip_link(child, top, found)
-            elif _folder_dialect(child, dialect) is not None:
+                continue
+            try:
+                claimed = _folder_dialect(child, dialect)
+            except OSError:
+                found.skip("a folder that cannot be read")
+                continue
+            if claimed is not None:
                 yield str(child)  # one log: not searched further
             else:
                 kept.append(name)
@@ -89,10 +103,24 @@ def _walk(root: Path, dialect: str | None, found: Found) -> Iterator[str]:
             path = here / name
             if path.is_symlink():
                 _skip_link(path, top, found)
+            elif not _regular(path):
+                found.skip("not a regular file (a FIFO, a socket or a device)")
+            elif name.endswith(LOG_SUFFIXES) and not os.access(path, os.R_OK):
+                yield str(path)  # reading it says it cannot be read
             elif _file_dialect(path, dialect) is not None:
                 yield str(path)
             else:
                 found.skip("not a session log")
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` is a regular file (asked without opening it)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _skip_link(path: Path, top: Path, found: Found) -> None:

@@ -378,3 +378,21 @@ def _running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def test_a_fifo_in_a_tree_is_counted_never_opened(tmp_path: Path, proc) -> None:
+    """A FIFO named `*.jsonl` hung `check` and `stats` forever (issue 55, item 5): it
+    is not a regular file, so it is counted and never opened."""
+    import os
+
+    from tests.dialects.claude_code.test_replay import POSTHOG
+
+    require_corpus(POSTHOG.parent)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copyfile(POSTHOG, tree / "a.jsonl")
+    os.mkfifo(tree / "pipe.jsonl")
+    for command in (("check", tree), ("stats", tree, "--no-tokens", "-f", "csv")):
+        done = proc(*command)  # (a hang fails at its time-out)
+        assert done.returncode == 0, done.stderr
+        assert b"1 file skipped: not a regular file (a FIFO, a socket or a device)" in done.stderr
