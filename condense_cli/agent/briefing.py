@@ -27,6 +27,7 @@ from condense_cli.analysis.audit import check_facts, pin_facts
 from condense_cli.analysis.clauses import content, is_constraint, sentences
 from condense_cli.analysis.facts import Fact, extract, squash
 from condense_cli.core.events import Event
+from condense_cli.core.redact import mask
 from condense_cli.core.text import sanitize
 from condense_cli.dialects.base import Replay
 
@@ -66,7 +67,7 @@ SECTIONS = {
 def quoted(text: str, limit: int) -> str:
     """`text` on one line, printable, cut to `limit` characters, as a JSON string: its
     quotes and escapes make where it starts and ends unmistakable."""
-    line = sanitize(" ".join(text.split()), one_line=True)
+    line = sanitize(mask(" ".join(text.split())), one_line=True)
     if len(line) > limit:
         line = line[: limit - 1] + "…"
     return orjson.dumps(line).decode()

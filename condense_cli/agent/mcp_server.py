@@ -93,7 +93,11 @@ def _facts(replay: Replay) -> dict[str, Any]:
 
 
 def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
-    """`text` from `offset`, at most `limit` characters, saying where it was cut."""
+    """`text` (its secrets masked) from `offset`, at most `limit` characters, saying
+    where it was cut."""
+    from condense_cli.core.redact import mask
+
+    text = mask(text)
     part = text[offset : offset + limit]
     rest = len(text) - offset - len(part)
     if rest > 0:

@@ -8,7 +8,12 @@ of an environment variable, not a secret, and are shown.
 
 `mask_table` masks a configuration table for `condense config`; it also remembers
 every secret it meets, so that `mask` can take them out of any message, error or
-`--debug` traceback afterwards.
+`--debug` traceback afterwards. In text from a session (the report, the hooks'
+briefings, MCP's answers, errors) `mask` also takes out what looks like a secret
+whoever wrote it: the common providers' keys (`PROVIDER_KEYS`: OpenAI's and
+Anthropic's `sk-...`, AWS's `AKIA...`, GitHub's `ghp_...`, Slack's `xox.-...`,
+Google's `AIza...`) and the value of a `password`, `secret`, `token` or `api_key` field
+written as JSON, TOML or an environment assignment.
 """
 
 from __future__ import annotations
@@ -23,6 +28,22 @@ HEADER_TABLES = frozenset({"extra_headers"})
 MIN_SECRET_CHARS = 4  # shorter values would mask ordinary words in messages
 
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@")
+PROVIDER_KEYS = re.compile(
+    r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|\bAIza[0-9A-Za-z_-]{35}"
+)
+# (bounded: a long run of word characters must not make a search quadratic)
+_FIELD = r"[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[\w.-]{0,40}"
+_FIELD_WORDS = re.compile(r"(?i)passw|secret|token|api[_-]?key|access[_-]?key")
+# `"api_key": "..."`, `password = '...'` (the key kept, its value masked)
+_QUOTED_FIELD = re.compile(
+    rf"(?i)(?P<key>[\"']?{_FIELD}[\"']?\s*[:=]\s*)(?P<q>[\"'])(?P<value>[^\"'\n]{{4,}})(?P=q)"
+)
+# `API_TOKEN=...` in a shell or an .env file
+_ASSIGNED = re.compile(rf"(?i)(?P<key>\b{_FIELD}=)(?P<value>[^\s\"']{{4,}})")
 _remembered: set[str] = set()
 
 
@@ -48,7 +69,19 @@ def mask(text: str, extra: Iterable[str | None] = ()) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, SECRET)
-    return mask_urls(text)
+    return mask_found(mask_urls(text))
+
+
+def mask_found(text: str) -> str:
+    """`text` with what looks like a secret masked: a provider's key, the value of a
+    secret field."""
+    text = PROVIDER_KEYS.sub(SECRET, text)
+    if not _FIELD_WORDS.search(text):  # (the field patterns are slow on long text)
+        return text
+    text = _QUOTED_FIELD.sub(
+        lambda m: f"{m.group('key')}{m.group('q')}{SECRET}{m.group('q')}", text
+    )
+    return _ASSIGNED.sub(lambda m: f"{m.group('key')}{SECRET}", text)
 
 
 def mask_table(table: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import orjson
 
 from condense_cli.core.events import Event, View
 from condense_cli.core.intervals import format_runs
+from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
 from condense_cli.dialects.base import Gap, Replay
 
@@ -32,17 +33,24 @@ __all__ = ["sanitize"]  # the one rule for untrusted text, re-exported for calle
 
 
 def preview(text: str, full: bool = False) -> str:
-    """The first lines of `text`, cut to a readable size unless `full`."""
-    text = sanitize(text.strip())
+    """The first lines of `text` (what looks like a secret masked), cut to a readable
+    size unless `full`."""
+    text = text.strip()
     if full:
-        return text
+        return sanitize(mask(text))
+    # masked before it is cut, with room past the cut for a secret that spans it
+    whole = len(text)
+    text = sanitize(mask(text[: PREVIEW_CHARS + MASK_MARGIN]))
     lines = text.splitlines()
     cut = "\n".join(lines[:PREVIEW_LINES])
     if len(cut) > PREVIEW_CHARS:
         cut = cut[:PREVIEW_CHARS]
-    if cut != text:
-        cut += f" … [{len(text):,} chars]"
+    if cut != text or whole > PREVIEW_CHARS + MASK_MARGIN:
+        cut += f" … [{whole:,} chars]"
     return cut
+
+
+MASK_MARGIN = 1_000
 
 
 def heading(event: Event, ids: dict[int, object] | None = None) -> str:

@@ -161,3 +161,51 @@ def test_view_text_shows_only_a_preview_of_long_content(cli, make_log) -> None:
     out = cli("view", log).stdout
     assert "A" * 1000 not in out
     assert "[50,000 chars]" in out
+
+
+# --- secrets a session holds, in every output (issue 55, item 8) -------------------
+
+LEAKS = {
+    "openai": "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e",
+    "anthropic": "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "github": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "field": '"password": "correct-horse-battery"',
+    "env": "DB_PASSWORD=hunter2hunter2",
+}
+
+
+@pytest.mark.parametrize(("kind", "leak"), list(LEAKS.items()))
+def test_a_secret_a_session_holds_is_masked_in_text_from_it(kind: str, leak: str) -> None:
+    from condense_cli.core.redact import SECRET, mask
+
+    masked = mask(f"the output said {leak} and went on")
+    secret = leak.split('"')[-2] if kind == "field" else leak.split("=")[-1]
+    assert secret not in masked and SECRET in masked, masked
+    # ordinary words about secrets stay
+    assert mask("the token was revoked; passwords need 12 characters") == (
+        "the token was revoked; passwords need 12 characters"
+    )
+
+
+def test_hooks_mcp_and_the_report_never_show_a_sessions_secrets(tmp_path: Path, proc) -> None:
+    import json
+
+    from tests.dialects.claude_code.test_replay import Builder
+
+    b = Builder("claude-sonnet-4-6")
+    b.user("Deploy it. Do not print the keys.")
+    b.use("c1", "m1")
+    b.result("c1", "Error: " + " ".join(LEAKS.values()) + " rejected")
+    b.say("done", "m2")
+    log = b.write(tmp_path / "s.jsonl")
+    said = json.dumps({"transcript_path": str(log), "trigger": "manual"}).encode()
+    outputs = [proc("hook", "pre-compact", input=said).stdout]
+    page = tmp_path / "page.html"
+    assert proc("report", log, "-o", page, "--no-tokens").returncode == 0
+    outputs.append(page.read_bytes())
+    outputs.append(proc("view", log, "--no-pager").stdout)
+    for leak in ("4f9a8b7c6d5e", "Zx9Yw8Vu7Ts6", "IOSFODNN7EXAMPLE", "abcdefghijklmnop", "hunter2"):
+        for output in outputs:
+            assert leak.encode() not in output
+    assert b"***" in outputs[2]  # masked where it was, in the text view
