@@ -19,6 +19,7 @@ import fcntl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -48,26 +49,49 @@ def pins_path(log: str) -> Path:
     return path.with_name(path.name.rstrip("/") + SUFFIX)
 
 
+MAX_PINS_BYTES = 1 << 20  # a pins file larger than this is no pins file
+
+
 def read_pins(log: str) -> list[str]:
     """The log's pins, in the order they were added (none without a side file)."""
+    return list(_pins_file(log).get("pins", []))
+
+
+def _pins_file(log: str) -> dict[str, Any]:
+    """The side file's object ({} without one): a regular file of at most
+    `MAX_PINS_BYTES` whose `pins` is a list of texts (other keys are kept as they are);
+    LogError for anything else (a FIFO is never opened)."""
+    import stat
+
     path = pins_path(log)
     try:
-        raw = path.read_bytes()
+        status = path.stat()
     except FileNotFoundError:
-        return []
+        return {}
     except OSError as exc:
         raise LogError(str(path), f"cannot read the pins: {exc.strerror}") from None
+    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_PINS_BYTES:
+        raise LogError(
+            str(path),
+            "is not a pins file: "
+            + ("not a regular file" if not stat.S_ISREG(status.st_mode) else "over 1 MiB"),
+            hint="remove it; `condense pin` writes it",
+        )
     try:
-        data = orjson.loads(raw)
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise LogError(str(path), f"cannot read the pins: {exc.strerror}") from None
     except orjson.JSONDecodeError:
         data = None
-    if not isinstance(data, dict) or not all(isinstance(p, str) for p in data.get("pins", ())):
+    found: dict[str, Any] = data if isinstance(data, dict) else {"pins": None}
+    pins = found.get("pins", [])
+    if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
         raise LogError(
             str(path),
             'is not a pins file: expected {"pins": ["text", ...]}',
             hint="fix or remove it; `condense pin` writes it",
         )
-    return list(data.get("pins", []))
+    return found
 
 
 def check_pin(text: str) -> str:
@@ -87,10 +111,12 @@ def add_pin(log: str, text: str) -> bool:
     lock_path = path.with_name(path.name + ".lock")
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        pins = read_pins(log)
+        data = _pins_file(log)
+        pins = list(data.get("pins", []))
         if text in pins:
             return False
-        body = orjson.dumps({"pins": [*pins, text]}, option=orjson.OPT_INDENT_2) + b"\n"
+        kept = data | {"pins": [*pins, text]}  # any other key as it was
+        body = orjson.dumps(kept, option=orjson.OPT_INDENT_2) + b"\n"
         replace_file(path, body)
     return True
 

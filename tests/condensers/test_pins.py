@@ -287,3 +287,22 @@ def test_a_pin_no_event_holds_is_warned_about(tmp_path: Path, proc) -> None:
     assert read_pins(str(log)) == ["I choose Render with SQLite"]
     held = proc("pin", log, "  KEEP the api   stable ")  # spaces and case aside
     assert held.stderr.decode().startswith("held by event #1\n"), held.stderr
+
+
+def test_a_pins_file_is_read_as_it_is_and_kept_so(tmp_path: Path, proc) -> None:
+    """Issue 55, item 15: '{"pins": "abc"}' was read as three pins; extra keys were
+    dropped on a rewrite; a FIFO in its place hung."""
+    import os
+
+    log = session(tmp_path / "s.jsonl")
+    side = pins_path(str(log))
+    side.write_text('{"pins": "abc"}')
+    bad = proc("pin", log, "--list")
+    assert bad.returncode == 1 and b"is not a pins file" in bad.stderr
+    side.write_text('{"pins": ["one"], "note": "kept by hand"}')
+    assert proc("pin", log, PIN).returncode == 0
+    assert orjson.loads(side.read_bytes()) == {"pins": ["one", PIN], "note": "kept by hand"}
+    side.unlink()
+    os.mkfifo(side)
+    fifo = proc("pin", log, "--list")  # (a hang fails at its time-out)
+    assert fifo.returncode == 1 and b"not a regular file" in fifo.stderr
