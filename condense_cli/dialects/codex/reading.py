@@ -21,7 +21,7 @@ import orjson
 
 from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
-from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, json_type
+from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, encode, json_type
 from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
 from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, is_sent, summary_item
@@ -66,18 +66,17 @@ class History:
 
 def numbered_as_originals(copies: list[CodexEvent], previous: list[CodexEvent]) -> None:
     """Number each item of a replacement history that is an item of the history
-    before it, as written, by that item's number (the newest such, by type and call
-    id first, so only likely matches are parsed)."""
-    candidates: dict[tuple[str, str | None], list[CodexEvent]] = {}
+    before it, as written, by that item's number (the newest such). Only the items
+    of a type and call id some copy has are parsed, each once."""
+    wanted = {(c.item_type, c.tool_call_id) for c in copies if not c.marks_summary}
+    written: dict[bytes, CodexEvent] = {}
     for event in previous:
-        candidates.setdefault((event.item_type, event.tool_call_id), []).append(event)
+        if (event.item_type, event.tool_call_id) in wanted:
+            written[encode(event.data)] = event  # the newest wins
     for copy in copies:
-        if copy.marks_summary:
-            continue
-        for event in reversed(candidates.get((copy.item_type, copy.tool_call_id), ())):
-            if event.data == copy.data:
-                copy.number = event.id
-                break
+        found = None if copy.marks_summary else written.get(encode(copy.data))
+        if found is not None:
+            copy.number = found.id
 
 
 def history_length(raw: bytes) -> int:
