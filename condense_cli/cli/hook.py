@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
+from condense_cli.core.text import plural
 
 app = typer.Typer(
     help="Hooks for the agent's own compaction: keep what matters, give back what it lost.",
@@ -34,7 +35,7 @@ GIVEN_BACK = (
 )
 LEFT_OUT = "condense: the new summary left out these facts; they were given back to the model."
 MORE = (
-    "Anything else that was forgotten can be searched and read back exactly with "
+    "Anything else that was forgotten can be searched and read back (secrets masked) with "
     "condense's MCP tools, where they are installed (`condense mcp install`)."
 )
 
@@ -77,7 +78,7 @@ def pre_compact(
         raise typer.Exit(BLOCK)
     if briefing:
         typer.echo(briefing.text(KEEP))
-        _note(f"asked the summary to keep {briefing.count()} facts")
+        _note(f"asked the summary to keep {plural(briefing.count(), 'fact')}")
 
 
 def post_compact() -> None:
@@ -100,10 +101,10 @@ def post_compact() -> None:
     if isinstance(summary, str):
         if briefing:
             typer.echo(briefing.text(LEFT_OUT))
-        _note(f"the new summary left out {briefing.count()} facts that matter")
+        _note(f"the new summary left out {plural(briefing.count(), 'fact')} (of those that matter)")
     elif briefing:
         typer.echo(session_context(briefing.text(GIVEN_BACK, MORE)))
-        _note(f"gave back {briefing.count()} facts that still hold")
+        _note(f"gave back {plural(briefing.count(), 'fact')} (what still holds)")
 
 
 HooksScope = Annotated[
