@@ -220,12 +220,9 @@ def proc() -> Callable[..., subprocess.CompletedProcess[bytes]]:
     def _run(
         *args: str, input: bytes | None = None, **kw: Any
     ) -> subprocess.CompletedProcess[bytes]:
+        kw.setdefault("timeout", 120)
         return subprocess.run(
-            [str(CONDENSE), *[str(a) for a in args]],
-            input=input,
-            capture_output=True,
-            timeout=120,
-            **kw,
+            [str(CONDENSE), *[str(a) for a in args]], input=input, capture_output=True, **kw
         )
 
     return _run

@@ -117,10 +117,12 @@ def ours(hook: Any) -> bool:
     )
 
 
-def with_hooks(settings: dict[str, Any], client: str, condense: str, guard: bool) -> dict[str, Any]:
+def with_hooks(
+    path: Path, settings: dict[str, Any], client: str, condense: str, guard: bool
+) -> dict[str, Any]:
     """`settings` with our hooks in (any earlier ones of ours replaced), the rest as
     it was; `condense` is how to run it (`install.condense_command`)."""
-    merged = without_hooks(settings)
+    merged = without_hooks(path, settings)
     hooks = dict(merged.get("hooks") or {})
     for event, (matcher, words) in HOOKS[client].items():
         command = f"{condense} {words}"
@@ -131,20 +133,26 @@ def with_hooks(settings: dict[str, Any], client: str, condense: str, guard: bool
     return merged | {"hooks": hooks}
 
 
-def without_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+def without_hooks(path: Path, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` without the hooks of ours (and a group or event left empty by
-    that); everything else as it was."""
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        return dict(settings)
+    that); everything else as it was. ConfigError when `hooks` is not shaped as the
+    clients read it (an object of lists of groups), so nothing is guessed."""
+    from condense_cli.core.errors import ConfigError
+
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(
+        isinstance(groups, list) and all(isinstance(g, dict) for g in groups)
+        for groups in hooks.values()
+    ):
+        raise ConfigError(
+            f"{path}: expected 'hooks' to be an object of lists of hook groups",
+            hint="fix the file by hand first: condense will not guess what it meant",
+        )
     kept: dict[str, Any] = {}
     for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            kept[event] = groups
-            continue
         left = []
         for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
+            entries = group.get("hooks")
             if not isinstance(entries, list) or not any(ours(h) for h in entries):
                 left.append(group)
             elif others := [h for h in entries if not ours(h)]:

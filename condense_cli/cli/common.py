@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand, TyperOption
 
-from condense_cli.core.errors import CondenseError, OutputError
+from condense_cli.core.errors import CondenseError, OutputError, os_hint
 from condense_cli.core.interrupts import INTERRUPTED
 from condense_cli.core.redact import mask
 from condense_cli.core.text import sanitize
@@ -104,7 +104,7 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change; wr
 
 
 def tell_change(path: object, done: str | None, dry_run: bool, what: str) -> None:
-    """What `agent.install.change_file` did to a client's settings at `path`: the diff
+    """What `agent.install.edit_settings` did to a client's settings at `path`: the diff
     of a dry run on stdout, else one line on stderr (`what` it did, or nothing)."""
     if done is None:
         say(f"{path}: nothing to change")
@@ -427,6 +427,9 @@ def guarded(command: F) -> F:
             raise typer.Exit(INTERRUPTED) from None
         except (typer.Exit, typer.Abort):
             raise
+        except OSError as exc:  # the system refused a file (a full disk, a protected file)
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise fail(f"{where}{exc.strerror or exc}", os_hint(exc.errno), 1) from None
         except Exception as exc:
             if state["debug"]:
                 sys.stderr.write(sanitize(mask(traceback.format_exc())))

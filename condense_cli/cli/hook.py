@@ -9,7 +9,7 @@ No `from __future__ import annotations` (see `common`).
 """
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -144,25 +144,17 @@ def _change(client: Client, project: bool, dry_run: bool, guard: bool, remove: b
     from pathlib import Path
 
     from condense_cli.agent.hooks import settings_path, with_hooks, without_hooks
-    from condense_cli.agent.install import (
-        change_file,
-        condense_command,
-        json_text,
-        read_json_object,
-    )
-    from condense_cli.core.errors import ConfigError
+    from condense_cli.agent.install import condense_command, edit_settings, json_change
 
     path = settings_path(client.value, project, Path.home(), Path.cwd())
-    before = read_json_object(path)
-    if not isinstance(before.get("hooks", {}), dict):
-        raise ConfigError(f"{path}: expected 'hooks' to be a JSON object")
-    if remove:
-        after = without_hooks(before)
-    else:
-        command = condense_command(sys.argv[0], sys.executable, project)
-        after = with_hooks(before, client.value, command, guard)
-    old = json_text(before) if path.exists() else ""
-    done = change_file(path, old, json_text(after), dry_run)
+    command = condense_command(sys.argv[0], sys.executable, project)
+
+    def update(settings: dict[str, Any]) -> dict[str, Any]:
+        if remove:
+            return without_hooks(path, settings)
+        return with_hooks(path, settings, client.value, command, guard)
+
+    done = edit_settings(path, json_change(path, update), dry_run)
     tell_change(path, done, dry_run, f"{'removed' if remove else 'installed'} condense's hooks")
 
 

@@ -85,15 +85,14 @@ def uninstall(
 
 
 def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
-    import json
     from pathlib import Path
 
     from condense_cli.agent.install import (
-        change_file,
         condense_argv,
-        json_text,
-        read_json_object,
-        with_toml_table,
+        edit_settings,
+        json_change,
+        toml_table_change,
+        with_json_server,
     )
     from condense_cli.agent.sessions import codex_home
 
@@ -101,34 +100,20 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
     args = [*argv[1:], "mcp", "--client", client.value]
     if client is Client.codex:
         path = codex_home(Path.home()) / "config.toml"
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-        body = (
-            None
-            if remove
-            else f"command = {json.dumps(argv[0])}\nargs = {json.dumps(args)}\n"
+        table = {
+            "command": argv[0],
+            "args": args,
             # how long Codex gives the server to list its tools (10 s by default): it
             # imports its MCP library first, which a busy machine slows; until it has,
             # a turn goes on without its tools (unless the user marks it `required`)
-            f"startup_timeout_sec = {CODEX_STARTUP_SECONDS}\n"
-        )
-        new = with_toml_table(old, f"mcp_servers.{NAME}", body)
+            "startup_timeout_sec": CODEX_STARTUP_SECONDS,
+        }
+        change = toml_table_change(path, ("mcp_servers", NAME), None if remove else table)
     else:
         path = Path.cwd() / ".mcp.json" if project else Path.home() / ".claude.json"
-        data = read_json_object(path)
-        servers = data.get("mcpServers") or {}
-        if not isinstance(servers, dict):
-            from condense_cli.core.errors import ConfigError
-
-            raise ConfigError(f"{path}: expected 'mcpServers' to be a JSON object")
-        servers = {k: v for k, v in servers.items() if k != NAME}
-        if not remove:
-            servers[NAME] = {"type": "stdio", "command": argv[0], "args": args, "env": {}}
-        changed = {k: v for k, v in data.items() if k != "mcpServers"}
-        if servers:
-            changed["mcpServers"] = servers
-        old = json_text(data) if path.exists() else ""
-        new = json_text(changed)
-    done = change_file(path, old, new, dry_run)
+        server = None if remove else {"type": "stdio", "command": argv[0], "args": args}
+        change = json_change(path, lambda data: with_json_server(path, data, NAME, server))
+    done = edit_settings(path, change, dry_run)
     what = f"{'removed' if remove else 'registered'} the condense MCP server"
     tell_change(path, done, dry_run, what)
 

@@ -73,3 +73,20 @@ class LogBusyError(CondenseError):
     """The log changed underneath us or its lock could not be taken (exit 4)."""
 
     exit_code = 4
+
+
+def os_hint(errno_value: int | None) -> str:
+    """What a user can do about an operating system's refusal, by its errno."""
+    import errno
+
+    hints = {
+        errno.ENOSPC: "free some space on the disk, then try again",
+        errno.EDQUOT: "your disk quota is used up: free some space, then try again",
+        errno.EFBIG: "the file would be larger than this system allows",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "check the permissions of the file and its folder",
+        errno.EPERM: "the file is protected (immutable, or owned by another user)",
+        errno.EISDIR: "give a file, not a folder",
+        errno.ENOTDIR: "a part of the path that should be a folder is a file",
+    }
+    return hints.get(errno_value or 0, "check the file and its folder, then try again")

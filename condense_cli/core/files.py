@@ -1,12 +1,16 @@
-"""Small files condense writes beside a log or for a client (pins, settings): each
-replaced whole, so a reader sees the old file or the new one, never a part."""
+"""Small files condense reads and writes beside a log or for a client (pins,
+settings): each read only when it is a regular file of a bounded size, replaced whole
+(a reader sees the old file or the new one, never a part), and changed under the lock
+other writers of it take."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -48,3 +52,67 @@ def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
         os.fsync(folder)
     finally:
         os.close(folder)
+
+
+class NotSmallFile(Exception):
+    """`read_small` refused a file; the message says why, in words for the user."""
+
+
+def read_small(path: Path, limit: int) -> bytes | None:
+    """The bytes of a small settings-like file (None when there is none): a regular
+    file of at most `limit` bytes, opened without blocking, so a FIFO, a device or
+    `/dev/zero` given in its place is refused, never read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotSmallFile(f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, a socket or a device"
+            raise NotSmallFile(f"is not a regular file ({kind})")
+        data = os.read(fd, limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:
+            raise NotSmallFile(f"is larger than {limit >> 20} MiB")
+        return data
+    except OSError as exc:
+        raise NotSmallFile(f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+LOCK_STALE_SECONDS = 10.0  # a lock folder older than this was left by a dead process
+LOCK_WAIT_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def claimed(path: Path) -> Iterator[None]:
+    """Hold the lock other writers of a settings file take: the folder `<path>.lock`
+    (Claude Code's own for `~/.claude.json`), made for the time of a change and
+    removed after it; one older than `LOCK_STALE_SECONDS` is taken over. TimeoutError
+    when another writer holds it for `LOCK_WAIT_SECONDS`."""
+    lock = path.with_name(path.name + ".lock")
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            os.mkdir(lock)
+            break
+        except FileExistsError:
+            try:
+                age = time.time() - os.stat(lock).st_mtime
+            except FileNotFoundError:
+                continue
+            if age > LOCK_STALE_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.rmdir(lock)
+                continue
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{lock} is held by another program") from None
+            time.sleep(0.02)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(lock)

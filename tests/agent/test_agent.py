@@ -333,9 +333,9 @@ def test_only_condenses_own_hooks_are_ours() -> None:
     assert not ours(command("condense hook pre-compact && rm -rf /"))
     assert not ours(command("echo 'unbalanced"))
     theirs = {"hooks": {"PreCompact": [{"hooks": [command("npx ccmemory hook pre-compact")]}]}}
-    installed = with_hooks(theirs, "claude-code", "condense", guard=False)
+    installed = with_hooks(Path("s.json"), theirs, "claude-code", "condense", guard=False)
     assert len(installed["hooks"]["PreCompact"]) == 2
-    assert without_hooks(installed) == theirs
+    assert without_hooks(Path("s.json"), installed) == theirs
 
 
 def test_a_linked_settings_file_is_written_through_its_link(tmp_path: Path, proc) -> None:

@@ -60,9 +60,20 @@ def test_the_hooks_keep_what_matters_through_the_clients_own_compaction(
 ) -> None:
     session = over_threshold(copy(compacted, tmp_path), tmp_path / "session")
     before = session.read_bytes()
+    # the user's settings.json: linked from a dotfiles folder, with another tool's
+    # PreCompact hook whose command ends in the same words as condense's
+    ran = tmp_path / "theirs-ran"
+    theirs = {"type": "command", "command": f"sh -c 'touch {ran}' hook pre-compact"}
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps({"hooks": {"PreCompact": [{"hooks": [theirs]}]}}))
+    (tmp_path / "client" / "home" / ".claude").mkdir(parents=True)
+    (tmp_path / "client" / "home" / ".claude" / "settings.json").symlink_to(dotfiles)
     settings = install(proc, tmp_path / "client" / "home")
+    assert settings.is_symlink()
     hooks = json.loads(settings.read_text())["hooks"]
     assert set(hooks) == {"PreCompact", "SessionStart", "PostCompact"}
+    assert hooks["PreCompact"][0]["hooks"] == [theirs]
     with AnthropicServer() as server:
         run = resume(
             clients, session, tmp_path / "client", server.reply("<summary>S</summary>", "ok")
@@ -81,6 +92,7 @@ def test_the_hooks_keep_what_matters_through_the_clients_own_compaction(
     assert CONSTRAINT in sent
     resumed = lines_of(run.session)
     assert sum(x.get("subtype") == "compact_boundary" for x in resumed) == 2
+    assert ran.exists()  # the other tool's hook ran beside ours
 
 
 def test_the_guard_stops_a_compaction_that_would_only_repeat_the_last(
