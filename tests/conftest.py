@@ -46,6 +46,7 @@ def corpus_copy(dialect: str, tmp: Path) -> Path:
     source = CORPUS.parent / ONE_OF_EACH[dialect]
     require_corpus(source.parent)
     target = tmp / source.name
+    tmp.mkdir(parents=True, exist_ok=True)
     if source.is_dir():
         shutil.copytree(source, target)
     else:

@@ -21,6 +21,7 @@ from condense_cli.cli.common import (
     echo,
     grouping,
     guarded,
+    local_paths,
     reading,
     said_logs,
     say,
@@ -39,6 +40,7 @@ def audit(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="Logs to audit: files (- for standard input), conversation folders, or "
             "trees searched for logs of every dialect.",
         ),

@@ -17,6 +17,7 @@ from condense_cli.cli.common import (
     each_log,
     emit,
     guarded,
+    local_paths,
     reading,
     say,
 )
@@ -31,6 +32,7 @@ def check(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="Logs to check: files (- for standard input), conversation folders, or "
             "trees searched for logs of every dialect.",
         ),

@@ -250,10 +250,23 @@ class TableFormat(StrEnum):
     csv = "csv"
 
 
+def local_paths(value: Any) -> Any:
+    """A LOG argument (or a list of them) with each `file://` URI as the path it names."""
+    from condense_cli.core.remote import local_path
+
+    try:
+        if isinstance(value, list):
+            return [local_path(v) for v in value]
+        return local_path(value) if isinstance(value, str) else value
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 LogArg = Annotated[
     str,
     typer.Argument(
         metavar="LOG",
+        callback=local_paths,
         help="The session log (JSONL), a conversation folder, or - for standard input.",
     ),
 ]

@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
+from condense_cli.cli.common import (
+    Client,
+    ClientArg,
+    Command,
+    DryRunOpt,
+    guarded,
+    local_paths,
+    tell_change,
+)
 
 NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
 CODEX_STARTUP_SECONDS = 60  # how long Codex waits for the server to list its tools
@@ -31,6 +39,7 @@ def serve(
         typer.Option(
             "--log",
             metavar="LOG",
+            callback=local_paths,
             help="The session to serve (default: the client's newest "
             "session of the current folder).",
         ),

@@ -19,6 +19,7 @@ from condense_cli.cli.common import (
     SummaryTokensOpt,
     UptoOpt,
     guarded,
+    local_paths,
     print_notes,
     reading,
     said_logs,
@@ -39,6 +40,7 @@ def report(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="Logs to show: files (- for standard input), conversation folders, or "
             "trees searched for logs of every dialect; several make one page with an index.",
         ),

@@ -20,6 +20,7 @@ from condense_cli.cli.common import (
     ViewFormat,
     guarded,
     load_condenser,
+    local_paths,
     reading,
     say,
     stderr,
@@ -41,6 +42,7 @@ def run(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="The session log (JSONL), a conversation folder, or - for standard input; "
             "with --all, several logs or trees searched for logs.",
         ),

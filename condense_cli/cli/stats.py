@@ -23,6 +23,7 @@ from condense_cli.cli.common import (
     echo,
     grouping,
     guarded,
+    local_paths,
     reading,
     said_logs,
     say,
@@ -42,6 +43,7 @@ def stats(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="Logs: files (- for standard input), conversation folders, or trees "
             "searched for logs of every dialect.",
         ),

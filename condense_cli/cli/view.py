@@ -21,6 +21,7 @@ from condense_cli.cli.common import (
     ViewFormat,
     each_log,
     guarded,
+    local_paths,
     reading,
     said_logs,
     say,
@@ -42,6 +43,7 @@ def view(
         list[str],
         typer.Argument(
             metavar="LOG...",
+            callback=local_paths,
             help="The session log (JSONL), a conversation folder, or - for standard input; "
             "with --format json or jsonl, several logs or trees searched for logs.",
         ),

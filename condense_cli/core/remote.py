@@ -13,6 +13,7 @@ gcsfs, adlfs, aiohttp for https), are imported only for a URL: the extra
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,9 @@ from typing import Any
 from condense_cli.core.errors import ConfigError, LogError
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
+# the stores logs are kept on; fsspec knows many more (ftp, github, reference, …), but
+# those would reach out to other hosts or need arguments a URL cannot give
+SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https"})
 
 
 def is_url(name: str) -> bool:
@@ -28,8 +32,27 @@ def is_url(name: str) -> bool:
     return found is not None and found["scheme"].lower() != "file"
 
 
+def local_path(name: str) -> str:
+    """`name` with a `file://` URI turned into the path it names (percent-escapes
+    decoded); ValueError for one naming another host. Other names as they are."""
+    from urllib.parse import unquote, urlsplit
+
+    if name[:7].lower() != "file://":
+        return name
+    parts = urlsplit(name)
+    if parts.netloc not in ("", "localhost"):
+        raise ValueError(f"{name}: a file:// URI names a file on this machine: file:///path")
+    return unquote(parts.path)
+
+
 def filesystem(url: str) -> tuple[Any, str]:
     """The fsspec file system of `url` and the path within it."""
+    scheme = url.partition("://")[0].lower()
+    if scheme not in SCHEMES:
+        raise ConfigError(
+            f"{url}: condense does not read {scheme}:// URLs",
+            hint="give a path, or an s3://, gs://, az:// or http(s):// URL",
+        )
     try:
         import fsspec
     except ImportError:
@@ -82,9 +105,14 @@ def local_folder(url: str) -> Iterator[str]:
     import tempfile
 
     fs, path = filesystem(url)
+    root = path.rstrip("/")
     with tempfile.TemporaryDirectory(prefix="condense-") as local:
-        try:
-            fs.get(path.rstrip("/") + "/", local + "/", recursive=True)
+        try:  # file by file: a web server's listing names its folders as links too
+            for folder, _, files in fs.walk(root, topdown=True):
+                inside = os.path.join(local, folder.rstrip("/")[len(root) :].lstrip("/"))
+                os.makedirs(inside, exist_ok=True)
+                for name in files:
+                    fs.get_file(f"{folder.rstrip('/')}/{name}", os.path.join(inside, name))
         except Exception as exc:
             raise failed(url, exc) from None
         yield local
@@ -98,7 +126,9 @@ def walk(url: str) -> Iterator[tuple[str, list[str], list[str]]]:
     prefix = scheme.group(0) if scheme else ""
     try:
         for folder, dirs, files in fs.walk(root, topdown=True):
-            yield prefix + folder.rstrip("/"), dirs, sorted(files)
+            # an object store gives paths within it, a web server whole URLs
+            whole = folder if _URL.match(folder) else prefix + folder
+            yield whole.rstrip("/"), dirs, sorted(files)
     except Exception as exc:
         raise failed(url, exc) from None
 

@@ -15,7 +15,7 @@ import orjson
 
 from condense_cli.analysis.audit import LogAudit, total
 from condense_cli.analysis.facts import KINDS
-from condense_cli.core.text import sanitize
+from condense_cli.core.text import plural, sanitize
 from condense_cli.dialects.base import StatsReport
 
 # The columns of `stats` over many logs: (key, heading of the text table).
@@ -118,9 +118,9 @@ class Sums:
     def row(self, label: str | None = None) -> dict[str, Any]:
         """The totals; with `label`, a group's row (its names, its number of logs)."""
         if label is None:
-            return {"log": f"{self.logs:,} logs", "dialect": "", "model": ""} | self.numbers
+            return {"log": plural(self.logs, "log"), "dialect": "", "model": ""} | self.numbers
         names = {key: ", ".join(sorted(values)) for key, values in self.names.items()}
-        logs = f"{label} ({self.logs:,} {'log' if self.logs == 1 else 'logs'})"
+        logs = f"{label} ({plural(self.logs, 'log')})"
         return {"log": logs, **names, **self.numbers, "logs": self.logs}
 
 

@@ -263,7 +263,7 @@ def test_a_table_writes_jsonl_and_csv_rows_as_they_come() -> None:
     text.add({"log": "a", "dialect": "codex", "events": 3})
     assert kept == []  # aligned columns need every row
     text.close()
-    assert kept[0].splitlines()[-1].split() == ["1", "logs", "3"]
+    assert kept[0].splitlines()[-1].split() == ["1", "log", "3"]
 
 
 def test_a_terminal_shows_a_bar_of_the_logs_and_bytes_done(tmp_path: Path) -> None:
