@@ -6,6 +6,7 @@ as they are needed, and leaves hostile text inert. Screenshots go to the test's 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,9 @@ def chromium() -> Iterator[Any]:
 class Tab:
     """A page opened from disk: what it logged, what it asked of the network."""
 
-    def __init__(self, browser: Any, path: Path, width: int = 1280, height: int = 800) -> None:
+    def __init__(
+        self, browser: Any, path: Path, width: int = 1280, height: int = 800, fragment: str = ""
+    ) -> None:
         self.context = browser.new_context(viewport={"width": width, "height": height})
         self.refused: list[str] = []
         self.errors: list[str] = []
@@ -57,7 +60,7 @@ class Tab:
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("dialog", self._dialog)
-        self.page.goto(path.resolve().as_uri())
+        self.page.goto(path.resolve().as_uri() + fragment)
 
     def _route(self, route: Any) -> None:
         if route.request.url.startswith("file://"):
@@ -199,6 +202,24 @@ def test_hostile_text_stays_inert_in_chromium(chromium: Any, tmp_path: Path, cli
     for link in page.query_selector_all("a"):
         assert (link.get_attribute("href") or "#").startswith("#")
     tab.close()
+
+
+def test_an_address_that_does_not_decode_opens_the_page(
+    chromium: Any, tmp_path: Path, cli, make_log
+) -> None:
+    """A fragment cut short (`#%E0%A4%A`) threw "URI malformed" in the page's script
+    (issue 55, item 17): it is taken as it is, and the page works on."""
+    events = [msg(i, f"message {i}") for i in range(1, 81)]
+    out = report(cli, tmp_path / "page.html", make_log(events))
+    tab = Tab(chromium, out, fragment="#%E0%A4%A")
+    tab.page.evaluate("location.hash = '#%E0%A4'")
+    tab.page.evaluate("location.hash = '#l0-e60'")  # and the page still goes where asked
+    for _ in range(100):
+        if 0 <= tab.top("#l0-e60") <= 120:
+            break
+        time.sleep(0.05)
+    assert 0 <= tab.top("#l0-e60") <= 120
+    tab.close()  # no page errors
 
 
 def test_every_dialect_story_opens_without_errors(chromium: Any, tmp_path: Path, cli) -> None:

@@ -51,16 +51,23 @@
     target.scrollIntoView({ block: "start" });
     return target;
   }
+  function decoded(text) {  // an address typed or pasted may not decode: use it as it is
+    try {
+      return decodeURIComponent(text);
+    } catch (error) {
+      return text;
+    }
+  }
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a");
     var href = link && (link.getAttribute("href") || link.getAttribute("xlink:href"));
     if (!href || href.charAt(0) !== "#") return;
     event.preventDefault();
-    var id = decodeURIComponent(href.slice(1));
+    var id = decoded(href.slice(1));
     if (go(id)) history.pushState(null, "", "#" + encodeURIComponent(id));
   });
   function fromAddress() {
-    if (location.hash.length > 1) go(decodeURIComponent(location.hash.slice(1)));
+    if (location.hash.length > 1) go(decoded(location.hash.slice(1)));
   }
   window.addEventListener("popstate", fromAddress);
   window.addEventListener("hashchange", fromAddress);
