@@ -94,6 +94,7 @@ def claimed(path: Path) -> Iterator[None]:
     removed after it; one older than `LOCK_STALE_SECONDS` is taken over. TimeoutError
     when another writer holds it for `LOCK_WAIT_SECONDS`."""
     lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while True:
         try:

@@ -183,6 +183,21 @@ def test_claude_code_settings_come_back_exactly_after_install_and_uninstall(
     assert json.loads(path.read_text()) == json.loads(text)
 
 
+@pytest.mark.parametrize("command", ["hook", "mcp"])
+def test_an_install_on_a_fresh_machine_makes_the_file(
+    command: str, tmp_path: Path, proc: Proc
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), CODEX_HOME=str(home / ".codex"))
+    for client in ("claude-code", "codex"):
+        done = proc(command, "install", client, env=env)
+        assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in home.rglob("*") if p.is_file()) == (
+        ["hooks.json", "settings.json"] if command == "hook" else [".claude.json", "config.toml"]
+    )
+
+
 def test_claude_code_mcp_install_keeps_the_users_env_of_the_server(
     tmp_path: Path, proc: Proc
 ) -> None:
