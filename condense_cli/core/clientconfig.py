@@ -37,28 +37,48 @@ class ClientConfig:
         as in an `env` table), None when absent; ConfigError when it is something else."""
         if value is None:
             return None
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        number = whole_number(value)
+        if number is None or number < least:
             raise ConfigError(
                 f"{self.path}: {what} must be a whole number of at least {least:,} (got {value!r})",
                 hint="fix the client's settings file, or leave --client-config out",
             )
-        return value
+        return number
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as a whole number: an integer, or a string of ASCII digits (as an `env`
+    table holds one; `"²"` is not one); None for anything else."""
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if text.isascii() and text.isdigit() else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+MAX_SETTINGS_BYTES = 16 << 20  # a client's settings file is a few kilobytes
 
 
 def read_client_config(path: str) -> ClientConfig:
-    """The settings file at `path`; ConfigError (exit 2) when it cannot be read."""
+    """The settings file at `path`: a regular file of at most `MAX_SETTINGS_BYTES`
+    (a FIFO or a device is refused, never read); ConfigError (exit 2) otherwise."""
+    from condense_cli.core.files import NotSmallFile, read_small
+
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
+        raw = read_small(Path(path), MAX_SETTINGS_BYTES)
+    except NotSmallFile as exc:
         raise ConfigError(
-            f"{path}: cannot read the client's settings: {exc.strerror}",
-            hint="give --client-config the agent's settings.json or config.toml",
+            f"{path}: {exc}", hint="give --client-config the agent's settings.json or config.toml"
         ) from None
+    if raw is None:
+        raise ConfigError(
+            f"{path}: no such file",
+            hint="give --client-config the agent's settings.json or config.toml",
+        )
     as_json = path.endswith(".json")
     try:
         data: Any = orjson.loads(raw) if as_json else tomllib.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path}: nests deeper than condense reads") from None
     except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         kind = "JSON" if as_json else "TOML"
         raise ConfigError(

@@ -61,26 +61,19 @@ def _pins_file(log: str) -> dict[str, Any]:
     """The side file's object ({} without one): a regular file of at most
     `MAX_PINS_BYTES` whose `pins` is a list of texts (other keys are kept as they are);
     LogError for anything else (a FIFO is never opened)."""
-    import stat
+    from condense_cli.core.files import NotSmallFile, read_small
 
     path = pins_path(log)
     try:
-        status = path.stat()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise LogError(str(path), f"cannot read the pins: {exc.strerror}") from None
-    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_PINS_BYTES:
+        raw = read_small(path, MAX_PINS_BYTES)
+    except NotSmallFile as exc:
         raise LogError(
-            str(path),
-            "is not a pins file: "
-            + ("not a regular file" if not stat.S_ISREG(status.st_mode) else "over 1 MiB"),
-            hint="remove it; `condense pin` writes it",
-        )
+            str(path), f"is not a pins file: {exc}", hint="remove it; `condense pin` writes it"
+        ) from None
+    if raw is None:
+        return {}
     try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise LogError(str(path), f"cannot read the pins: {exc.strerror}") from None
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError:
         data = None
     found: dict[str, Any] = data if isinstance(data, dict) else {"pins": None}

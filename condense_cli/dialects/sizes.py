@@ -25,6 +25,10 @@ def configured_max_size(client: ClientConfig) -> tuple[int, str] | None:
     """The `max_size` of the `[condenser]` of an OpenHands `config.toml`, and how
     to say where it comes from (None: the file sets none)."""
     condenser = client.table("condenser")
+    stages = condenser.get("condensers")
+    for table in [condenser, *(stages if isinstance(stages, list) else [])]:
+        if isinstance(table, dict):  # OpenHands refuses a max_size that is no count
+            client.number(table.get("max_size"), "max_size of [condenser]")
     size = max_size_of(condenser)
     if size is None:
         return None

@@ -43,12 +43,9 @@ CODEX_CASES = {
         'TOKEN_FILE = "/home/u/.t"\n\n[profiles.fast]\nmodel = "o4-mini"\n'
     ),
     "a header inside a multi-line string": (
-        'description = """\n[mcp_servers.condense]\ncommand = "not a table"\n"""\n'
-        'model = "o3"\n'
+        'description = """\n[mcp_servers.condense]\ncommand = "not a table"\n"""\nmodel = "o3"\n'
     ),
-    "an array line that starts with [": (
-        '[tui]\nrows = [\n[1, 2],\n[3, 4],\n]\nmodel = "o3"\n'
-    ),
+    "an array line that starts with [": ('[tui]\nrows = [\n[1, 2],\n[3, 4],\n]\nmodel = "o3"\n'),
 }
 
 
@@ -148,7 +145,9 @@ CLAUDE_CASES = {
             }
         }
     ),
-    "text in many scripts": '{"statusLine": {"type": "command", "command": "echo ✓ 完成 \\ud83d\\ude00"}}',
+    "text in many scripts": (
+        '{"statusLine": {"type": "command", "command": "echo ✓ 完成 \\ud83d\\ude00"}}'
+    ),
     "a lone surrogate": '{"note": "\\ud800 half a pair"}',
 }
 

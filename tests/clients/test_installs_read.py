@@ -36,7 +36,7 @@ def codex_servers(clients: Clients, env: dict[str, str]) -> dict[str, Any]:
 def test_codex_reads_the_config_condense_wrote(
     case: str, clients: Clients, proc: Callable[..., Any], tmp_path: Path
 ) -> None:
-    config, env = codex_config(tmp_path, CODEX_CASES[case])
+    _, env = codex_config(tmp_path, CODEX_CASES[case])
     assert proc("mcp", "install", "codex", env=env).returncode == 0
     server = codex_servers(clients, env)["condense"]
     assert server["transport"]["args"][-3:] == ["mcp", "--client", "codex"]
@@ -51,7 +51,7 @@ def test_codex_reads_the_config_condense_wrote(
 def test_claude_code_reads_the_settings_condense_wrote(
     case: str, clients: Clients, proc: Callable[..., Any], tmp_path: Path
 ) -> None:
-    path, env = claude_home(tmp_path, ".claude.json", CLAUDE_CASES[case])
+    _, env = claude_home(tmp_path, ".claude.json", CLAUDE_CASES[case])
     assert proc("mcp", "install", "claude-code", env=env).returncode == 0
     got = subprocess.run(
         [str(clients.claude), "mcp", "get", "condense"], capture_output=True, env=env, timeout=60

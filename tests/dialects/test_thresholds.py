@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import orjson
+import pytest
 
 from condense_cli.dialects.base import Threshold
-from tests.conftest import require_corpus
+from tests.conftest import corpus_copy, require_corpus
 from tests.dialects.claude_code.test_replay import POSTHOG
 from tests.dialects.openhands_v1.test_replay import conversations
 from tests.dialects.openhands_v1.test_replay import corpus as v1_corpus
@@ -155,4 +159,45 @@ def test_a_bad_client_config_is_one_clear_error(tmp_path, cli, proc) -> None:
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert b"autoCompactWindow must be a whole number of at least 100,000 (got 5)" in done.stderr
     missing = cli("stats", POSTHOG, "--client-config", tmp_path / "nope.toml")
-    assert missing.exit_code == 2 and "cannot read the client's settings" in missing.stderr
+    assert missing.exit_code == 2 and "nope.toml: no such file" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        ("/dev/zero", "is not a regular file (a FIFO, a socket or a device)"),  # never read
+        ("a FIFO", "is not a regular file (a FIFO, a socket or a device)"),  # never blocks
+        ("a folder", "is not a regular file (a folder)"),
+        ("100,000 deep", "nests deeper than condense reads"),
+        ('{"autoCompactWindow": "²"}', "autoCompactWindow must be a whole number"),
+        ("[condenser]\nmax_size = -3\n", "max_size of [condenser] must be a whole number"),
+        ('model_auto_compact_token_limit = "abc"\n', "must be a whole number of at least 1"),
+        ("model_context_window = 0\n", "must be a whole number of at least 1 (got 0)"),
+    ],
+)
+def test_a_client_config_condense_cannot_take_as_the_client_does_is_refused(
+    case: str, said: str, tmp_path: Path, proc
+) -> None:
+    """Each was read without bound, hung, crashed or was ignored without a word
+    (issue 55, item 16): now one message, exit 2, at once."""
+    require_corpus(POSTHOG.parent)
+    if case == "/dev/zero":
+        path = Path(case)
+    else:
+        path = tmp_path / ("settings.json" if case.startswith("{") else "config.toml")
+        if case == "a FIFO":
+            os.mkfifo(path)
+        elif case == "a folder":
+            path.mkdir()
+        elif case == "100,000 deep":
+            path.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+        else:
+            path.write_text(case)
+    log = POSTHOG  # each setting where the dialect that reads it meets it
+    if "model_" in case:
+        log = corpus_copy("codex", tmp_path / "logs")
+    elif "max_size" in case:
+        log = corpus_copy("openhands-v0", tmp_path / "logs")
+    done = proc("stats", "--no-tokens", log, "--client-config", path, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr.decode() and b"this is a bug" not in done.stderr

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from condense_cli.core.clientconfig import whole_number
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.text import plural
@@ -339,21 +340,31 @@ class ClaudeSettings:
         said = []
         number = self.client.number if self.client is not None else _number
         asked = number(asked, AUTO_WINDOW, least=MIN_AUTO_WINDOW)
-        if asked is None:
-            asked = number(self.env.get(WINDOW_VARIABLE), WINDOW_VARIABLE)
-            name = f"{WINDOW_VARIABLE} in {self.where(WINDOW_VARIABLE)}"
-        else:
-            name = f"{AUTO_WINDOW} in {self.client.path if self.client else 'the settings'}"
+        name = f"{AUTO_WINDOW} in {self.client.path if self.client else 'the settings'}"
+        given = self.env.get(WINDOW_VARIABLE)
+        if given not in (None, ""):  # the client takes the variable over the settings
+            tokens, note = env_window(str(given))
+            where = f"{WINDOW_VARIABLE}={given!r} in {self.where(WINDOW_VARIABLE)}"
+            if note:
+                said.append(f"{where} {note}")
+            if tokens is not None:
+                asked, name = tokens, f"{WINDOW_VARIABLE} in {self.where(WINDOW_VARIABLE)}"
         if asked is not None and asked < size:
             size = asked
             said.append(f"lowered to {asked:,} by {name}")
         threshold = size - margin
         rule = f"{window.why} less {margin:,}"
+        given = self.env.get(PCT_VARIABLE)
         try:  # the client goes by a number in (0, 100] and ignores anything else
-            percent = float(str(self.env.get(PCT_VARIABLE, "")))
+            percent = float(str(given))
         except ValueError:
             percent = 0.0
-        if 0 < percent <= 100 and int((size - ANSWER_ROOM) * percent / 100) < threshold:
+        if given not in (None, "") and not 0 < percent <= 100:
+            said.append(
+                f"{PCT_VARIABLE}={given!r} in {self.where(PCT_VARIABLE)} ignored, as the "
+                "client ignores it (it takes a percent above 0, up to 100)"
+            )
+        elif 0 < percent <= 100 and int((size - ANSWER_ROOM) * percent / 100) < threshold:
             threshold = int((size - ANSWER_ROOM) * percent / 100)
             said.append(
                 f"at {percent:g}% of it less {ANSWER_ROOM:,} by {PCT_VARIABLE} in "
@@ -364,14 +375,36 @@ class ClaudeSettings:
         return threshold, rule
 
 
+def env_window(text: str) -> tuple[int | None, str]:
+    """`CLAUDE_CODE_AUTO_COMPACT_WINDOW` as the client reads it: tokens, or thousands or
+    millions with `k` or `m` (`200k`, `1.5m`); below 100,000 it is read as 100,000, and
+    what is no size is ignored. The tokens (None: ignored), and a note when the client
+    does not take it as written."""
+    import math
+    import re
+
+    text = text.strip()
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower())
+    if scale is None:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+    else:
+        lead = re.match(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+        value = float(lead.group()) * scale if lead else math.nan
+    if not math.isfinite(value) or round(value) < 1 or round(value) > 2**53 - 1:
+        return None, "ignored, as the client ignores what is no size"
+    if value < MIN_AUTO_WINDOW:
+        return MIN_AUTO_WINDOW, f"read as the {MIN_AUTO_WINDOW:,} minimum, as the client does"
+    return round(value), ""
+
+
 def _number(value: Any, what: str, least: int = 1) -> int | None:
     """A setting from the environment as a whole number of at least `least`; None when
     absent or not one (the client ignores it then)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        return None
-    return value
+    number = whole_number(value)
+    return number if number is not None and number >= least else None
 
 
 def resume_compaction(

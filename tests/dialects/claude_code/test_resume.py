@@ -180,6 +180,13 @@ def test_an_unknown_model_gets_no_claim(tmp_path: Path, proc) -> None:
         ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "40"}, (1_000_000 - 20_000) * 40 // 100),
         ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300000"}, 300_000 - 23_000),
         ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "250"}, 977_000),  # the client ignores it
+        ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "-1"}, 977_000),
+        # the window variable as the client reads it: k and m, a floor, no guessing
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300k"}, 300_000 - 23_000),
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "1.5m"}, 977_000),  # no more than the window
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "250"}, 100_000 - 23_000),  # the 100k floor
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "²"}, 977_000),  # no size: ignored
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "-1"}, 977_000),
     ],
 )
 def test_the_users_environment_moves_the_threshold(
@@ -189,8 +196,23 @@ def test_the_users_environment_moves_the_threshold(
     with read_log(str(log)) as replay:
         found = resume_compaction(replay.events, environ)
     assert found is not None and found.threshold == threshold
+    said = found.describe()
     if environ and threshold != 977_000:
-        assert f"{next(iter(environ))} in the environment" in found.describe()
+        assert f"{next(iter(environ))} in the environment" in said
+    ignored = environ and threshold == 977_000 and "1.5m" not in environ.values()
+    assert ("ignored, as the client ignores" in said) == bool(ignored)  # never silently
+
+
+def test_the_window_variable_goes_before_the_settings_file(tmp_path: Path) -> None:
+    """The client takes CLAUDE_CODE_AUTO_COMPACT_WINDOW over `autoCompactWindow`."""
+    from condense_cli.core.clientconfig import ClientConfig
+
+    log = with_usage(basic(), 390_000).write(tmp_path / "s.jsonl")
+    client = ClientConfig("settings.json", {"autoCompactWindow": 400_000})
+    environ = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300000"}
+    with read_log(str(log)) as replay:
+        found = resume_compaction(replay.events, environ, client)
+    assert found is not None and found.threshold == 300_000 - 23_000
 
 
 def test_the_guard_lets_a_compaction_the_users_settings_asked_for(tmp_path: Path, proc) -> None:
