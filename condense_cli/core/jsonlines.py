@@ -24,8 +24,10 @@ def excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def decode_line(raw: bytes) -> dict[str, Any]:
-    """Parse one line (no newline) into a JSON object, or raise LineProblem."""
+def decode_line(raw: bytes, quote: bool = True) -> dict[str, Any]:
+    """Parse one line (no newline) into a JSON object, or raise LineProblem, which
+    quotes the start of a line that is not JSON when `quote` (never the first line of
+    a file: nothing has shown it is a session log, and it may be `/etc/shadow`)."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -38,7 +40,8 @@ def decode_line(raw: bytes) -> dict[str, Any]:
         reason, _, where = str(exc).partition(": line 1 column ")
         column = where.split(" ", 1)[0]
         at = f" at column {column}" if column.isdigit() else ""
-        raise LineProblem(f"invalid JSON{at}: {reason} (line starts {excerpt(raw)!r})") from None
+        starts = f" (line starts {excerpt(raw)!r})" if quote else ""
+        raise LineProblem(f"invalid JSON{at}: {reason}{starts}") from None
     if not isinstance(data, dict):
         raise LineProblem(f"expected a JSON object, got {json_type(data)}")
     return data

@@ -189,3 +189,15 @@ def test_bad_input_through_a_subprocess(proc, make_log) -> None:
     assert done.returncode == 1
     assert done.stderr.decode().startswith(f"Error: {log}:2: invalid JSON at column 2")
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["view", "check", "stats", "audit"])
+def test_a_file_that_is_no_log_is_never_quoted(command: str, proc, make_log) -> None:
+    """`/etc/shadow` or a `.env` given as a log: its first line is not JSON, so nothing
+    shows it is a session log, and no message quotes it (issue 55, item 8)."""
+    for first in (b"root:$6$salt$hash:20228:0:99999:7:::", b"DATABASE_URL=postgres://db/x"):
+        log = make_log(first + b"\n" + GOOD)
+        done = proc(command, log)
+        said = done.stdout + done.stderr
+        assert done.returncode == 1 and b"invalid JSON at column 1" in said, said
+        assert first[:10] not in said and b"line starts" not in said

@@ -128,7 +128,7 @@ class Reader:
         """Read line `number` (`at`: the log and the body's bytes from..to in it, for
         an item to read its line back instead of keeping it; None: it keeps it)."""
         try:
-            data = decode_line(body)
+            data = decode_line(body, quote=number > 1)
         except LineProblem as exc:
             self.problem(number, str(exc))
             return None

@@ -273,7 +273,7 @@ class V0Scan(KeyedScan):
         was added to `line_ids`."""
         index = self.index
         try:
-            data = decode_line(body)
+            data = decode_line(body, quote=number > 1)
             event_id = validate_event(data)
             if event_id is not None and event_id <= self.prev_id:
                 word = "duplicate" if event_id == self.prev_id else "decreasing"
