@@ -22,6 +22,7 @@ from condense_cli.dialects.base import Replay
 
 MAX_ANSWER = 20_000
 MAX_RESULTS = 20
+MAX_QUERY = 2_000  # characters of a search: words enough for any question
 INSTRUCTIONS = (
     "condense reads the log of this session. When a compaction has replaced earlier "
     "events with a summary, these tools find them again: search_forgotten to look for "
@@ -56,10 +57,17 @@ class Session:
             raise Unanswered(f"condense: {exc.message}{hint}") from None
 
     def _memory_of(self) -> tuple[Path, Memory]:
+        import stat as kinds
+
         from condense_cli.dialects import read_log
 
         path = self.locate()
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            raise Unanswered(f"condense: {path}: cannot be read ({exc.strerror})") from None
+        if not kinds.S_ISREG(stat.st_mode) and not kinds.S_ISDIR(stat.st_mode):
+            raise Unanswered(f"condense: {path}: is not a session log (not a regular file)")
         key = (str(path), stat.st_size, stat.st_mtime)
         if self._memory is None or key != self._key:
             with read_log(str(path)) as replay:
@@ -115,15 +123,23 @@ def _found(memory: Memory, key: object) -> Forgotten | str:
     return found
 
 
+def clean(text: str) -> str:
+    """`text` with any lone surrogate (valid in JSON, not in UTF-8) as `?`: a request
+    holding one was never answered."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def answering(tool: Callable[..., str]) -> Callable[..., str]:
-    """`tool`, answering in words when the session cannot be read."""
+    """`tool`, its text arguments and answer cleaned (`clean`), answering in words
+    when the session cannot be read."""
 
     @functools.wraps(tool)
     def answer(*args: Any, **kwargs: Any) -> str:
+        kwargs = {k: clean(v) if isinstance(v, str) else v for k, v in kwargs.items()}
         try:
-            return tool(*args, **kwargs)
+            return clean(tool(*args, **kwargs))
         except Unanswered as exc:
-            return str(exc)
+            return clean(str(exc))
 
     return answer
 
@@ -142,10 +158,18 @@ def build(session: Session) -> Any:
     )
     @answering
     def search_forgotten(query: str, limit: int = 8) -> str:
+        from condense_cli.core.text import quote
+
+        if len(query) > MAX_QUERY:
+            return (
+                f"the query is {len(query):,} characters; search with at most {MAX_QUERY:,} "
+                "(the words that matter)"
+            )
         _, memory = session.memory()
         hits = memory.search(query, max(1, min(limit, MAX_RESULTS)))
         if not hits:
-            return f"nothing forgotten matches {query!r} ({len(memory.events):,} events forgotten)"
+            forgotten = len(memory.events)
+            return f"nothing forgotten matches {quote(query)} ({forgotten:,} events forgotten)"
         lines = [f"{event.heading()}: {snippet}" for event, snippet in hits]
         return bounded("\n".join(lines))
 
@@ -204,3 +228,116 @@ def build(session: Session) -> Any:
         return bounded("\n".join(pins)) if pins else "no pins"
 
     return server
+
+
+# --- the wire ---------------------------------------------------------------------------
+
+
+def serve(server: Any) -> None:
+    """Run `server` (from `build`) on stdin and stdout until stdin closes. A line that
+    is no JSON-RPC message gets the protocol's error (-32700 when it is not JSON,
+    -32600 when it is no request), where the SDK would pass it by without a word."""
+    import anyio
+
+    anyio.run(_serve, server)
+
+
+async def _serve(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # what the SDK's own run_stdio_async runs
+    async with stdio_server() as (incoming, outgoing):
+        await lowlevel.run(
+            Answered(incoming, outgoing), outgoing, lowlevel.create_initialization_options()
+        )
+
+
+class Answered:
+    """The server's incoming messages, with each line the transport could not read as
+    a JSON-RPC message answered at once with its error and left out."""
+
+    def __init__(self, incoming: Any, outgoing: Any) -> None:
+        self.incoming = incoming
+        self.outgoing = outgoing
+
+    @property
+    def last_context(self) -> Any:  # the sender's context, which the SDK carries on
+        return getattr(self.incoming, "last_context", None)
+
+    async def __aenter__(self) -> Answered:
+        await self.incoming.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.incoming.__aexit__(*exc)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self.incoming.receive()
+            if not isinstance(item, Exception):
+                return item
+            message = _with_surrogates_cleaned(item)
+            if message is not None:
+                return message
+            await self.outgoing.send(_error_for(item))
+
+    async def aclose(self) -> None:
+        await self.incoming.aclose()
+
+    def __aiter__(self) -> Answered:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+def _errors(problem: Exception) -> list[dict[str, Any]]:
+    """What pydantic found wrong with a line the transport could not read."""
+    found = getattr(problem, "errors", None)
+    return list(found()) if callable(found) else []
+
+
+def _with_surrogates_cleaned(problem: Exception) -> Any:
+    """The message of a line the SDK refused only for a lone surrogate (`"\\ud800"`,
+    valid JSON its parser does not take), with each such one as `?`; else None."""
+    import json
+
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    errors = _errors(problem)
+    line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    if not isinstance(line, str):
+        return None
+    try:
+        again = clean(json.dumps(json.loads(line), ensure_ascii=False))
+        return SessionMessage(jsonrpc_message_adapter.validate_json(again, by_name=False))
+    except Exception:  # still no message: answered as one
+        return None
+
+
+def _error_for(problem: Exception) -> Any:
+    """The JSON-RPC error answering a line that was not a message: -32700 for one that
+    is not JSON, else -32600, with the request's id when it has one."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    errors = _errors(problem)
+    not_json = not errors or any(e.get("type") == "json_invalid" for e in errors)
+    request_id = None
+    for found in errors:
+        given = found.get("input")
+        if isinstance(given, dict) and type(given.get("id")) in (int, str):
+            request_id = given["id"]
+            break
+    error = (
+        ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+        if not_json
+        else ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message")
+    )
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))

@@ -7,7 +7,8 @@
   rollout whose first line (`session_meta`) or last `turn_context` (a thread resumed
   elsewhere) names the directory as its `cwd`.
 
-The session is the newest such file: the one written last.
+The session is the newest such file: the one written last (only a regular file: no
+link, no FIFO).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def find_session(client: str, cwd: Path, home: Path) -> Path:
     (saying where it looked) when there is none."""
     if client == "claude-code":
         folder = claude_project(cwd, home)
-        found = sorted(folder.glob("*.jsonl"), key=_mtime, reverse=True)
+        found = sorted(filter(_written, folder.glob("*.jsonl")), key=_mtime, reverse=True)
         if found:
             return found[0]
         raise ConfigError(
@@ -46,7 +47,7 @@ def find_session(client: str, cwd: Path, home: Path) -> Path:
             hint="start the server from the project's folder, or give --log",
         )
     sessions = codex_home(home) / "sessions"
-    rollouts = sorted(sessions.rglob("rollout-*.jsonl"), key=_mtime, reverse=True)
+    rollouts = sorted(filter(_written, sessions.rglob("rollout-*.jsonl")), key=_mtime, reverse=True)
     for rollout in rollouts[:CODEX_SCAN]:
         if str(cwd) in _codex_cwds(rollout):
             return rollout
@@ -54,6 +55,17 @@ def find_session(client: str, cwd: Path, home: Path) -> Path:
         f"no Codex rollout of {cwd} in {sessions}",
         hint="start the server from the project's folder, or give --log",
     )
+
+
+def _written(path: Path) -> bool:
+    """Whether `path` is a file a client wrote: a regular file, not a link (a link to
+    `/etc/shadow` placed among the sessions is never read) or a FIFO."""
+    import stat
+
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _mtime(path: Path) -> float:

@@ -53,7 +53,7 @@ def serve(
         return
     from pathlib import Path
 
-    from condense_cli.agent.mcp_server import Session, build
+    from condense_cli.agent.mcp_server import Session, build, serve
     from condense_cli.agent.sessions import find_session
 
     cwd, home = Path.cwd(), Path.home()
@@ -61,7 +61,7 @@ def serve(
     def locate() -> Path:
         return Path(log) if log is not None else find_session(client.value, cwd, home)
 
-    build(Session(locate)).run("stdio")
+    serve(build(Session(locate)))
 
 
 ServerScope = Annotated[
