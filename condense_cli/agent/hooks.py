@@ -30,6 +30,7 @@ write it.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,24 @@ class Answer:
 
 def hook_input(raw: bytes) -> dict[str, Any]:
     """The hook's JSON from stdin; ValueError when it is not an object with a
-    transcript path."""
+    transcript path that is a regular file on this machine (never a URL to fetch, a
+    FIFO to block on, or standard input)."""
+    import stat
+
+    from condense_cli.core.remote import is_url
+
     data = json.loads(raw.decode("utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("transcript_path"), str):
         raise ValueError("the hook's input has no transcript_path")
+    path = data["transcript_path"]
+    if is_url(path) or path == "-":
+        raise ValueError(f"transcript_path {path!r} is not a file on this machine")
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        raise ValueError(f"transcript_path {path!r}: {exc.strerror}") from None
+    if not regular:
+        raise ValueError(f"transcript_path {path!r} is not a regular file")
     return data
 
 

@@ -41,9 +41,13 @@ MORE = (
 
 
 def _note(message: str) -> None:
-    """A line for the client's log of the hook (stderr); never fails."""
+    """A line for the client's log of the hook (stderr), printable and its secrets
+    masked; never fails."""
+    from condense_cli.core.redact import mask
+    from condense_cli.core.text import sanitize
+
     try:
-        sys.stderr.write(f"condense: {message}\n")
+        sys.stderr.write(f"condense: {sanitize(mask(message), one_line=True)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -66,7 +70,7 @@ def pre_compact(
 
     try:
         data = hook_input(sys.stdin.buffer.read())
-        with read_log(data["transcript_path"]) as replay:
+        with read_log(data["transcript_path"], settled=True) as replay:
             guarded = guard and data.get("trigger") == "auto" and replay.dialect == "claude-code"
             reason = guard_reason(replay) if guarded else None
             briefing = keep(replay) if reason is None else None
@@ -92,7 +96,7 @@ def post_compact() -> None:
     try:
         data = hook_input(sys.stdin.buffer.read())
         summary = data.get("compact_summary")
-        with read_log(data["transcript_path"]) as replay:
+        with read_log(data["transcript_path"], settled=True) as replay:
             # PostCompact knows the summary; SessionStart gives the next turn's context
             briefing = left_out(replay, summary) if isinstance(summary, str) else keep(replay)
     except Exception as exc:  # fail open

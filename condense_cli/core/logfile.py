@@ -168,6 +168,20 @@ class LogSource:
             return raw
         return raw[: self.size - start]
 
+    def settle(self) -> None:
+        """Read no further than the last whole line: a line a writer is in the middle
+        of (a client appending while a hook reads its session) is left out, as if it
+        had not begun."""
+        end, step = self.size, 1 << 16
+        while end > 0:
+            start = max(0, end - step)
+            newline = self._pread(start, end).rfind(b"\n")
+            if newline >= 0:
+                self.size = start + newline + 1
+                return
+            end, step = start, min(step * 2, 1 << 24)
+        self.size = 0
+
     def ends_with_newline(self, offset: int) -> bool:
         """Whether the byte before `offset` is a newline (True for an empty prefix)."""
         if offset == 0:

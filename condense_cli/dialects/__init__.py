@@ -113,9 +113,12 @@ def read_log(
     collect: bool = False,
     reading: Reading = quiet_reading,
     counts: TextCounts | None = None,
+    settled: bool = False,
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input, a
-    URL for a log on a store); `counts`: see `Dialect.reading`."""
+    URL for a log on a store); `counts`: see `Dialect.reading`. `settled`: a file is
+    read to its last whole line (`LogSource.settle`), as a hook reads a session its
+    client is writing."""
     if is_url(path) and is_folder(path):
         with local_folder(path) as local:
             try:
@@ -137,6 +140,8 @@ def read_log(
             yield replay
         return
     with LogSource.open(path) as source:
+        if settled:
+            source.settle()
         chosen = dialect_named(dialect) if dialect else detect_file(source)
         with chosen.reading(
             path, source, upto=upto, collect=collect, reading=reading, counts=counts
