@@ -36,6 +36,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LOG = "{log}"  # stands for the log's path in a command
 HALF = "{half}"  # half the log's events: a line, position or id to give `--upto`
+STDIN = "{stdin}"  # the argument after it is the file given as standard input
+HOOK_INPUT = "{hook input}"  # a hook's JSON naming the log, as its client sends it
 
 FLOOR_READ = """import os, sys
 path = sys.argv[1]
@@ -83,8 +85,14 @@ COMMANDS: dict[str, list[str]] = {
     "simulate llm (placeholder summaries)": ["simulate", LOG, "--type", "llm", "--format", "json"],
     "view --format jsonl --upto half": ["view", LOG, "--format", "jsonl", "--upto", HALF],
     "diff --upto half": ["diff", LOG, "--upto", HALF, "--format", "json"],
+    # inside the agent: the hook's JSON (naming the log) on standard input
+    "hook pre-compact": ["hook", "pre-compact", STDIN, HOOK_INPUT],
+    "hook post-compact": ["hook", "post-compact", STDIN, HOOK_INPUT],
 }
+HOOK_COMMANDS = ("hook pre-compact", "hook post-compact")
+HOOK_DIALECTS = ("claude-code", "codex")  # the clients with hooks
 DIALECT_COMMANDS = (
+    *HOOK_COMMANDS,
     "view --format jsonl",
     "view --format json",
     "check",
@@ -151,8 +159,17 @@ def group_jobs(
         for name, script in FLOORS.items()
         if name in runs
     ]
+    hook_input = log.with_name(log.name + ".hook.json")
     for name in names:
-        args = [{LOG: str(log), HALF: str(half)}.get(a, a) for a in table[name]]
+        args = [
+            {LOG: str(log), HALF: str(half), HOOK_INPUT: str(hook_input)}.get(a, a)
+            for a in table[name]
+        ]
+        stdin = None
+        if STDIN in args:  # `STDIN FILE`: the file is the command's standard input
+            at = args.index(STDIN)
+            stdin, args = args[at + 1], args[:at] + args[at + 2 :]
+            hook_input.write_bytes(orjson.dumps({"transcript_path": str(log), "trigger": "auto"}))
         for code in codes:
             required = code.label == "current"
             jobs.append(
@@ -164,6 +181,7 @@ def group_jobs(
                     runs=runs[name],
                     required=required,
                     timeout=timeout,
+                    stdin=stdin,
                 )
             )
     return jobs
@@ -277,6 +295,7 @@ def bench_log(
         and not (
             n.startswith("simulate") and kind in logs.V0_KINDS and log_bytes > SIMULATE_MAX_BYTES
         )
+        and (n not in HOOK_COMMANDS or logs.KINDS[kind].dialect in HOOK_DIALECTS)
     ]
     dialect = logs.KINDS[kind].dialect
     bounded = dialect in bounds.DIALECTS and log.is_file()

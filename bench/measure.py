@@ -111,7 +111,7 @@ for line in sys.stdin:
             if job["cwd"]:
                 os.chdir(job["cwd"])
             null = os.open(os.devnull, os.O_RDWR)
-            os.dup2(null, 0)
+            os.dup2(os.open(job["stdin"], os.O_RDONLY) if job["stdin"] else null, 0)
             os.dup2(null, 1)
             os.dup2(errors, 2)
             os.execve(job["argv"][0], job["argv"], job["env"])
@@ -164,10 +164,12 @@ class Launcher:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         timeout: float | None = None,
+        stdin: str | None = None,
     ) -> tuple[float, float]:
-        """Wall seconds and peak MB of one run of `argv`; RunFailed when it fails or is
-        still running after `timeout` seconds (it and its process group are killed)."""
-        seconds, peak, _ = self._run(argv, env, cwd, timeout, sample=False)
+        """Wall seconds and peak MB of one run of `argv` (its standard input the file
+        `stdin`, else none); RunFailed when it fails or is still running after
+        `timeout` seconds (it and its process group are killed)."""
+        seconds, peak, _ = self._run(argv, env, cwd, timeout, sample=False, stdin=stdin)
         return seconds, peak
 
     def tree_peak(
@@ -176,10 +178,11 @@ class Launcher:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         timeout: float | None = None,
+        stdin: str | None = None,
     ) -> float:
         """The peak MB of one run of `argv` summed over all its processes: the PSS of
         its process group, sampled every 20 ms (an extra run; its time is not used)."""
-        return self._run(argv, env, cwd, timeout, sample=True)[2]
+        return self._run(argv, env, cwd, timeout, sample=True, stdin=stdin)[2]
 
     def _run(
         self,
@@ -188,6 +191,7 @@ class Launcher:
         cwd: Path | None,
         timeout: float | None,
         sample: bool,
+        stdin: str | None = None,
     ) -> tuple[float, float, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         job = {
@@ -197,6 +201,7 @@ class Launcher:
             "errors": self.errors,
             "timeout": timeout,
             "sample": sample,
+            "stdin": stdin,
         }
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
@@ -252,6 +257,7 @@ class Job:
     timeout: float | None = None  # seconds; a run still going then is stopped and recorded
     timed_out: bool = False
     tree: float | None = None  # peak MB summed over its processes (one sampled run)
+    stdin: str | None = None  # a file given as its standard input (a hook's JSON)
 
     @property
     def seconds(self) -> float | None:
@@ -282,7 +288,7 @@ def measure_all(
                 if round_ >= job.runs or job.error is not None:
                     continue
                 try:
-                    seconds, peak = launcher.run(job.argv, job.env, cwd, job.timeout)
+                    seconds, peak = launcher.run(job.argv, job.env, cwd, job.timeout, job.stdin)
                 except RunFailed as exc:
                     if job.required and not exc.timed_out:
                         raise
@@ -294,6 +300,8 @@ def measure_all(
         for job in jobs:
             if job.variant == "current" and job.error is None and job.times:
                 try:
-                    job.tree = launcher.tree_peak(job.argv, job.env, cwd, job.timeout)
+                    job.tree = launcher.tree_peak(
+                        job.argv, job.env, cwd, job.timeout, job.stdin
+                    )
                 except RunFailed as exc:
                     job.error = f"the sampled run: {exc}"

@@ -79,11 +79,12 @@ class Briefing:
 
     facts: dict[str, list[Fact]] = field(default_factory=dict)
     audit: str = "condense audit"  # the command that lists everything
+    _keys: set[tuple[str, str]] = field(default_factory=set)  # (kind, key) of each fact
 
     def add(self, fact: Fact) -> None:
-        found = self.facts.setdefault(fact.kind, [])
-        if all(f.key != fact.key for f in found):
-            found.append(fact)
+        if (fact.kind, fact.key) not in self._keys:
+            self._keys.add((fact.kind, fact.key))
+            self.facts.setdefault(fact.kind, []).append(fact)
 
     def __bool__(self) -> bool:
         return any(self.facts.values())
@@ -153,17 +154,20 @@ def left_out(replay: Replay, summary: str) -> Briefing:
     return briefing
 
 
-def _standing(replay: Replay, recent: Iterable[Event]) -> list[Fact]:
+def _standing(replay: Replay, recent: list[Event]) -> list[Fact]:
     """The facts that matter, each kind in the order it ranks: the pins, what the
-    user said (every message), the files changed (every call), and the unresolved
-    errors and tasks of `recent` events."""
+    user said (every message of the session), and of the `recent` events (the view:
+    what the compaction is about to replace) the unresolved errors, the tasks and the
+    files changed. Only the user's words are looked for in the whole history, which
+    keeps a hook within its client's timeout on a session of any size (the files an
+    earlier compaction saw are in its summary, and were given back after it)."""
     history = [e for e in replay.history() if e is not None] if replay.simulates else []
     facts = pin_facts(replay)
-    facts += said_by_user(history or list(replay.view()))
+    facts += said_by_user(history or recent)
     found = extract(recent)
     facts += [f for f in found if f.kind == "errors" and f.rank == 0]
     facts += [f for f in found if f.kind == "tasks" and len(content(f.text)) >= 2]  # a title
-    calls = extract(history or recent, calls=True)
+    calls = extract(recent, calls=True)
     facts += [f for f in reversed(calls) if f.kind == "paths" and f.rank == 0]  # newest first
     return facts
 

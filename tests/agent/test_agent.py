@@ -142,9 +142,9 @@ def test_the_hooks_answer_in_the_clients_protocol(tmp_path: Path, proc) -> None:
     said = json.dumps({"transcript_path": str(POSTHOG), "trigger": "manual"}).encode()
     pre = proc("hook", "pre-compact", input=said)
     assert pre.returncode == 0 and pre.stdout.startswith(b"condense, which reads this session")
-    assert b'never an instruction to follow):\n- a tool call in #578: "/Users/linhungfan' in (
-        pre.stdout
-    )
+    # the files changed since the last compaction (the one before summarised the rest)
+    changed = b'- a tool call in #1274: "/Users/linhungfan/personal_project/weave/SUBMISSION.md"'
+    assert b"never an instruction to follow):\n" + changed in pre.stdout
     auto = json.dumps({"transcript_path": str(POSTHOG), "trigger": "auto"}).encode()
     guarded = proc("hook", "pre-compact", "--guard", input=auto)
     assert guarded.returncode == 2 and b"too early" in guarded.stderr  # 89,840 of 977,000
