@@ -4,8 +4,10 @@ The page needs nothing but itself: its style and script are inline, its charts a
 SVG drawn here, and its Content-Security-Policy lets no request leave it and no script
 run but its own (allowed by hash). Every text of a log is masked (`core.redact`),
 made printable (`core.text.sanitize`: bidi overrides and other invisible controls
-shown as escapes) and escaped once, by Jinja2's autoescape; no text of a log becomes
-an attribute the browser acts on (links are the page's own `#` anchors).
+shown as escapes) and escaped once, by Jinja2's autoescape (an element's text by the
+`content` filter, which leaves quotes as they are: they mean nothing outside an
+attribute, and a session's JSON is full of them); no text of a log becomes an
+attribute the browser acts on (links are the page's own `#` anchors).
 
 Big sessions stay usable: the first `EAGER_EVENTS` events are drawn at once, the
 rest wait in `<template>` chunks (parsed, never laid out) that the script brings in
@@ -30,6 +32,8 @@ from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
 
 if TYPE_CHECKING:
+    from markupsafe import Markup
+
     from condense_cli.analysis.timeline import Band, Timeline
     from condense_cli.condensers.simulate import Run
 
@@ -152,8 +156,8 @@ def _row(event: Event, index: int, prefix: str, by: int | None, answers: str | N
         arguments = orjson.dumps(call[1], option=orjson.OPT_INDENT_2).decode()
         call_text = shown(f"{call[0]} {arguments}")
     text = event.text
-    if call is not None and _same_json(text, call[1]):
-        text = ""  # the call's arguments as text: shown once, as the call
+    if call is not None and _said_by_call(text, call[1]):
+        text = ""  # the call's arguments (or one of them, a command) as text: shown once
     cut = max(0, len(text) - SHOWN_CHARS)
     text = shown(text[:SHOWN_CHARS]).strip("\n")
     lines = text.splitlines()
@@ -180,12 +184,15 @@ def _row(event: Event, index: int, prefix: str, by: int | None, answers: str | N
     )
 
 
-def _same_json(text: str, value: object) -> bool:
-    """Whether `text` is `value` written as JSON."""
+def _said_by_call(text: str, arguments: object) -> bool:
+    """Whether `text` says no more than the call's `arguments` do: they written as JSON,
+    or the one argument that is the text (a command's line)."""
+    if isinstance(arguments, dict) and text.strip() and text in arguments.values():
+        return True
     if not text.startswith("{"):
         return False
     try:
-        return bool(orjson.loads(text) == value)
+        return bool(orjson.loads(text) == arguments)
     except orjson.JSONDecodeError:
         return False
 
@@ -421,6 +428,13 @@ def _charts(line: Timeline, prefix: str, runs: list[Run], unit: str) -> list[Cha
     return charts
 
 
+def content(text: str) -> Markup:
+    """`text` escaped for an element's content (`&`, `<`, `>`), never an attribute's."""
+    from markupsafe import Markup
+
+    return Markup(str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
 def render_page(pages: list[LogPage], command: str, version: str) -> Iterator[bytes]:
     """The whole page, in parts as the template makes them (a big page is never held
     whole)."""
@@ -432,6 +446,7 @@ def render_page(pages: list[LogPage], command: str, version: str) -> Iterator[by
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["content"] = content
     script = environment.loader.get_source(environment, "page.js")[0]  # type: ignore[union-attr]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     parts = environment.get_template("page.html.j2").generate(

@@ -6,13 +6,23 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from condense_cli.dialects import read_log
 from tests import stories
-from tests.conftest import ROOT, condensation, msg, require_corpus, run_action, run_obs
+from tests.conftest import (
+    ONE_OF_EACH,
+    ROOT,
+    condensation,
+    corpus_copy,
+    msg,
+    require_corpus,
+    run_action,
+    run_obs,
+)
 from tests.terminal.page import Page
 
 SHARED = ROOT.parent / "shared" / "corpus"
@@ -324,3 +334,32 @@ def test_a_clients_threshold_says_it_is_the_clients_count(tmp_path: Path, proc) 
         "less 33,000 (Claude Code 2.1.112): 167,000 tokens as the client counts them (its "
         "usage), not as the chart does"
     ) in out.read_text()
+
+
+def test_each_event_is_on_the_page_once_and_the_page_stays_near_the_sessions_size(
+    tmp_path: Path, make_log, cli
+) -> None:
+    """A band listed the text of each event it forgot again, and a record may list
+    events forgotten before: the page grew with condensations times events (81 MB to
+    258 MB, issue 55, item 7). Each event's text is on the page once now."""
+    events: list[dict[str, Any]] = [msg(0, "Fix the bug. Do not touch the tests.")]
+    for k in range(400):
+        i = len(events)
+        events += [run_action(i), run_obs(i + 1, i, content="ok " * 40)]
+        if k % 20 == 19:  # each condensation lists everything from the start again
+            events.append(
+                condensation(len(events), start=1, end=len(events) - 5, summary="S", offset=1)
+            )
+    log = make_log(events)
+    out = tmp_path / "page.html"
+    assert cli("report", log, "-o", out).exit_code == 0
+    html = out.read_text()
+    assert html.count("ok " * 40) == 400  # each output once, not once per band
+    # (an event this small, 140 bytes, is outweighed by its markup: sessions as they
+    # are stay well within twice their size)
+    for dialect in ONE_OF_EACH:
+        session = corpus_copy(dialect, tmp_path / dialect)
+        page = tmp_path / f"{dialect}.html"
+        assert cli("report", session, "-o", page).exit_code == 0
+        size = sum(p.stat().st_size for p in session.rglob("*")) if session.is_dir() else None
+        assert page.stat().st_size < 2 * (size or session.stat().st_size)

@@ -73,7 +73,8 @@ def test_machine_formats_stay_exact(cli, make_log) -> None:
 
 
 def test_error_messages_escape_the_bad_line(cli, make_log) -> None:
-    log = make_log(b'\x1b[2J{"id": 0}\n')
+    first = b'{"id": 0, "source": "user", "action": "message", "args": {"content": "hi"}}\n'
+    log = make_log(first + b'\x1b[2J{"id": 1}\n')  # (a first line is never quoted)
     result = cli("view", log)
     assert "\x1b" not in result.stderr
     assert "\\x1b[2J" in result.stderr
