@@ -300,8 +300,6 @@ def measure_all(
         for job in jobs:
             if job.variant == "current" and job.error is None and job.times:
                 try:
-                    job.tree = launcher.tree_peak(
-                        job.argv, job.env, cwd, job.timeout, job.stdin
-                    )
+                    job.tree = launcher.tree_peak(job.argv, job.env, cwd, job.timeout, job.stdin)
                 except RunFailed as exc:
                     job.error = f"the sampled run: {exc}"

@@ -548,7 +548,8 @@ def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_pat
     assert done.returncode == 0, done.stderr
     results = orjson.loads(out.read_bytes())
     commands = [(row["log"], row["command"]) for row in results["rows"]]
-    per_log = ["floor: read lines", "floor: orjson.loads", bench.BOUND, *bench.COMMANDS]
+    per_log = ["floor: read lines", "floor: orjson.loads", bench.BOUND]
+    per_log += [name for name in bench.COMMANDS if name not in bench.HOOK_COMMANDS]  # V0: no hooks
     assert commands == [
         *(("uniform", name) for name in bench.STARTUP),
         *(("uniform", name) for name in per_log),
@@ -687,3 +688,21 @@ def test_the_bound_is_timed_beside_the_floors_on_the_dialects_it_applies_to(
     ]
     bound = rows[2]
     assert bound["seconds"] > 0 and bound["ratio_to_loads"] > 0
+
+
+def test_the_hooks_are_timed_with_their_json_on_standard_input(tmp_path: Path) -> None:
+    """The hook rows give the hook the JSON a client sends (naming the log) on stdin,
+    and only on the dialects whose clients have hooks."""
+    out = tmp_path / "results.json"
+    bench.main(
+        [
+            *("--logs", "none", "--dialects", "claude-code,openhands-v1"),
+            *("--dialect-sizes", "50", "--runs", "1", "--only", "hook pre-compact"),
+            *("--no-startup", "--no-peers", "--data", str(tmp_path), "--out", str(out)),
+        ]
+    )
+    rows = orjson.loads(out.read_bytes())["rows"]
+    hooks = [(r["log"], r["seconds"] > 0) for r in rows if r["command"] == "hook pre-compact"]
+    assert hooks == [("claude-code", True)]
+    given = orjson.loads((tmp_path / "claude-code-50.jsonl.hook.json").read_bytes())
+    assert given["transcript_path"] == str(tmp_path / "claude-code-50.jsonl")
