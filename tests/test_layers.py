@@ -109,6 +109,24 @@ def test_every_import_points_down_or_sideways() -> None:
     assert upward == []
 
 
+def test_only_dialects_see_inside_a_dialect_package() -> None:
+    """Everything above `dialects/` sees a log only through the seam (`dialects/base.py`,
+    the registry): no module outside `dialects/` imports a dialect package's own
+    modules (`dialects/claude_code/...`); what it needs becomes a `Replay` method."""
+    packages = {p.parent.name for p in (PACKAGE / "dialects").glob("*/__init__.py")}
+    inside = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        if not module.startswith("condense_cli.dialects")
+        for target in sorted(targets)
+        if target.split(".")[2:3]
+        and target.split(".")[1] == "dialects"
+        and target.split(".")[2] in packages
+    ]
+    assert packages >= {"claude_code", "codex", "openhands_v0", "openhands_v1"}
+    assert inside == []
+
+
 def test_no_module_imports_itself_back() -> None:
     graph = import_graph()
     cycles = []

@@ -35,9 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from condense_cli.core.events import Event
-from condense_cli.dialects.base import Replay
-
 PRE_COMPACT = "pre-compact"
 POST_COMPACT = "post-compact"
 # client -> event -> (matcher, our command's last words)
@@ -51,7 +48,6 @@ HOOKS = {
 }
 TIMEOUT = 60  # seconds the client gives each of our hooks
 BLOCK = 2  # the exit that blocks a compaction
-MIN_ANSWERS_BETWEEN = 2  # a compaction after fewer model answers than this is thrash
 
 
 @dataclass(frozen=True)
@@ -180,47 +176,3 @@ def without_hooks(path: Path, settings: dict[str, Any]) -> dict[str, Any]:
     else:
         result.pop("hooks", None)
     return result
-
-
-# --- the guard ---------------------------------------------------------------------
-
-
-def guard_reason(replay: Replay) -> str | None:
-    """Why an automatic compaction of the session should not happen now (None: let
-    it): the last one was only a few events ago (thrash), or the context is well
-    below the point where the client compacts (early)."""
-    from condense_cli.dialects.claude_code.resume import RESUME_ADDS, resume_compaction
-
-    if replay.condensations:  # answers written after the last compaction (not those it kept)
-        since = replay.condensations[-1].line or 0
-        answers = sum(1 for e in replay.view() if _answer(e, since))
-        if answers < MIN_ANSWERS_BETWEEN:
-            return (
-                f"condense --guard: the model answered {answers} time(s) since the last "
-                "compaction; compacting again now would only repeat it (thrash)"
-            )
-    events = getattr(replay, "events", None)
-    standing = resume_compaction(events) if events is not None else None
-    if standing is not None and standing.threshold is not None and not standing.near:
-        return (
-            f"condense --guard: the context is {standing.context_tokens:,} tokens, "
-            f"{standing.threshold - standing.context_tokens:,} below the {standing.threshold:,} "
-            f"where Claude Code compacts ({standing.window:,}-token window of {standing.model}): "
-            f"too early (more than {RESUME_ADDS:,} below)"
-        )
-    return None
-
-
-def _answer(event: Event, since: int) -> bool:
-    """Whether an event of the view is an answer of the model written after line
-    `since` (not one the client wrote itself)."""
-    from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
-
-    line = getattr(event, "line", None)
-    if not isinstance(line, int) or line <= since:
-        return False
-    data = getattr(event, "data", None)
-    if not isinstance(data, dict) or data.get("type") != "assistant" or event.is_summary:
-        return False
-    message = data.get("message")
-    return isinstance(message, dict) and message.get("model") != SYNTHETIC_MODEL

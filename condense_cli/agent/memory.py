@@ -15,6 +15,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from condense_cli.core.events import Event
 from condense_cli.dialects.base import Replay
 
 SNIPPET_TOKENS = 24
@@ -34,29 +35,25 @@ class Forgotten:
         return f"#{self.id} ({self.kind}, {len(self.text):,} characters)"
 
 
-def kind_of(event: object) -> str:
+def kind_of(event: Event) -> str:
     """A short name for what an event is: a tool call, a tool's output, a message."""
-    call = getattr(event, "tool_call", None)
-    if call is not None:
-        return f"call to {call[0]}"
-    if getattr(event, "tool_call_id", None) is not None:
+    if event.tool_call is not None:
+        return f"call to {event.tool_call[0]}"
+    if event.tool_call_id is not None:
         return "tool output"
-    source = getattr(event, "source", "") or ""
-    return (
-        f"{source} message".strip()
-        if getattr(event, "type", "") == "message"
-        else str(getattr(event, "type", "event"))
-    )
+    if event.type == "message":
+        return f"{event.source or ''} message".strip()
+    return str(event.type or "event")
 
 
-def text_of(event: object) -> str:
+def text_of(event: Event) -> str:
     """An event's text as the agent saw it; a tool call as its name and arguments."""
-    call = getattr(event, "tool_call", None)
-    text = str(getattr(event, "text", "") or "")
-    if call is not None and not text:
+    text = event.text or ""
+    if event.tool_call is not None and not text:
         import orjson
 
-        return f"{call[0]} {orjson.dumps(call[1]).decode()}"
+        name, arguments = event.tool_call
+        return f"{name} {orjson.dumps(arguments).decode()}"
     return text
 
 

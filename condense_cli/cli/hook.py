@@ -65,14 +65,14 @@ def pre_compact(
 ) -> None:
     """Before the client compacts: add what matters to its summariser's instructions."""
     from condense_cli.agent.briefing import keep
-    from condense_cli.agent.hooks import BLOCK, guard_reason, hook_input
+    from condense_cli.agent.hooks import BLOCK, hook_input
     from condense_cli.dialects import read_log
 
     try:
         data = hook_input(sys.stdin.buffer.read())
         with read_log(data["transcript_path"], settled=True) as replay:
-            guarded = guard and data.get("trigger") == "auto" and replay.dialect == "claude-code"
-            reason = guard_reason(replay) if guarded else None
+            guarded = guard and data.get("trigger") == "auto"  # never a /compact the user asked
+            reason = replay.compaction_guard() if guarded else None
             briefing = keep(replay) if reason is None else None
     except Exception as exc:  # fail open: the client compacts as it would without us
         _note(f"hook pre-compact: {type(exc).__name__}: {exc}; the compaction goes on")

@@ -370,6 +370,12 @@ class Replay(ABC):
         """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
+    def compaction_guard(self) -> str | None:
+        """Why the client's automatic compaction of this session should not happen now,
+        in words (`hook pre-compact --guard` blocks it then); None: let it, as for
+        every dialect whose client lets no hook block one."""
+        return None
+
     def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
         """Where the log stands against its client's compaction on resume, under the
         user's settings (the environment, and the settings file `client`), as

@@ -314,6 +314,13 @@ class ClaudeReplay(Replay):
         compaction = resume_compaction(self.events, None, client)
         return compaction.to_json() if compaction is not None else None
 
+    def compaction_guard(self) -> str | None:
+        from condense_cli.dialects.claude_code.guard import guard_reason
+
+        last = (self.condensations[-1].line or 0) if self.condensations else None
+        view = [e for e in self.view() if isinstance(e, ClaudeEvent)]
+        return guard_reason(self.events, view, last)
+
     def on_resume(self) -> list[str]:
         compaction = resume_compaction(self.events)
         return [compaction.describe()] if compaction is not None and compaction.near else []
