@@ -24,10 +24,9 @@ from condense_cli.cli.common import (
     local_paths,
     reading,
     said_logs,
-    say,
     some_logs,
-    write_pieces,
 )
+from condense_cli.terminal.output import say, write_pieces
 
 if TYPE_CHECKING:
     from condense_cli.analysis.audit import LogAudit

@@ -19,11 +19,11 @@ from condense_cli.cli.common import (
     guarded,
     local_paths,
     reading,
-    say,
 )
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
+from condense_cli.terminal.output import say
 
 
 @guarded

@@ -9,7 +9,7 @@ import functools
 import math
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -20,7 +20,7 @@ from condense_cli.core.errors import CondenseError, OutputError, os_hint
 from condense_cli.core.interrupts import INTERRUPTED
 from condense_cli.core.redact import mask
 from condense_cli.core.text import sanitize
-from condense_cli.terminal.output import silence_stdout, stderr_may_be_a_terminal
+from condense_cli.terminal.output import say, silence_stdout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from condense_cli.dialects.discovery import Found
 
 state: dict[str, Any] = {"debug": False, "command": "condense"}
-MESSAGE_CHARS = 1000
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 
@@ -66,13 +65,6 @@ class Command(TyperCommand):
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = super().collect_usage_pieces(ctx)
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
-
-
-class ViewFormat(StrEnum):
-    text = "text"
-    json = "json"
-    jsonl = "jsonl"
-    messages = "messages"
 
 
 class Client(StrEnum):
@@ -169,17 +161,6 @@ def grouping(group_by: GroupBy | None) -> Callable[[dict[str, Any]], str] | None
 def echo(text: str) -> None:
     """Text on stdout as it is (its own line endings)."""
     typer.echo(text, nl=False)
-
-
-def write_pieces(pieces: Iterable[bytes], end: bytes = b"") -> None:
-    """Bytes on stdout as they are made, then `end`: a big document is never whole
-    in memory."""
-    sys.stdout.flush()
-    out = sys.stdout.buffer
-    for piece in pieces:
-        out.write(piece)
-    out.write(end)
-    out.flush()
 
 
 @contextlib.contextmanager
@@ -388,20 +369,6 @@ def stderr() -> "Console":
     from condense_cli.terminal.consoles import stderr_console
 
     return stderr_console()
-
-
-def say(message: str) -> None:
-    """One line for people on stderr: secrets masked, names and values made safe,
-    and never more than MESSAGE_CHARS (values are quoted short where they are named;
-    this is the net under that)."""
-    line = sanitize(mask(message), one_line=True)
-    if len(line) > MESSAGE_CHARS:
-        half = MESSAGE_CHARS // 2
-        line = f"{line[:half]} … {line[-half:]}"
-    if stderr_may_be_a_terminal():
-        stderr().print(line, markup=False)
-    else:  # no terminal: the line as it is, without importing rich
-        sys.stderr.write(line + "\n")
 
 
 def fail(message: str, hint: str | None, code: int) -> typer.Exit:

@@ -5,7 +5,14 @@ No `from __future__ import annotations` (see `common`).
 
 import typer
 
-from condense_cli.cli.common import ConfigOpt, SetOpt, TypeOpt, guarded, print_notes, say
+from condense_cli.cli.common import (
+    ConfigOpt,
+    SetOpt,
+    TypeOpt,
+    guarded,
+    print_notes,
+)
+from condense_cli.terminal.output import say
 
 
 @guarded

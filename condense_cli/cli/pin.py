@@ -7,8 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from condense_cli.cli.common import DialectOpt, LogArg, emit, guarded, reading, say, usage_error
+from condense_cli.cli.common import (
+    DialectOpt,
+    LogArg,
+    emit,
+    guarded,
+    reading,
+    usage_error,
+)
 from condense_cli.core.text import quote, sanitize
+from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
     from condense_cli.dialects.base import Replay

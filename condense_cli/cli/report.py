@@ -23,10 +23,10 @@ from condense_cli.cli.common import (
     print_notes,
     reading,
     said_logs,
-    say,
     some_logs,
 )
 from condense_cli.core.text import plural
+from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

@@ -3,7 +3,14 @@
 No `from __future__ import annotations` (see `common`).
 """
 
-from condense_cli.cli.common import DialectOpt, LockOpt, LogArg, guarded, reading, say
+from condense_cli.cli.common import (
+    DialectOpt,
+    LockOpt,
+    LogArg,
+    guarded,
+    reading,
+)
+from condense_cli.terminal.output import say
 
 
 @guarded

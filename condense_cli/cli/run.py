@@ -17,21 +17,20 @@ from condense_cli.cli.common import (
     LockOpt,
     SetOpt,
     TypeOpt,
-    ViewFormat,
     guarded,
     load_condenser,
     local_paths,
     reading,
-    say,
     stderr,
     usage_error,
 )
-from condense_cli.cli.view import print_view
 from condense_cli.core.text import plural, sanitize
+from condense_cli.terminal.outcomes import describe_condensation, describe_rewrite
+from condense_cli.terminal.output import say
+from condense_cli.terminal.views import ViewFormat, print_view
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser
-    from condense_cli.condensers.runner import RunOutcome
     from condense_cli.core.pins import Pins
     from condense_cli.dialects.discovery import Found
 
@@ -152,7 +151,7 @@ def run(
         # A condenser that declined (a note, the view untouched) prints nothing on
         # stdout, so `run --dry-run | jq` sees a condensation line or nothing; one
         # that rewrote the view for this step (masking, recent_events) prints it.
-        rewrite = outcome.rewrite
+        rewrite = describe_rewrite(outcome)
         if outcome.shows_view:
             title = f"{log} after {condenser.name}"
             print_view(result, outcome.replay, format, title, False, conversion=outcome.messages)
@@ -181,25 +180,6 @@ def log_pins(condenser: "Condenser", log: str, pin_event: list[str] | None) -> "
     texts = [*condenser.pins, *([] if is_stream(log) else read_pins(log))]
     condenser.set_pins(dict.fromkeys(texts))
     return Pins(condenser.pins, tuple(pin_event or ()))
-
-
-def describe_condensation(name: str, outcome: "RunOutcome") -> str:
-    """What a condensation forgot and put in its place, and what its model calls cost."""
-    from condense_cli.condensers.runner import describe_forgotten, describe_usage
-    from condense_cli.core.events import Condensation
-
-    result = outcome.result
-    assert isinstance(result, Condensation) and outcome.after is not None
-    sizes = f"view {len(outcome.before)} -> {len(outcome.after)}"
-    report = (
-        f"{name}: forgot {plural(len(result.forgotten), 'event')} "
-        f"({describe_forgotten(outcome.before, result.forgotten)}), {sizes}"
-    )
-    if result.summary is not None:
-        report += f", summary of {len(result.summary):,} chars at offset {result.summary_offset}"
-    if result.usage:
-        report += ", " + describe_usage(result.usage)
-    return report
 
 
 @dataclass(frozen=True)
@@ -287,7 +267,7 @@ def run_one(log: str, settings: RunSettings) -> LogRun:
         return LogRun(f"{log}: Error: {exc.message}{hint}", code=exc.exit_code)
     result = outcome.result
     if not isinstance(result, Condensation):
-        rewrite = outcome.rewrite
+        rewrite = describe_rewrite(outcome)
         did = result.note or (f"{rewrite} for this step" if rewrite else "left the view unchanged")
         return LogRun(f"{log}: {condenser.name}: {did}; nothing appended")
     report = f"{log}: {describe_condensation(condenser.name, outcome)}"

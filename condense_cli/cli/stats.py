@@ -26,8 +26,8 @@ from condense_cli.cli.common import (
     local_paths,
     reading,
     said_logs,
-    say,
 )
+from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

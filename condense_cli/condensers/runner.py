@@ -10,13 +10,11 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.core.errors import CondenserError, ConfigError
 from condense_cli.core.events import Condensation, View, apply_condensation
 from condense_cli.core.interrupts import time_limit
-from condense_cli.core.intervals import describe_ids
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.messages import Conversion
 from condense_cli.core.pins import Pins
@@ -47,76 +45,21 @@ class RunOutcome:
     record: Record | None = None
     appended: bool = False
     messages: Conversion | None = None  # a view result as chat messages, when asked for
-    rewrite: str | None = None  # what a view result did to the view (`describe_rewrite`)
+    rewrote: tuple[int, int] = (0, 0)  # what a view result did: events rewritten, dropped
 
     @property
     def shows_view(self) -> bool:
         """Whether `run` prints its view result: one that changed the view, or that
         came without a note saying why it did nothing."""
         result = self.result
-        return isinstance(result, View) and (result.note is None or self.rewrite is not None)
+        return isinstance(result, View) and (result.note is None or any(self.rewrote))
 
 
-def describe_rewrite(before: View, after: View) -> str | None:
-    """What a view result did for this step (`rewrote 3 of 14 events`, `dropped 9 of
-    14 events`, or both), or None when it left every event as it was."""
+def rewrite_counts(before: View, after: View) -> tuple[int, int]:
+    """What a view result did to the view: the events it rewrote and dropped."""
     originals = {id(event) for event in before}
     rewritten = sum(1 for event in after if id(event) not in originals)
-    dropped = max(0, len(before) - len(after))
-    done = [f"{verb} {n:,}" for verb, n in (("rewrote", rewritten), ("dropped", dropped)) if n]
-    if not done:
-        return None
-    return f"{' and '.join(done)} of {plural(len(before), 'event')}"
-
-
-ID_CHARS = 12  # ids longer than this (uuids) are reported by position
-
-
-def describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
-    """The forgotten events by the ids the log shows: `ids 2..61` (runs of keys when
-    ids are keys, as in V0; runs of neighbouring events, first..last id, when ids are
-    short; `positions 177..202` when they are uuids)."""
-    events = [e for e in view if e.key is not None]
-    if all(e.id == e.key for e in events):
-        return describe_ids(forgotten)
-    if any(len(str(e.id)) > ID_CHARS for e in events):  # uuids: positions read better
-        return "positions " + describe_ids(forgotten).removeprefix("ids ")
-    gone = set(forgotten)
-    runs: list[list[object]] = []
-    previous = False
-    for event in events:
-        if event.key in gone:
-            if previous:
-                runs[-1][1] = event.id
-            else:
-                runs.append([event.id, event.id])
-        previous = event.key in gone
-    shown = [f"{a}..{b}" if a != b else str(a) for a, b in runs[:6]]
-    more = f", … ({len(runs) - 6} more runs)" if len(runs) > 6 else ""
-    return "ids " + ", ".join(shown) + more
-
-
-def describe_usage(usage: dict[str, Any]) -> str:
-    """`model m, 1,200 prompt + 300 completion tokens, $0.0004` (with the number of
-    calls when the prompt took several, and what the condenser noted)."""
-    calls = usage.get("calls")
-    text = f"model {usage.get('model')}, " + (f"{calls} calls, " if calls else "")
-    text += (
-        f"{usage.get('prompt_tokens', 0):,} prompt + "
-        f"{usage.get('completion_tokens', 0):,} completion tokens"
-    )
-    if calls:
-        text += f" (the largest prompt {usage.get('largest_prompt_tokens', 0):,})"
-    cost = usage.get("cost")
-    text += f", ${cost:.4f}" if cost else ", cost unknown"
-    facts = usage.get("facts")
-    if facts:
-        text += f", kept {facts['kept']:,} of {plural(facts['total'], 'fact')}"
-        if facts["asked_again_naming"]:
-            text += f" (asked again naming {facts['asked_again_naming']:,} it lost)"
-    for note in usage.get("notes") or ():
-        text += f"; {note}"
-    return text
+    return rewritten, max(0, len(before) - len(after))
 
 
 def run_condenser(
@@ -230,8 +173,8 @@ def _decide(
         result = keep_pins(view, result, pins)
     if not isinstance(result, Condensation):
         converted = replay.messages(result) if messages else None
-        rewrite = describe_rewrite(view, result)
-        outcome = RunOutcome(replay, view, result, messages=converted, rewrite=rewrite)
+        rewrote = rewrite_counts(view, result)
+        outcome = RunOutcome(replay, view, result, messages=converted, rewrote=rewrote)
         if prints and outcome.shows_view:
             replay.hold(result)  # printed once the log is closed
         return outcome

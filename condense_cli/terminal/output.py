@@ -11,6 +11,7 @@ import errno
 import io
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from condense_cli.core.errors import OutputError
@@ -76,3 +77,36 @@ def stderr_may_be_a_terminal() -> bool:
         return sys.stderr.isatty()
     except ValueError:  # closed
         return False
+
+
+MESSAGE_CHARS = 1000  # the longest line `say` writes
+
+
+def write_pieces(pieces: Iterable[bytes], end: bytes = b"") -> None:
+    """Bytes on stdout as they are made, then `end`: a big document is never whole
+    in memory."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    for piece in pieces:
+        out.write(piece)
+    out.write(end)
+    out.flush()
+
+
+def say(message: str) -> None:
+    """One line for people on stderr: secrets masked, names and values made safe,
+    and never more than MESSAGE_CHARS (values are quoted short where they are named;
+    this is the net under that)."""
+    from condense_cli.core.redact import mask
+    from condense_cli.core.text import sanitize
+
+    line = sanitize(mask(message), one_line=True)
+    if len(line) > MESSAGE_CHARS:
+        half = MESSAGE_CHARS // 2
+        line = f"{line[:half]} … {line[-half:]}"
+    if stderr_may_be_a_terminal():
+        from condense_cli.terminal.consoles import stderr_console
+
+        stderr_console().print(line, markup=False)
+    else:  # no terminal: the line as it is, without importing rich
+        sys.stderr.write(line + "\n")

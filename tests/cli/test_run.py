@@ -447,6 +447,7 @@ def test_run_reads_back_from_the_log_only_the_view_it_prints(
     view took the log's size in memory)."""
     from condense_cli.condensers.runner import RunOutcome, run_condenser
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
+    from condense_cli.terminal.outcomes import describe_rewrite
     from tests.dialects.claude_code.test_replay import Builder
     from tests.dialects.fast_paths import FAST, use_path
 
@@ -475,10 +476,10 @@ def test_run_reads_back_from_the_log_only_the_view_it_prints(
     assert isinstance(outcome.result, Condensation) and not outcome.shows_view
     assert held == []
     outcome = run("noop")
-    assert outcome.result.note is not None and outcome.rewrite is None
+    assert outcome.result.note is not None and describe_rewrite(outcome) is None
     assert not outcome.shows_view and held == []
     outcome = run("observation_masking", attention_window=4)
-    assert outcome.shows_view and outcome.rewrite == "rewrote 10 of 25 events"
+    assert outcome.shows_view and describe_rewrite(outcome) == "rewrote 10 of 25 events"
     assert held == [list(outcome.result)]
     assert [e.data["uuid"] for e in outcome.result][-2:] == ["u24", "u25"]  # log closed
     outcome = run("observation_masking", prints=False, attention_window=4)
