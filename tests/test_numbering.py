@@ -63,12 +63,12 @@ def test_report_and_view_count_the_view_alike(tmp_path: Path, proc: Any) -> None
 
 @pytest.mark.parametrize("dialect", list(ONE_OF_EACH))
 def test_mcp_counts_forgotten_what_view_counts(dialect: str, tmp_path: Path, cli: Any) -> None:
-    from condense_cli.agent.memory import Memory
+    from condense_cli.agent.memory import ForgottenIndex
 
     log = corpus_copy(dialect, tmp_path)
     assert cli("run", log, "-t", "amortized", "-s", "max_size=20").exit_code == 0
     with read_log(str(log)) as replay:
         shown = {e.id for e in replay.view()}
         gone = [e.id for e in replay.history() if e is not None and e.id not in shown]
-        memory = Memory(replay)
+        memory = ForgottenIndex(replay)
     assert [e.id for e in memory.events] == [str(n) for n in gone]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from condense_cli.agent.memory import Forgotten, Memory
+from condense_cli.agent.memory import Forgotten, ForgottenIndex
 from condense_cli.dialects.base import Replay
 
 MAX_ANSWER = 20_000
@@ -42,10 +42,10 @@ class Session:
 
     locate: Callable[[], Path]
     _key: tuple[str, int, float] | None = None
-    _memory: Memory | None = None
+    _memory: ForgottenIndex | None = None
     _replay_facts: dict[str, Any] | None = None
 
-    def memory(self) -> tuple[Path, Memory]:
+    def memory(self) -> tuple[Path, ForgottenIndex]:
         """The session's file and what it forgot; a `CondenseError` (no session, a bad
         log) is raised as an `Unanswered` the tools say in words."""
         from condense_cli.core.errors import CondenseError
@@ -56,7 +56,7 @@ class Session:
             hint = f" ({exc.hint})" if exc.hint else ""
             raise Unanswered(f"condense: {exc.message}{hint}") from None
 
-    def _memory_of(self) -> tuple[Path, Memory]:
+    def _memory_of(self) -> tuple[Path, ForgottenIndex]:
         import stat as kinds
 
         from condense_cli.dialects import read_log
@@ -71,7 +71,7 @@ class Session:
         key = (str(path), stat.st_size, stat.st_mtime)
         if self._memory is None or key != self._key:
             with read_log(str(path)) as replay:
-                self._memory = Memory(replay)
+                self._memory = ForgottenIndex(replay)
                 self._replay_facts = _facts(replay)
             self._key = key
         return path, self._memory
@@ -114,7 +114,7 @@ def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
     return part
 
 
-def _found(memory: Memory, key: object) -> Forgotten | str:
+def _found(memory: ForgottenIndex, key: object) -> Forgotten | str:
     """The forgotten event `key` names, or what to say when none is."""
     found = memory.get(str(key))
     if found is None:

@@ -57,7 +57,7 @@ def text_of(event: Event) -> str:
     return text
 
 
-class Memory:
+class ForgottenIndex:
     """The forgotten events of one replayed session, searchable."""
 
     def __init__(self, replay: Replay) -> None:

@@ -98,7 +98,7 @@ def audit(
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import LogFailed
     from condense_cli.core.jsonlines import Items, indented
-    from condense_cli.terminal.reports import audits_text
+    from condense_cli.terminal.analysis_text import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None

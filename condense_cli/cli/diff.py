@@ -62,7 +62,7 @@ def diff(
     from condense_cli.dialects import read_log
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.fast.halves import log_size
-    from condense_cli.terminal.reports import diff_text
+    from condense_cli.terminal.analysis_text import diff_text
 
     points = upto or []
     notes: list[str] = []

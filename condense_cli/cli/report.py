@@ -31,7 +31,7 @@ from condense_cli.terminal.output import say
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.core.events import Event
-    from condense_cli.terminal.report import LogPage
+    from condense_cli.terminal.html_report import LogPage
 
 
 @guarded
@@ -88,7 +88,7 @@ def report(
     from condense_cli.core.clientconfig import read_client_config
     from condense_cli.core.errors import CondenseError
     from condense_cli.core.files import replace_file
-    from condense_cli.terminal.report import render_page
+    from condense_cli.terminal.html_report import render_page
 
     client = read_client_config(client_config) if client_config is not None else None
     found = some_logs(logs, dialect)
@@ -154,7 +154,7 @@ def log_page(
     from condense_cli.dialects import read_log
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.fast.halves import log_size, splits
-    from condense_cli.terminal.report import log_page as lay_out
+    from condense_cli.terminal.html_report import log_page as lay_out
 
     notes: list[str] = []
     sides = (

@@ -62,7 +62,7 @@ def simulate(
     from condense_cli.dialects import read_log
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.fast.halves import log_size, splits
-    from condense_cli.terminal.reports import simulate_csv, simulate_text
+    from condense_cli.terminal.analysis_text import simulate_csv, simulate_text
 
     notes: list[str] = []
     sides = comparison_sides(config, type, set, variant, call_model, summary_tokens, notes)

@@ -13,7 +13,7 @@ import pytest
 
 from condense_cli.agent.briefing import keep, left_out
 from condense_cli.agent.mcp_server import MAX_ANSWER, bounded
-from condense_cli.agent.memory import Memory
+from condense_cli.agent.memory import ForgottenIndex
 from condense_cli.agent.sessions import claude_project, find_session
 from condense_cli.core.errors import ConfigError
 from condense_cli.dialects import read_log
@@ -24,7 +24,7 @@ from tests.dialects.claude_code.test_replay import POSTHOG
 def test_the_forgotten_events_are_indexed_and_read_back_exactly() -> None:
     require_corpus(POSTHOG.parent)
     with read_log(str(POSTHOG)) as replay:
-        memory = Memory(replay)
+        memory = ForgottenIndex(replay)
         # what MCP counts forgotten is what `view` does (a text said again is no copy)
         assert (len(memory.events), replay.forgotten_events) == (295, 295)
     hits = memory.search("scipy pagerank", 5)

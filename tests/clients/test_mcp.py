@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from condense_cli.agent.memory import Memory
+from condense_cli.agent.memory import ForgottenIndex
 from condense_cli.dialects import read_log
 from tests.clients import test_codex_today
 from tests.clients.install import Clients
@@ -66,7 +66,7 @@ def test_claude_code_reads_back_a_forgotten_output_exactly(
     session = copy(compacted, tmp_path)
     output = echo_output(session)
     with read_log(str(session)) as replay:
-        memory = Memory(replay)
+        memory = ForgottenIndex(replay)
     [forgotten] = [e for e in memory.events if e.text == output]  # /compact forgot it
     home = tmp_path / "client" / "home"
     home.mkdir(parents=True)
@@ -137,7 +137,7 @@ def test_codex_reads_back_a_forgotten_output_exactly(
     the script prints what `read_forgotten` answered, and the next request has it."""
     rollout = copy(rollout, tmp_path)
     with read_log(str(rollout)) as replay:
-        memory = Memory(replay)
+        memory = ForgottenIndex(replay)
     [forgotten] = [
         e for e in memory.events if e.kind == "tool output" and "the build is green" in e.text
     ]

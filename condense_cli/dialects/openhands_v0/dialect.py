@@ -232,7 +232,7 @@ class V0Replay(Replay):
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         """Each condensation against the `max_size` of the `[condenser]` of `client`,
         an OpenHands `config.toml` (a V0 log does not record its condenser)."""
-        from condense_cli.dialects.sizes import configured_max_size, size_threshold
+        from condense_cli.dialects.openhands_sizes import configured_max_size, size_threshold
 
         found = configured_max_size(client) if client is not None else None
         if found is None:

@@ -376,7 +376,11 @@ class V1Replay(Replay):
         `base_state.json` records (or the `[condenser]` of `client`, an OpenHands
         `config.toml`): the SDK condenses a view of more events than that; one a
         `CondensationRequest` asked for is manual."""
-        from condense_cli.dialects.sizes import configured_max_size, max_size_of, size_threshold
+        from condense_cli.dialects.openhands_sizes import (
+            configured_max_size,
+            max_size_of,
+            size_threshold,
+        )
 
         found = configured_max_size(client) if client is not None else None
         if found is None:

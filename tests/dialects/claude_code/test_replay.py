@@ -360,9 +360,9 @@ def test_run_forgets_by_copying_what_it_keeps(tmp_path: Path, cli) -> None:
     assert "(answers #13)" in text
     with read_log(str(log)) as replay:
         assert [e.id for e in replay.view()] == [2, 13, 14]
-        from condense_cli.agent.memory import Memory
+        from condense_cli.agent.memory import ForgottenIndex
 
-        forgotten = Memory(replay)
+        forgotten = ForgottenIndex(replay)
         assert [e.id for e in forgotten.events] == [str(n) for n in range(3, 13)]
 
 
