@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo-installed
 DEMO := build/demo.jsonl
 # The real model of the tests: llama.cpp built once into a wheel, kept across clones.
 LLAMA := llama-cpp-python==0.3.36
@@ -21,8 +22,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## demo: set up, then condense a copy of a sample session and show the view
-demo: $(STAMP)
+# The package alone, for the demo: no test extras (Ray, moto, Playwright, mypy).
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+## demo: set up (the package alone), then condense a copy of a sample session and show the view
+demo: $(DEMO_STAMP)
 	@mkdir -p build
 	cp sample_sessions/pending_request.jsonl $(DEMO)
 	$(BIN)/condense run $(DEMO) --type conversation_window
