@@ -142,6 +142,26 @@ def test_version_loads_no_code_that_reads_logs(tmp_path: Path) -> None:
     )
 
 
+COMMAND_MODULES = {
+    f"condense_cli.cli.{m}"
+    for m in ("view", "check", "run", "request", "pin", "config", "stats", "audit", "diff")
+} | {f"condense_cli.cli.{m}" for m in ("simulate", "report", "hook", "mcp")}
+
+
+def test_help_lists_the_commands_without_loading_one(tmp_path: Path) -> None:
+    done, modules = condense(tmp_path, "--help")
+    assert done.returncode == 0 and b"simulate  Replay the log's history" in done.stdout
+    assert not modules & COMMAND_MODULES
+    assert not under(modules, "rich", "condense_cli.dialects", *NEVER)
+
+
+def test_a_command_loads_its_own_module_and_no_other_commands(tmp_path: Path) -> None:
+    log = stories.write("codex", tmp_path / "codex.jsonl")
+    done, modules = condense(tmp_path, "view", log, "-f", "jsonl")
+    assert done.returncode == 0, done.stderr
+    assert modules & COMMAND_MODULES == {"condense_cli.cli.view"}
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -1,31 +1,26 @@
 """`condense audit`: what each condensation lost, fact by fact.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from condense_cli.cli.common import (
-    AddressOpt,
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.many import each_log, grouping, said_logs, some_logs
+from condense_cli.cli.options import (
+    DEFAULT_WORKERS,
     ClientConfigOpt,
     DialectOpt,
-    EngineName,
-    EngineOpt,
     GroupByOpt,
-    JobsOpt,
     TableFormat,
     UptoOpt,
-    each_log,
-    echo,
-    grouping,
-    guarded,
+    Workers,
     local_paths,
-    reading,
-    said_logs,
-    some_logs,
+    with_workers,
 )
+from condense_cli.cli.output import echo, reading
 from condense_cli.terminal.output import say, write_pieces
 
 if TYPE_CHECKING:
@@ -34,6 +29,7 @@ if TYPE_CHECKING:
 
 
 @guarded
+@with_workers
 def audit(
     logs: Annotated[
         list[str],
@@ -73,9 +69,7 @@ def audit(
     ] = False,
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
-    jobs: JobsOpt = None,
-    engine: EngineOpt = EngineName.local,
-    address: AddressOpt = None,
+    workers: Workers = DEFAULT_WORKERS,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -119,7 +113,7 @@ def audit(
         table = Table(AUDIT_COLUMNS, format.value, echo, grouping(group_by))
     results, failed = [], 0
     overall = new_tallies()
-    with each_log(work, found.logs, jobs, engine, address, "auditing") as done:
+    with each_log(work, found.logs, workers, "auditing") as done:
         for result in done:
             if isinstance(result, tuple):  # one log: its error; among many: said, counted
                 if len(found.logs) == 1:

@@ -1,6 +1,6 @@
 """`condense check`: validate logs and their condensations, for CI.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 from dataclasses import dataclass
@@ -8,18 +8,17 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import (
-    AddressOpt,
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.many import each_log
+from condense_cli.cli.options import (
+    DEFAULT_WORKERS,
+    DeepOpt,
     DialectOpt,
-    EngineName,
-    EngineOpt,
-    JobsOpt,
-    each_log,
-    emit,
-    guarded,
+    Workers,
     local_paths,
-    reading,
+    with_workers,
 )
+from condense_cli.cli.output import emit, reading
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
@@ -27,6 +26,7 @@ from condense_cli.terminal.output import say
 
 
 @guarded
+@with_workers
 def check(
     logs: Annotated[
         list[str],
@@ -41,17 +41,8 @@ def check(
         bool, typer.Option("--strict", help="Fail on warnings too, not only on errors.")
     ] = False,
     dialect: DialectOpt = None,
-    jobs: JobsOpt = None,
-    engine: EngineOpt = EngineName.local,
-    address: AddressOpt = None,
-    deep: Annotated[
-        bool,
-        typer.Option(
-            "--deep",
-            help="Also warn of compactions that lost again the files and commands the agent "
-            "read anew after the one before lost them (walks every compaction; slower).",
-        ),
-    ] = False,
+    workers: Workers = DEFAULT_WORKERS,
+    deep: DeepOpt = False,
 ) -> None:
     """Validate logs and their condensations.
 
@@ -71,7 +62,7 @@ def check(
     first_of: dict[str, tuple[str, str]] = {}
     # one log's reading gets a bar of its own; many logs, one bar for them all
     work = partial(check_one, dialect=dialect, deep=deep, progress=len(logs) == 1)
-    with each_log(work, logs, jobs, engine, address, "checking") as results:
+    with each_log(work, logs, workers, "checking") as results:
         for checked in results:
             for line in checked.lines:
                 emit(line)

@@ -1,17 +1,13 @@
 """`condense config`: print the effective configuration as TOML.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import typer
 
-from condense_cli.cli.common import (
-    ConfigOpt,
-    SetOpt,
-    TypeOpt,
-    guarded,
-    print_notes,
-)
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.options import ConfigOpt, SetOpt, TypeOpt
+from condense_cli.cli.output import print_notes
 from condense_cli.terminal.output import say
 
 

@@ -1,6 +1,6 @@
 """`condense diff`: what changed between two views of one log.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import contextlib
@@ -9,7 +9,8 @@ from typing import Annotated
 import orjson
 import typer
 
-from condense_cli.cli.common import (
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.options import (
     CallModelOpt,
     ConfigsOpt,
     DialectOpt,
@@ -19,11 +20,8 @@ from condense_cli.cli.common import (
     SummaryTokensOpt,
     TypeOpt,
     VariantOpt,
-    guarded,
-    print_notes,
-    reading,
-    usage_error,
 )
+from condense_cli.cli.output import print_notes, reading
 
 
 @guarded

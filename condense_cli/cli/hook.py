@@ -5,7 +5,7 @@ stdin, the answer on stdout, see `agent.hooks`) and fail open: whatever goes
 wrong in condense, they print nothing on stdout and exit 0, so the client's turn
 goes on. `install` and `uninstall` merge them into the client's settings.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import sys
@@ -13,7 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from condense_cli.cli.common import Client, ClientArg, Command, DryRunOpt, guarded, tell_change
+from condense_cli.cli.guard import Command, guarded
+from condense_cli.cli.options import Client, ClientArg, DryRunOpt
+from condense_cli.cli.output import tell_change
 from condense_cli.core.text import plural
 
 app = typer.Typer(

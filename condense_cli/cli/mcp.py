@@ -1,7 +1,7 @@
 """`condense mcp`: the MCP server over the session the agent is running in, and its
 registration with each client.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import sys
@@ -9,15 +9,9 @@ from typing import Annotated
 
 import typer
 
-from condense_cli.cli.common import (
-    Client,
-    ClientArg,
-    Command,
-    DryRunOpt,
-    guarded,
-    local_paths,
-    tell_change,
-)
+from condense_cli.cli.guard import Command, guarded
+from condense_cli.cli.options import Client, ClientArg, DryRunOpt, local_paths
+from condense_cli.cli.output import tell_change
 
 NAME = "condense"  # the server's name in the clients' settings (its tools: mcp__condense__…)
 CODEX_STARTUP_SECONDS = 60  # how long Codex waits for the server to list its tools

@@ -1,20 +1,15 @@
 """`condense pin`: a fact every condensation of a log must carry.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from condense_cli.cli.common import (
-    DialectOpt,
-    LogArg,
-    emit,
-    guarded,
-    reading,
-    usage_error,
-)
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.options import DialectOpt, LogArg
+from condense_cli.cli.output import emit, reading
 from condense_cli.core.text import quote, sanitize
 from condense_cli.terminal.output import say
 

@@ -1,6 +1,6 @@
 """`condense report`: one self-contained HTML page of one or more sessions.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import shlex
@@ -11,20 +11,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from condense_cli.cli.common import (
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.many import said_logs, some_logs
+from condense_cli.cli.options import (
     CallModelOpt,
     ClientConfigOpt,
     ConfigsOpt,
     DialectOpt,
     SummaryTokensOpt,
     UptoOpt,
-    guarded,
     local_paths,
-    print_notes,
-    reading,
-    said_logs,
-    some_logs,
 )
+from condense_cli.cli.output import print_notes, reading
 from condense_cli.core.text import plural
 from condense_cli.terminal.output import say
 

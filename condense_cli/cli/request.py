@@ -1,15 +1,11 @@
 """`condense request`: append a condensation request, in the log's own dialect.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
-from condense_cli.cli.common import (
-    DialectOpt,
-    LockOpt,
-    LogArg,
-    guarded,
-    reading,
-)
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.options import DialectOpt, LockOpt, LogArg
+from condense_cli.cli.output import reading
 from condense_cli.terminal.output import say
 
 

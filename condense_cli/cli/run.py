@@ -1,6 +1,6 @@
 """`condense run`: run the configured condenser and append its condensation.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import contextlib
@@ -11,19 +11,16 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from condense_cli.cli.common import (
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.options import (
     ConfigOpt,
     DialectOpt,
     LockOpt,
     SetOpt,
     TypeOpt,
-    guarded,
-    load_condenser,
     local_paths,
-    reading,
-    stderr,
-    usage_error,
 )
+from condense_cli.cli.output import load_condenser, reading, stderr
 from condense_cli.core.text import plural, sanitize
 from condense_cli.terminal.outcomes import describe_condensation, describe_rewrite
 from condense_cli.terminal.output import say

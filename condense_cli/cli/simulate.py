@@ -1,6 +1,6 @@
 """`condense simulate`: replay a log's history under a condenser, in memory.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 from enum import StrEnum
@@ -9,7 +9,8 @@ from typing import Annotated
 import orjson
 import typer
 
-from condense_cli.cli.common import (
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.options import (
     CallModelOpt,
     ConfigsOpt,
     DialectOpt,
@@ -19,10 +20,8 @@ from condense_cli.cli.common import (
     TypeOpt,
     UptoOpt,
     VariantOpt,
-    guarded,
-    print_notes,
-    reading,
 )
+from condense_cli.cli.output import print_notes, reading
 
 
 class SimulateFormat(StrEnum):

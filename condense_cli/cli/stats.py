@@ -1,6 +1,6 @@
 """`condense stats`: events, characters and tokens of a log against its view.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import functools
@@ -9,24 +9,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from condense_cli.cli.common import (
-    AddressOpt,
+from condense_cli.cli.guard import guarded
+from condense_cli.cli.many import each_log, grouping, said_logs
+from condense_cli.cli.options import (
+    DEFAULT_WORKERS,
     ClientConfigOpt,
     ConfigOpt,
+    DeepOpt,
     DialectOpt,
-    EngineName,
-    EngineOpt,
     GroupByOpt,
-    JobsOpt,
     TableFormat,
-    each_log,
-    echo,
-    grouping,
-    guarded,
+    Workers,
     local_paths,
-    reading,
-    said_logs,
+    with_workers,
 )
+from condense_cli.cli.output import echo, reading
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
@@ -38,6 +35,7 @@ if TYPE_CHECKING:
 
 
 @guarded
+@with_workers
 def stats(
     logs: Annotated[
         list[str],
@@ -65,17 +63,8 @@ def stats(
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
-    jobs: JobsOpt = None,
-    engine: EngineOpt = EngineName.local,
-    address: AddressOpt = None,
-    deep: Annotated[
-        bool,
-        typer.Option(
-            "--deep",
-            help="Also count compactions that lost again the files and commands the agent "
-            "read anew after the one before lost them (walks every compaction; slower).",
-        ),
-    ] = False,
+    workers: Workers = DEFAULT_WORKERS,
+    deep: DeepOpt = False,
 ) -> None:
     """Events, characters and tokens of a log against its view.
 
@@ -111,7 +100,7 @@ def stats(
     # the tokenizer is made again in each worker: it does not cross processes
     counting = config if tokens else False
     work = partial(_row, dialect=dialect, config=counting, client=client, deep=deep)
-    with each_log(work, found.logs, jobs, engine, address) as results:
+    with each_log(work, found.logs, workers) as results:
         for row, error in results:
             if row is not None:
                 table.add(row)

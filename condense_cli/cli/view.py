@@ -1,6 +1,6 @@
 """`condense view`: replay every condensation and print what the model sees.
 
-No `from __future__ import annotations` (see `common`).
+No `from __future__ import annotations` (see `options`).
 """
 
 import sys
@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from condense_cli.cli.common import (
-    AddressOpt,
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.many import each_log, said_logs
+from condense_cli.cli.options import (
+    DEFAULT_WORKERS,
     DialectOpt,
-    EngineName,
-    EngineOpt,
-    JobsOpt,
     UptoOpt,
-    each_log,
-    guarded,
+    Workers,
     local_paths,
-    reading,
-    said_logs,
-    usage_error,
+    with_workers,
 )
+from condense_cli.cli.output import reading
 from condense_cli.terminal.output import say
 from condense_cli.terminal.views import ViewFormat, print_view
 
@@ -32,6 +29,7 @@ if TYPE_CHECKING:
 
 
 @guarded
+@with_workers
 def view(
     logs: Annotated[
         list[str],
@@ -62,9 +60,7 @@ def view(
         ),
     ] = False,
     dialect: DialectOpt = None,
-    jobs: JobsOpt = None,
-    engine: EngineOpt = EngineName.local,
-    address: AddressOpt = None,
+    workers: Workers = DEFAULT_WORKERS,
 ) -> None:
     """Replay every condensation and print what the model sees.
 
@@ -78,7 +74,7 @@ def view(
     found = find_logs(logs, dialect)
     several = found.logs != logs  # several logs, or a tree searched for them
     if several and format in (ViewFormat.json, ViewFormat.jsonl):
-        _view_many(found, format, upto, dialect, jobs, engine, address)
+        _view_many(found, format, upto, dialect, workers)
         return
     if len(logs) > 1 or len(found.logs) > 1:
         raise usage_error(f"several logs are viewed as json or jsonl, not {format.value}")
@@ -122,9 +118,7 @@ def _view_many(
     format: ViewFormat,
     upto: str | None,
     dialect: str | None,
-    jobs: int | None,
-    engine: EngineName,
-    address: str | None,
+    workers: Workers,
 ) -> None:
     """Each log's view, in the logs' order: JSON `{"logs": [view, ...]}` (each view as
     one log's, with its `log` first), or JSONL lines `{"log", "event"}` (the event as
@@ -139,7 +133,7 @@ def _view_many(
     if format is ViewFormat.json:
         out.write(b'{"logs":[')
     first = True
-    with each_log(work, found.logs, jobs, engine, address) as results:
+    with each_log(work, found.logs, workers) as results:
         for body, notes in results:
             for note in notes:
                 say(note)

@@ -190,14 +190,27 @@ def test_version(cli) -> None:
 
 def registered_commands() -> list[str]:
     """Every command the app registers, its groups (`hook`, `mcp`) included."""
-    from condense_cli.cli.app import app
+    from condense_cli.cli.app import COMMANDS
 
-    commands = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
-    return commands + [g.name for g in app.registered_groups if g.name]
+    return [entry.name for entry in COMMANDS]
 
 
 def test_the_commands_are_the_ones_the_docs_walk() -> None:
     assert len(registered_commands()) == 13 and "report" in registered_commands()
+
+
+@pytest.mark.parametrize("command", registered_commands())
+def test_the_registry_summary_is_the_first_sentence_of_the_commands_help(command: str) -> None:
+    """`condense --help` lists the registry's summaries without loading a command:
+    each must be what the command itself says first."""
+    from condense_cli.cli.app import COMMANDS, load_command
+
+    entry = next(e for e in COMMANDS if e.name == command)
+    loaded = load_command(entry)
+    assert loaded.name == command
+    said = " ".join((loaded.help or "").split("\n\n")[0].split())
+    assert said.startswith(entry.summary), (said, entry.summary)
+    assert said == entry.summary or said[len(entry.summary)] == " "
 
 
 @pytest.mark.parametrize("command", registered_commands())
