@@ -92,7 +92,7 @@ def diff(
             where = f"up to {point}" if point is not None else "now"
             views = [(where, view)] if len(sides) == 1 else []
             for side in sides:
-                result = side.condenser.condense(view)
+                result = side.condenser.condense(side.carrying(view))
                 after = (
                     apply_condensation(view, result) if isinstance(result, Condensation) else result
                 )

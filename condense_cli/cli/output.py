@@ -13,7 +13,6 @@ from condense_cli.terminal.output import say, silence_stdout
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from condense_cli.condensers.base import Condenser
     from condense_cli.dialects.base import Reading
 
 
@@ -52,15 +51,6 @@ def reading(description: str) -> "Reading":
     from condense_cli.terminal.progress import progress
 
     return lambda source: progress(source, description)
-
-
-def load_condenser(config: str | None, type: str | None, sets: list[str] | None) -> "Condenser":
-    """The configured condenser; configuration notes go to stderr."""
-    from condense_cli.config.loading import configured_condenser
-
-    condenser, notes = configured_condenser(config, type, sets)
-    print_notes(notes)
-    return condenser
 
 
 def print_notes(notes: list[str]) -> None:

@@ -180,7 +180,13 @@ def log_page(
             aside = splits(log_size(replay.path))
             runs = [
                 run_simulation(
-                    history, side.label, side.condenser, start, measure, side.meter, aside
+                    history,
+                    side.label,
+                    side.condenser,
+                    side.carrying(start),
+                    measure,
+                    side.meter,
+                    aside,
                 )
                 for side in sides
             ]

@@ -6,6 +6,7 @@ No `from __future__ import annotations` (see `options`).
 import contextlib
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import orjson
@@ -20,15 +21,16 @@ from condense_cli.cli.options import (
     TypeOpt,
     local_paths,
 )
-from condense_cli.cli.output import load_condenser, reading, stderr
+from condense_cli.cli.output import print_notes, reading, stderr
 from condense_cli.core.text import plural, sanitize
 from condense_cli.terminal.outcomes import describe_condensation, describe_rewrite
 from condense_cli.terminal.output import say
 from condense_cli.terminal.views import ViewFormat, print_view
 
 if TYPE_CHECKING:
-    from condense_cli.condensers.base import Condenser
-    from condense_cli.core.pins import Pins
+    from condense_cli.core.events import View
+    from condense_cli.core.messages import Conversion
+    from condense_cli.dialects.base import Replay
     from condense_cli.dialects.discovery import Found
 
 
@@ -114,11 +116,14 @@ def run(
     from rich.text import Text
 
     from condense_cli.condensers.runner import Feedback, run_condenser
+    from condense_cli.config.loading import configured_condenser
     from condense_cli.core.events import Condensation
     from condense_cli.core.logfile import STDIN, is_stream
+    from condense_cli.core.pins import Pins
 
-    condenser = load_condenser(config, type, set)
-    pins = log_pins(condenser, log, pin_event)
+    configured = configured_condenser(config, type, set)
+    print_notes(configured.notes)
+    condenser = configured.condenser
 
     err = stderr()
     if is_stream(log) and not dry_run:
@@ -131,6 +136,7 @@ def run(
         condensing=(lambda: err.status(label)) if err.is_terminal else contextlib.nullcontext,
         time_limit=timeout,
         note=say,
+        keep=partial(keep_to_print, format),
     )
     outcome = run_condenser(
         log,
@@ -140,8 +146,7 @@ def run(
         force=force,
         lock_timeout=lock_timeout,
         feedback=feedback,
-        messages=format is ViewFormat.messages,
-        pins=pins,
+        pins=Pins(configured.pins, tuple(pin_event or ())),
     )
     result = outcome.result
     if not isinstance(result, Condensation):
@@ -151,7 +156,7 @@ def run(
         rewrite = describe_rewrite(outcome)
         if outcome.shows_view:
             title = f"{log} after {condenser.name}"
-            print_view(result, outcome.replay, format, title, False, conversion=outcome.messages)
+            print_view(result, outcome.replay, format, title, False, conversion=outcome.kept)
         did = f"{rewrite} for this step" if rewrite else None
         if result.note is None and rewrite is None:
             did = "left the view unchanged"
@@ -168,15 +173,14 @@ def run(
     say(f"{report} (dry run: nothing appended)")
 
 
-def log_pins(condenser: "Condenser", log: str, pin_event: list[str] | None) -> "Pins":
-    """Give `condenser` the config's pins, then the log's, each once; the pins its
-    condensation of `log` must keep."""
-    from condense_cli.core.logfile import is_stream
-    from condense_cli.core.pins import Pins, read_pins
-
-    texts = [*condenser.pins, *([] if is_stream(log) else read_pins(log))]
-    condenser.set_pins(dict.fromkeys(texts))
-    return Pins(condenser.pins, tuple(pin_event or ()))
+def keep_to_print(format: ViewFormat, replay: "Replay", view: "View") -> "Conversion | None":
+    """What `run` prints of a view result, read while the log is open: its chat
+    messages for `-f messages`, else the events' texts (`Replay.hold`)."""
+    if format is ViewFormat.messages:
+        replay.require("converts_messages")
+        return replay.messages(view)
+    replay.hold(view)
+    return None
 
 
 @dataclass(frozen=True)
@@ -212,9 +216,8 @@ def run_all(found: "Found", settings: RunSettings, concurrency: int) -> None:
 
     from condense_cli.config.loading import configured_condenser
 
-    _, notes = configured_condenser(settings.config, settings.type, settings.sets)
-    for note in notes:  # the configuration is checked, and its notes said, once
-        say(f"Note: {note}")
+    # the configuration is checked, and its notes said, once
+    print_notes(configured_condenser(settings.config, settings.type, settings.sets).notes)
     first_failure = failed = appended = 0
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="condense-run")
     try:
@@ -245,10 +248,12 @@ def run_one(log: str, settings: RunSettings) -> LogRun:
     from condense_cli.config.loading import configured_condenser
     from condense_cli.core.errors import CondenseError
     from condense_cli.core.events import Condensation
+    from condense_cli.core.pins import Pins
 
     try:
-        condenser, _ = configured_condenser(settings.config, settings.type, settings.sets)
-        pins = log_pins(condenser, log, settings.pin_event)
+        configured = configured_condenser(settings.config, settings.type, settings.sets)
+        condenser = configured.condenser
+        pins = Pins(configured.pins, tuple(settings.pin_event or ()))
         outcome = run_condenser(
             log,
             condenser,
@@ -257,7 +262,6 @@ def run_one(log: str, settings: RunSettings) -> LogRun:
             force=settings.force,
             lock_timeout=settings.lock_timeout,
             pins=pins,
-            prints=False,
         )
     except CondenseError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""

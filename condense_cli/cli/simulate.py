@@ -76,7 +76,13 @@ def simulate(
         tokens = TokenCache(TextCounts(tokenizer), history, size)
         runs = [
             run_simulation(
-                history, side.label, side.condenser, start, tokens, side.meter, splits(size)
+                history,
+                side.label,
+                side.condenser,
+                side.carrying(start),
+                tokens,
+                side.meter,
+                splits(size),
             )
             for side in sides
         ]

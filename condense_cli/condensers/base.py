@@ -32,11 +32,6 @@ class Condenser(ABC):
 
     def __init__(self, config: Any) -> None:
         self.config = config
-        self.pins: tuple[str, ...] = ()  # texts a summary must carry verbatim (`core.pins`)
-
-    def set_pins(self, pins: Iterable[str]) -> None:
-        """The pins this run must carry (a summarising condenser names them to its model)."""
-        self.pins = tuple(pins)
 
     @classmethod
     def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +33,6 @@ class PipelineCondenser(Condenser):
             build(table, f"condenser.condensers[{i}]") for i, table in enumerate(config.condensers)
         ]
         return cls(config, stages)
-
-    def set_pins(self, pins: Iterable[str]) -> None:
-        super().set_pins(pins)
-        for stage in self.stages:
-            stage.set_pins(self.pins)
 
     def describe(self) -> dict[str, Any]:
         return {"type": self.name, "condensers": [stage.describe() for stage in self.stages]}

@@ -10,13 +10,13 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from typing import Any
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.core.errors import CondenserError, ConfigError
 from condense_cli.core.events import Condensation, View, apply_condensation
 from condense_cli.core.interrupts import time_limit
 from condense_cli.core.logfile import is_stream
-from condense_cli.core.messages import Conversion
 from condense_cli.core.pins import Pins
 from condense_cli.core.text import plural, quote
 from condense_cli.dialects import append_to_log, read_log
@@ -26,12 +26,17 @@ from condense_cli.dialects.base import Reading, Record, Replay, quiet_reading
 @dataclass
 class Feedback:
     """What the user sees while a run works: the CLI shows a progress bar while a
-    big log is read and a spinner while the condenser (and its model) works."""
+    big log is read and a spinner while the condenser (and its model) works.
+
+    `keep` is called with a view result the run `shows_view`, while the log is still
+    open: a caller that will show it reads there what it needs of the log (its
+    answer is `RunOutcome.kept`)."""
 
     reading: Reading = quiet_reading
     condensing: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
     time_limit: float | None = None  # seconds the condenser may take in all (its calls)
     note: Callable[[str], None] = lambda said: None  # a line for the user (stderr)
+    keep: Callable[[Replay, View], Any] | None = None
 
 
 @dataclass
@@ -44,7 +49,7 @@ class RunOutcome:
     after: View | None = None
     record: Record | None = None
     appended: bool = False
-    messages: Conversion | None = None  # a view result as chat messages, when asked for
+    kept: Any = None  # what `Feedback.keep` kept of a view result to show it
     rewrote: tuple[int, int] = (0, 0)  # what a view result did: events rewritten, dropped
 
     @property
@@ -71,25 +76,21 @@ def run_condenser(
     force: bool = False,
     lock_timeout: float = 10.0,
     feedback: Feedback | None = None,
-    messages: bool = False,
     pins: Pins | None = None,
-    prints: bool = True,
 ) -> RunOutcome:
     """Build the view, run the condenser, and append its condensation unless `dry_run`.
 
-    With `messages`, a view result is also converted to chat messages (while the
-    log is still open: a dialect may read it to convert). With `prints`, a view result
-    that `shows_view` reads all it prints from the log before it is closed. A
-    condensation keeps `pins` (`keep_pins`), or is refused."""
+    A condensation keeps `pins` (the config's; the log's are added here), or is refused
+    (`keep_pins`). The condenser sees every pin text on the view (`View.pins`)."""
     pins = pins or Pins()
     feedback = feedback or Feedback()
     if dry_run or is_stream(path):
         with read_log(path, dialect=dialect, reading=feedback.reading) as replay:
-            return _decide(replay, condenser, force, feedback, messages, pins, prints)
+            return _decide(replay, condenser, force, feedback, pins)
     with append_to_log(
         path, dialect=dialect, lock_timeout=lock_timeout, reading=feedback.reading
     ) as replay:
-        outcome = _decide(replay, condenser, force, feedback, messages, pins, prints)
+        outcome = _decide(replay, condenser, force, feedback, pins)
         if outcome.record is not None:
             replay.append(outcome.record)
             outcome.appended = True
@@ -150,20 +151,14 @@ def _decide(
     condenser: Condenser,
     force: bool,
     feedback: Feedback,
-    messages: bool,
     pins: Pins,
-    prints: bool,
 ) -> RunOutcome:
-    if messages:
-        replay.require("converts_messages")
-    logged = [p for p in replay.pins() if p not in pins.texts]
-    if logged:  # the pins the log records itself
-        condenser.set_pins(dict.fromkeys([*condenser.pins, *logged]))
-        pins = replace(pins, texts=(*pins.texts, *logged))
+    # the config's pins, then the log's (in it, or beside it), each once
+    pins = replace(pins, texts=tuple(dict.fromkeys([*pins.texts, *replay.pins()])))
     adopted = adopt_session_model(condenser, replay)
     if adopted is not None:
         feedback.note(adopted)
-    view = replay.view()
+    view = replace(replay.view(), pins=pins.texts)
     pinned_keys(view, pins)  # an unknown id is refused before the condenser runs
     if force:
         view = view.with_request()
@@ -172,11 +167,9 @@ def _decide(
     if isinstance(result, Condensation) and pins:
         result = keep_pins(view, result, pins)
     if not isinstance(result, Condensation):
-        converted = replay.messages(result) if messages else None
-        rewrote = rewrite_counts(view, result)
-        outcome = RunOutcome(replay, view, result, messages=converted, rewrote=rewrote)
-        if prints and outcome.shows_view:
-            replay.hold(result)  # printed once the log is closed
+        outcome = RunOutcome(replay, view, result, rewrote=rewrite_counts(view, result))
+        if feedback.keep is not None and outcome.shows_view:
+            outcome.kept = feedback.keep(replay, result)
         return outcome
     record = replay.condensation_record(view, result)
     return RunOutcome(replay, view, result, apply_condensation(view, result), record)

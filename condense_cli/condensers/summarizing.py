@@ -125,9 +125,9 @@ class LLMSummarizingCondenser(ModelCondenser):
         if previous is not None and previous.key is not None:
             previous = None  # a summary that can be forgotten is summarised as an event
         forgotten = [e for e in events if e.key in forget]
-        if self.config.verify or self.pins:
+        if self.config.verify or view.pins:
             kept = [e for e in events if e.key not in forget and e is not previous]
-            summary, usage = self.summarize_verified(previous, forgotten, kept)
+            summary, usage = self.summarize_verified(previous, forgotten, kept, view.pins)
         else:
             summary, usage = self.summarize(previous, forgotten)
         return Condensation(tuple(sorted(forget)), summary, summary_offset(view, forget), usage)
@@ -200,7 +200,11 @@ class LLMSummarizingCondenser(ModelCondenser):
         return ask(self.llm, messages, self.read_summary, "summary", max_tokens=answer_tokens)
 
     def summarize_verified(
-        self, previous: Event | None, forgotten: list[Event], kept: list[Event]
+        self,
+        previous: Event | None,
+        forgotten: list[Event],
+        kept: list[Event],
+        pins: tuple[str, ...] = (),
     ) -> tuple[str, dict[str, Any]]:
         """Ask with the facts the summary must carry named (the pins, and with
         `verify` the forgotten events' facts); audit the answer against them (in the
@@ -209,8 +213,8 @@ class LLMSummarizingCondenser(ModelCondenser):
         from condense_cli.analysis.audit import check_facts, total
         from condense_cli.analysis.facts import Fact, extract, squash
 
-        pins = [Fact("pins", (squash(pin),), pin) for pin in self.pins]
-        facts = pins + (extract(forgotten) if self.config.verify else [])
+        carried = [Fact("pins", (squash(pin),), pin) for pin in pins]
+        facts = carried + (extract(forgotten) if self.config.verify else [])
         extra = facts_section(facts, "The summary must carry these facts of the events")
         summary, usage = self.summarize(previous, forgotten, extra)
         lost = total(check_facts(facts, [summary], kept)).lost

@@ -5,23 +5,30 @@ would send to its model."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.offline import Meter, go_offline, placeholder
 from condense_cli.config.loading import configured_condenser, configured_tokenizer
+from condense_cli.core.events import View
 from condense_cli.llm.tokens import Tokenizer
 
 
 @dataclass
 class Side:
-    """One column of a comparison: its label, its condenser and its meter."""
+    """One column of a comparison: its label, its condenser, its meter and the pins
+    of its config."""
 
     label: str
     condenser: Condenser
     meter: Meter
+    pins: tuple[str, ...] = ()
+
+    def carrying(self, view: View) -> View:
+        """`view` with this side's pins, as its condenser is to see it."""
+        return replace(view, pins=self.pins)
 
 
 def count_one(tokenizer: Tokenizer, text: str) -> int:
@@ -48,11 +55,13 @@ def comparison_sides(
         tokenizer = configured_tokenizer(file)
         for group in groups:
             extra = shlex.split(group) if group else []
-            condenser, said = configured_condenser(file, type, [*(sets or []), *extra])
-            notes.extend(said)
+            configured = configured_condenser(file, type, [*(sets or []), *extra])
+            condenser = configured.condenser
+            notes.extend(configured.notes)
             meter = Meter(partial(count_one, tokenizer))
             if not call_model:
                 go_offline(condenser, placeholder(summary_tokens), meter)
             label = Path(file).name if file else condenser.name
-            sides.append(Side(f"{label} {group}" if group else label, condenser, meter))
+            name = f"{label} {group}" if group else label
+            sides.append(Side(name, condenser, meter, configured.pins))
     return sides

@@ -278,14 +278,23 @@ def naming_source(path: Path | None, build: Callable[[], T]) -> T:
         raise ConfigError(f"{path}: {exc.message}", exc.hint) from None
 
 
+@dataclass(frozen=True)
+class Configured:
+    """What `--config`, `--type` and `--set` describe: the condenser, the pins of
+    [condenser] (texts every condensation must carry) and the notes to show."""
+
+    condenser: Condenser
+    pins: tuple[str, ...]
+    notes: list[str]
+
+
 def configured_condenser(
     config: str | None, type: str | None, sets: list[str] | None
-) -> tuple[Condenser, list[str]]:
-    """The condenser `--config`, `--type` and `--set` describe, and the notes to show."""
+) -> Configured:
+    """The condenser `--config`, `--type` and `--set` describe, its pins and notes."""
     settings = load_settings(config, type, sets)
     condenser = naming_source(settings.path, lambda: load_condenser(settings))
-    condenser.set_pins(settings.pins)
-    return condenser, settings.notes
+    return Configured(condenser, tuple(settings.pins), settings.notes)
 
 
 # What `stats` counts with when no model is named: its tokenizer (o200k_base), not a call.

@@ -194,6 +194,8 @@ class View:
     `summary_offset` the offset its condensation asked for. `note` is set by a
     condenser that looked at the view and decided not to condense it.
     `make_summary` builds a summary event the way this view's dialect shows one.
+    `pins` are the texts a condensation of this view must carry verbatim (`core.pins`):
+    the config's and the log's, set once by whoever runs the condenser.
     """
 
     events: list[Event]
@@ -202,6 +204,7 @@ class View:
     summary_offset: int | None = None
     note: str | None = None
     make_summary: Callable[[str], Event] | None = field(default=None, compare=False, repr=False)
+    pins: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.events)

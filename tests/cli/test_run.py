@@ -445,7 +445,7 @@ def test_run_reads_back_from_the_log_only_the_view_it_prints(
     their place in it). A condensation, a view the condenser left as it was, and the
     views of `run --all` are never printed: nothing is read back (held whole, the
     view took the log's size in memory)."""
-    from condense_cli.condensers.runner import RunOutcome, run_condenser
+    from condense_cli.condensers.runner import Feedback, RunOutcome, run_condenser
     from condense_cli.dialects.claude_code.dialect import ClaudeReplay
     from condense_cli.terminal.outcomes import describe_rewrite
     from tests.dialects.claude_code.test_replay import Builder
@@ -470,7 +470,8 @@ def test_run_reads_back_from_the_log_only_the_view_it_prints(
     def run(kind: str, prints: bool = True, **options: Any) -> RunOutcome:
         held.clear()
         condenser = build_condenser({"type": kind, **options}, LLMTables({}))
-        return run_condenser(str(log), condenser, dry_run=True, prints=prints)
+        keep = ClaudeReplay.hold if prints else None
+        return run_condenser(str(log), condenser, dry_run=True, feedback=Feedback(keep=keep))
 
     outcome = run("amortized", max_size=10)
     assert isinstance(outcome.result, Condensation) and not outcome.shows_view

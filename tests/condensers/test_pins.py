@@ -69,6 +69,30 @@ def test_a_pin_from_the_config_is_carried_verbatim_by_the_summary(
     assert PIN in view["summary"]
 
 
+def test_the_configs_and_the_logs_pins_reach_the_summariser_once_each_in_a_pipeline(
+    tmp_path: Path, cli, config: Path, fake: FakeLLM
+) -> None:
+    """Pins are one value handed to the condensation on its view: a pipeline's
+    summarising stage names the config's pin and the log's, each once, and the
+    condenser keeps no pins of its own between runs."""
+    from condense_cli.config.loading import configured_condenser
+
+    log = session(tmp_path / "s.jsonl")
+    cli("pin", log, "Fix the parser")
+    config.write_text(
+        config.read_text()
+        + f'\n[condenser]\ntype = "pipeline"\npins = ["{PIN}", "Fix the parser"]\n'
+        + '[[condenser.condensers]]\ntype = "llm"\nmax_size = 8\n'
+    )
+    fake.text(f"Fix the parser; {PIN}.")
+    done = cli("run", log, "-c", config)
+    assert done.exit_code == 0, done.stderr
+    prompt = fake.prompt(0)
+    assert prompt.count(f"- pins: {PIN}") == 1 and prompt.count("- pins: Fix the parser") == 1
+    condenser = configured_condenser(str(config), None, None).condenser
+    assert not hasattr(condenser, "pins") and not hasattr(condenser, "set_pins")
+
+
 def test_a_summary_that_never_carries_the_pin_is_refused(
     tmp_path: Path, cli, config: Path, fake: FakeLLM
 ) -> None:

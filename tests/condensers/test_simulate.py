@@ -300,7 +300,11 @@ def test_prompts_priced_by_a_child_add_up_to_what_this_process_counts(
             here: list[str] = []
             count = side.meter.count
             side.meter.count = lambda text, count=count, here=here: here.append(text) or count(text)
-            runs.append(simulate(history, "llm", side.condenser, start, tokens, side.meter, aside))
+            runs.append(
+                simulate(
+                    history, "llm", side.condenser, side.carrying(start), tokens, side.meter, aside
+                )
+            )
             counted_here.append(len(here))
     first, beside, again = (run.to_dict() for run in runs)
     assert first["summariser_tokens"] > 0 and first["fired_at"] == [5, 7]
