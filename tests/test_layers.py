@@ -205,3 +205,16 @@ def test_no_test_folder_hides_an_installed_package(tmp_path: Path) -> None:
         check=True,
     )
     assert found.stdout.split() == ["orjson"]  # installed (the check sees it), no folder's name
+
+
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_longer_than_a_reader_can_hold() -> None:
+    """A module past 600 lines mixes jobs: split it by what each part holds."""
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

@@ -15,20 +15,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from condense_cli.analysis.facts import (
-    INDEX_MIN_FACTS,
-    KINDS,
-    Fact,
-    Memory,
-    Scans,
-    core_command,
-    edits,
-    event_texts,
-    exploring,
-    extract,
-    squash,
-    unique_names,
-)
+from condense_cli.analysis.carrying import INDEX_MIN_FACTS, Memory, Scans, event_texts, unique_names
+from condense_cli.analysis.commands import core_command, exploring
+from condense_cli.analysis.facts import KINDS, Fact, edits, extract, squash
 from condense_cli.core.clientconfig import ClientConfig
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Event, View

@@ -1,5 +1,5 @@
-"""The facts of events, extracted deterministically and by kind, and whether a text
-still carries them (what `condense audit` measures and LLM condensers verify).
+"""The facts of events, extracted deterministically and by kind: what `condense audit`
+measures and LLM condensers verify (`carrying` looks them up in a text).
 
 Kinds, in the order reports list them:
 - `contradictions`: what a summary says against its events ("no changes made yet"
@@ -51,22 +51,31 @@ from __future__ import annotations
 
 import posixpath
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
-from functools import cached_property, lru_cache
 from typing import Any
 
 from condense_cli.analysis.clauses import (
-    OBJECT_SHARE,
-    SENTENCE,
-    carried,
     clauses,
-    content,
     is_constraint,
-    sentences_of,
+)
+from condense_cli.analysis.commands import (
+    FINDERS,
+    KEY_PRESS,
+    MATTERS,
+    RUNS_TESTS,
+    SETUP_COMMANDS,
+    SHELL_SPLIT,
+    command_names,
+    core_command,
+    exploring,
+    finds_or_compares,
+    is_module,
+    program_of,
+    without_script,
 )
 from condense_cli.core.events import Event
+from condense_cli.core.interrupts import INTERRUPTED  # a command stopped by Ctrl-C: no failure
 
 # In the order that matters to an agent resuming from a summary (reports list the
 # lost facts so): what the summary gets wrong, what the user requires, what is left to
@@ -121,22 +130,8 @@ PATH_RUN = re.compile(r"(?<![A-Za-z0-9_.@+~/-])[A-Za-z0-9_@+~-]*+[./][A-Za-z0-9_
 PATH_CHARS = re.compile(r"[A-Za-z0-9_.@+~/-]+")  # (the characters of a path `PATH_RUN` finds)
 URL = re.compile(r"https?://[^\s'\"<>`)\]}]+")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
-# What a command is wrapped in: a `cd`/`source` before it, a pager or a redirection
-# after it. The core is what a summary names ("ran pytest tests/"), and the `cd`
-# resolves the relative paths the command names.
-CD_PREFIX = re.compile(r"^\s*cd\s+(\S+)\s*(?:&&|;)\s*")
-SOURCE_PREFIX = re.compile(r"^\s*(?:source|\.)\s+\S+\s*(?:&&|;)\s*")
-PAGER_SUFFIX = re.compile(
-    r"\s*(?:2>&1\s*)?(?:\|\s*(?:tail|head|less|more|cat)\b[^|]*)+$|\s*2>&1\s*$"
-)
-KEY_PRESS = re.compile(r"^C-[a-z]$")  # what OpenHands sends a terminal for Ctrl-C
-QUOTES = re.compile(r""""[^"]*"|'[^']*'""")
-CHAIN = re.compile(r"\s*(&&|\|\||;)\s*")  # commands run one after another
-HEREDOC = re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*$")
-PACKAGE = re.compile(r"^[A-Za-z][\w.-]*(?:\[[\w,-]+\])?(?:[<>=!~]=?[\w.*]+)?$")
 QUOTED = re.compile(r"""['"`]([A-Za-z_][\w.-]{1,60})['"`]""")
 SETUP_ERROR = re.compile(r"^(?:ModuleNotFoundError|ImportError)\b")
-SETUP_COMMANDS = re.compile(r"^(?:pip3?|python3?\s+-m\s+pip)\s+install\b|\bsetup\.py\b|^make\b")
 SETUP_WORDS = (
     "install",
     "build",
@@ -162,75 +157,18 @@ TROUBLE_WORDS = (
     "problems",
 )
 TEST_WORDS = ("test", "reproduc")
-RUNS_TESTS = re.compile(r"^(?:python3?\s+(?:-m\s+(?:pytest|unittest)\b|\S+\.py\b)|pytest\b)")
-INTERRUPTED = 130  # the exit of a command stopped with Ctrl-C: not its failure
-# Exit 1 from these means "nothing found" or "they differ", not a failure.
-FINDERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
 FOOTER = re.compile(r"^\s*(?:(?:note|hint):|\[notice\])", re.I)  # pip's closing advice
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
-# Commands that only look around: a summary need not carry them.
-EXPLORING = frozenset(
-    [
-        "ls",
-        "ll",
-        "cat",
-        "head",
-        "tail",
-        "less",
-        "more",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "ack",
-        "find",
-        "fd",
-        "pwd",
-        "which",
-        "whereis",
-        "type",
-        "echo",
-        "wc",
-        "tree",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "env",
-        "printenv",
-        "whoami",
-        "id",
-        "date",
-        "history",
-        "nl",
-    ]
-)
-READ_ONLY_GIT = frozenset(
-    ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
-)
-PROBE = re.compile(r"(?:^|\s)(?:--version|-V)\b|__version__|\bpip3? (?:show|list|freeze)\b")
 # Calls that change a file that was there (a new file, such as a repro script, is
 # not a change to the code).
 EDIT_TOOLS = frozenset({"edit", "multiedit", "notebookedit", "str_replace_based_edit_tool"})
 EDIT_COMMANDS = frozenset({"str_replace", "insert", "undo_edit"})
 WRITE_TOOLS = frozenset({"write", "create", "create_file", "write_file", "notebookedit"})
-# Commands that matter most to an agent resuming: what changes things for good
-# (installs, commits and pushes, deletions, moves), and how to run and verify
-# (test runners, scripts).
-MATTERS = re.compile(
-    r"\b(?:pip3?|npm|pnpm|yarn|uv|poetry|cargo|apt(?:-get)?|brew|conda|mamba)\s+(?:install|add)\b"
-    r"|\bgit\s+(?:commit|push|merge|rebase|reset|checkout|apply|cherry-pick)\b"
-    r"|(?:^|[;&|]\s*)(?:rm|mv|cp|chmod|ln)\s|\bdeploy\b"
-    r"|\b(?:pytest|unittest|tox|nox|jest|vitest|mocha|cargo test|go test|npm test|make)\b"
-    r"|^(?:python3?|node|bash|sh)\s+(?:-u\s+)?\S+\.(?:py|js|mjs|sh)\b"
-)
 ANNOUNCED = re.compile(
     r"(?i)\b(?:running|listening|serving|served|deployed|available|live|preview|visit|"
     r"local|network|started|ready|dashboard)\b"
 )
 MARKUP = re.compile(r"\]\(|<a |<img|\[!\[|image::|target::|\.\. _|href=")
-SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=,]+")
 # A pattern that starts at a line is tried at every character of a text, so each is
 # run only on a text that holds what it needs (`_error_lines`): EXCEPTION, "Error",
 # "Exception" or "Failure"; each of FAILING_TESTS, one word of each of its groups.
@@ -459,9 +397,9 @@ def _call_facts(call: Call) -> Iterator[Fact]:
         runs = without_script(core)
         if runs and not KEY_PRESS.match(runs):
             rank = 0 if MATTERS.search(runs) else 1
-            names = _command_names(runs)
+            names = command_names(runs)
             yield Fact("commands", (squash(runs),), shown(runs), names=names, rank=rank)
-        tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t) and not _module(t)]
+        tokens = [t for t in SHELL_SPLIT.split(core) if PATH_TOKEN.match(t) and not is_module(t)]
         yield from _path_facts((posixpath.join(folder, t) if folder else t for t in tokens), 1)
         yield from _url_facts(URL.findall(command))
     url = arguments.get("url")
@@ -479,72 +417,6 @@ def _call_facts(call: Call) -> Iterator[Fact]:
         yield from _task_facts([arguments])
 
 
-def core_command(command: str) -> tuple[str | None, str]:
-    """The folder a command `cd`s into first (None without one), and its core: its
-    first line without `cd`/`source` before it or a pager after it."""
-    lines = command.strip().splitlines()
-    first = lines[0] if lines else ""
-    folder = None
-    while True:
-        moved = CD_PREFIX.match(first)
-        sourced = SOURCE_PREFIX.match(first)
-        if moved:
-            target = moved.group(1).strip("'\"")
-            folder = posixpath.join(folder, target) if folder else target
-            first = first[moved.end() :]
-        elif sourced:
-            first = first[sourced.end() :]
-        else:
-            break
-    return folder, without_pager(first)
-
-
-def without_pager(line: str) -> str:
-    """A command's line without the pager it pipes into (`| tail -5`) or the `2>&1`
-    it ends with, stripped; the pattern is tried only on a line that holds either."""
-    if "|" in line or "2>&1" in line:
-        return PAGER_SUFFIX.sub("", line).strip() or line.strip()
-    return line.strip()
-
-
-def without_script(core: str) -> str:
-    """A command's first line without the inline script it opens last (`python -c "`,
-    a heredoc), which is no command one could run again: a summary says what the
-    script did instead ("" when the line is only that)."""
-    while core.count('"') % 2 == 1 or core.count("'") % 2 == 1 or HEREDOC.search(core):
-        parts = CHAIN.split(core)
-        if len(parts) < 3:
-            return ""
-        core = " ".join(parts[:-2]).strip()
-    return core
-
-
-def _module(token: str) -> bool:
-    """Whether a bare token is a dotted module name (`astropy.io.ascii.rst`), not a
-    file: three dots or more and no slash."""
-    return "/" not in token and token.count(".") >= 3
-
-
-def _command_names(core: str) -> tuple[str, ...]:
-    """What else carries a command in a summary: an install by the word and its
-    packages (a pinned one as written), a Python script run plainly by the script's
-    name, else the command without the options it ends with (`python -m pylint
-    --help` by "python -m pylint")."""
-    words = CHAIN.split(core, maxsplit=1)[0].split()
-    if len(words) >= 3 and words[0] in ("pip", "pip3") and words[1] == "install":
-        wanted = [w for w in words[2:] if not w.startswith("-")]
-        if wanted and all(PACKAGE.match(w.strip("'\"")) for w in wanted):
-            return ("install*", *(w.strip("'\"") for w in wanted))
-    if len(words) >= 2 and words[0] in ("python", "python3"):
-        script = next((w for w in words[1:] if not w.startswith("-")), "")
-        if words[1] != "-m" and script.endswith(".py"):
-            return (script,)
-    shorter = words[:]
-    while len(shorter) > 2 and shorter[-1].startswith("-"):
-        shorter.pop()
-    return (" ".join(shorter),) if 3 <= len(shorter) < len(words) else ()
-
-
 def announced_urls(output: str) -> Iterator[str]:
     """The URLs an output announces (a server running, a deploy, a preview): on a
     line that says so, not in markup (the badges and links of a README read)."""
@@ -553,18 +425,6 @@ def announced_urls(output: str) -> Iterator[str]:
     for line in output.splitlines():
         if "http" in line and ANNOUNCED.search(line) and not MARKUP.search(line):
             yield from URL.findall(line)
-
-
-def exploring(command: str) -> bool:
-    """Whether a command (its core) only looks around: `ls`, `grep`, `cat`, `find`,
-    a read-only `git`, a version probe."""
-    words = core_command(command)[1].split()
-    if not words:
-        return False
-    program = posixpath.basename(words[0])
-    if program == "git":
-        return len(words) > 1 and words[1] in READ_ONLY_GIT
-    return program in EXPLORING or bool(PROBE.search(command))
 
 
 def edits(event: Event) -> bool:
@@ -591,12 +451,6 @@ def _changes_file(call: Call) -> bool:
     if isinstance(patch, str):
         return "*** Update File:" in patch
     return name.lower() in EDIT_TOOLS and command is None
-
-
-def _program(command: str) -> str:
-    """The program a command's core runs (`grep` in `cd x && grep -n y | head`)."""
-    words = core_command(command)[1].split()
-    return posixpath.basename(words[0]) if words else ""
 
 
 def _path_facts(raws: Iterable[str], rank: int = 1) -> Iterator[Fact]:
@@ -637,7 +491,11 @@ def _observation_facts(event: Event, commands: dict[object, str]) -> Iterator[Fa
         yield Fact("errors", (squash(line[:ERROR_CHARS]),), shown(line))
     yield from _url_facts(announced_urls(text))
     code = event.exit_code
-    if code == 1 and command is not None and (_program(command) in FINDERS or _finds(command)):
+    if (
+        code == 1
+        and command is not None
+        and (program_of(command) in FINDERS or finds_or_compares(command))
+    ):
         return  # nothing found, or a difference: the answer, not a failure
     if code == INTERRUPTED or (command is not None and KEY_PRESS.match(command.strip())):
         return
@@ -658,7 +516,7 @@ def _failure(keys: tuple[str, ...], text: str, core: str | None) -> Fact:
     """A command's non-zero exit: an install or a build is about setting up (and the
     package it installs), a test run or a script about running the tests."""
     if core is not None and SETUP_COMMANDS.search(core):
-        names = _command_names(core)[1:]
+        names = command_names(core)[1:]
         package = re.split(r"[<>=!~\[]", names[0])[0] if names else ""
         return Fact("errors", keys, text, names=names, topics=SETUP_WORDS, package=package)
     if core is not None and RUNS_TESTS.search(core):
@@ -724,13 +582,6 @@ def _subject(quoted: str) -> str:
     return f"{quoted}|{last}" if last != quoted and len(last) >= 4 else quoted
 
 
-def _finds(command: str) -> bool:
-    """Whether the command's pipeline ends in a program whose exit 1 is an answer."""
-    core = QUOTES.sub('""', core_command(command)[1])  # a `\|` in a pattern is no pipe
-    last = core.rsplit("|", 1)[-1].split()
-    return bool(last) and posixpath.basename(last[0]) in FINDERS
-
-
 def _test_keys(test: str) -> tuple[str, ...]:
     """A failing test by its whole id, or its name (after the last `::`, before ` (`)."""
     whole = squash(test)
@@ -739,270 +590,3 @@ def _test_keys(test: str) -> tuple[str, ...]:
 
 
 # --- what a text still carries -----------------------------------------------------
-
-
-class Scanned:
-    """What a memory takes of one text: the text squashed, and, when first asked, the
-    paths it names (as components) and its URLs, in the order they come. Most texts
-    of a view are never asked: a path or a URL is looked for only in the texts that
-    hold its name."""
-
-    __slots__ = ("_paths", "_urls", "squashed", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.squashed = squash(text)
-        self._paths: tuple[tuple[str, ...], ...] | None = None
-        self._urls: tuple[str, ...] | None = None
-
-    @property
-    def paths(self) -> tuple[tuple[str, ...], ...]:
-        if self._paths is None:
-            found = []
-            for raw in paths_in(self.text):
-                path = normal_path(raw)
-                if path is not None and (parts := components(path)):
-                    found.append(parts)
-            self._paths = tuple(found)
-        return self._paths
-
-    @property
-    def urls(self) -> tuple[str, ...]:
-        if self._urls is None:
-            self._urls = tuple(normal_url(u) for u in URL.findall(self.text))
-        return self._urls
-
-
-class Scans:
-    """The texts of the last view scanned, by text: the next view holds most of them
-    again (the events a condensation keeps), and they are not scanned twice."""
-
-    def __init__(self) -> None:
-        self.last: dict[str, Scanned] = {}
-
-    def memory(self, texts: Iterable[str]) -> Memory:
-        """`Memory.of(texts)`, scanning only the texts the last view did not hold."""
-        last = self.last
-        now: dict[str, Scanned] = {}
-        found = []
-        for text in texts:
-            if not text:
-                continue
-            scan = now.get(text)
-            if scan is None:
-                scan = now[text] = last.get(text) or Scanned(text)
-            found.append(scan)
-        self.last = now
-        return Memory(found)
-
-
-# A memory about to be asked for this many facts indexes its words first: the index
-# costs about 100 scans of its texts, and spares about half the scans after it.
-INDEX_MIN_FACTS = 400
-
-
-class Memory:
-    """Texts (a summary, or the events a view holds) made ready to look facts up in.
-
-    A path is looked for only in the texts that hold its file name (any path whose
-    components end so names it), a URL only when the texts hold it case-folded: the
-    texts are not all scanned for paths and URLs. A memory about to be asked for many
-    facts indexes its words (`index_words`), and is then not scanned for a text one
-    of whose words it lacks (`holds`)."""
-
-    def __init__(self, scans: list[Scanned], loose: bool = False) -> None:
-        self.scans = scans
-        self.flat = "\n".join(s.squashed for s in scans)
-        self.loose = loose  # a summary: a clause may be carried in other words
-        self._words: set[str] | None = None  # once `index_words` made them
-        self._starts: list[int] = []  # where each text starts in `flat`
-        at = 0
-        for scan in scans:
-            self._starts.append(at)
-            at += len(scan.squashed) + 1
-
-    @classmethod
-    def of(cls, texts: Iterable[str], loose: bool = False) -> Memory:
-        """`loose` for a summary, which may carry an instruction in its own words."""
-        return cls([Scanned(t) for t in texts if t], loose)
-
-    # What a summary is read for when it does not hold a fact as written, made when
-    # first asked (most facts are paths, or held as written).
-
-    @cached_property
-    def stems(self) -> set[str]:
-        """(A summary's) content words."""
-        return content(self.flat)
-
-    @cached_property
-    def sentences(self) -> list[set[str]]:
-        """(A summary's) content words, sentence by sentence."""
-        return [s for scan in self.scans for s in sentences_of(scan.text)]
-
-    @cached_property
-    def said(self) -> list[str]:
-        """(A summary's) sentences, squashed."""
-        return [squash(x) for scan in self.scans for x in SENTENCE.split(scan.text) if x.strip()]
-
-    def holding(self, name: str) -> Iterator[Scanned]:
-        """The texts that may name a path with a component `name`, each once, in
-        order: those whose squashed text holds it (case-folded; such a component is
-        made of `PATH_CHARS`, none of them white space)."""
-        if not PATH_CHARS.fullmatch(name):
-            return
-        flat, starts, scans, folded = self.flat, self._starts, self.scans, name.lower()
-        at = flat.find(folded)
-        while at >= 0:
-            index = bisect_right(starts, at) - 1
-            yield scans[index]
-            if index + 1 == len(starts):
-                break
-            at = flat.find(folded, starts[index + 1])
-
-    def paths_named(self, name: str) -> list[tuple[str, ...]]:
-        """The paths (as components) of the texts whose file name is `name`."""
-        return [p for scan in self.holding(name) for p in scan.paths if p[-1] == name]
-
-    @cached_property
-    def urls(self) -> set[str]:
-        """Every URL of the texts (normalised)."""
-        return {u for scan in self.scans for u in scan.urls}
-
-    def carries(self, fact: Fact, unique_names: set[str] | frozenset[str] = frozenset()) -> bool:
-        """Whether this memory still holds `fact`; `unique_names` are the file names
-        that only one path of the audited set has (a bare mention of one counts)."""
-        if fact.kind == "paths":
-            return self._has_path(fact.key, unique_names)
-        if fact.kind == "urls":
-            key = fact.key
-            if key.casefold() not in self.flat and not key.endswith("://"):
-                return False  # a URL a text names is in its squashed text (but one cut to
-                # its scheme, `http:///` read as `http:://`): its URLs need no scan
-            return key in self.flat or key in self.urls
-        if any(self.holds(key) for key in fact.keys):
-            return True
-        if not self.loose:
-            return False
-        if fact.kind in SAID:
-            return carried(fact.key, self.stems, lambda: self.sentences)
-        if fact.kind == "tasks":  # in other words: its title's words but the verb
-            wanted = content(fact.key.split(" ", 1)[-1])
-            return bool(wanted) and len(wanted & self.stems) >= OBJECT_SHARE * len(wanted)
-        if fact.names and all(self._names(n, unique_names) for n in fact.names):
-            return True
-        return bool(fact.topics) and self._reports(fact.topics, fact.package)
-
-    def index_words(self) -> None:
-        """Index the words of the texts, for `holds`. Making the index costs about
-        what 100 scans of the texts do."""
-        self._words = set(self.flat.replace("\n", " ").split(" "))
-
-    def holds(self, key: str) -> bool:
-        """`key in self.flat`, for a squashed text. With the words indexed, a key is
-        not looked for when a word inside it (with a space on both sides) is no word
-        of the texts: a match would have that word whole between two spaces."""
-        words = self._words
-        if words is not None and "\n" not in key:
-            inside = key.split(" ")[1:-1]
-            if any(word not in words for word in inside):
-                return False
-        return key in self.flat
-
-    def _names(self, name: str, unique_names: set[str] | frozenset[str]) -> bool:
-        """Whether a summary names `name` (see `Fact.names`)."""
-        for one in name.split("|"):
-            if " " not in one and ("/" in one or one.endswith(".py")):
-                path = normal_path(one)
-                if path is not None and self._has_path(path, unique_names):
-                    return True
-            elif _holds_word(self.flat, one):
-                return True
-        return False
-
-    def _reports(self, topics: tuple[str, ...], package: str) -> bool:
-        """Whether a sentence reports trouble with one of `topics`, naming `package`
-        when there is one."""
-        named = _word(package) if package else None
-        return any(
-            any(w in sentence for w in topics)
-            and any(w in sentence for w in TROUBLE_WORDS)
-            and (named is None or named.search(sentence) is not None)
-            for sentence in self.said
-        )
-
-    def _has_path(self, path: str, unique_names: set[str] | frozenset[str]) -> bool:
-        parts = components(path)
-        if not parts:
-            return False
-        for other in self.paths_named(parts[-1]):
-            short, long = (parts, other) if len(parts) <= len(other) else (other, parts)
-            if long[len(long) - len(short) :] != short:
-                continue
-            if len(short) >= 2 or len(parts) == 1 or parts[-1] in unique_names:
-                return True
-        return "." not in parts[-1] and self._names_under(parts)
-
-    def _names_under(self, folder: tuple[str, ...]) -> bool:
-        """Whether a path under `folder` is named (by the folder's last two names, or
-        its one name when it has only one): a directory is carried by its files."""
-        tail = folder[-2:]
-        return any(
-            other[i : i + len(tail)] == tail
-            for scan in self.holding(tail[-1])
-            for other in scan.paths
-            for i in range(len(other) - len(tail))
-        )
-
-
-def _holds_word(text: str, name: str) -> bool:
-    """Whether a squashed text holds `name` as a word (see `_word`); the pattern is
-    tried only where the text holds its letters."""
-    return squash(name.rstrip("*")) in text and _word(name).search(text) is not None
-
-
-@lru_cache(maxsize=1 << 12)  # an audit looks for the same names in each summary
-def _word(name: str) -> re.Pattern[str]:
-    """`name` as a word of a squashed text (`install*`: any word that starts so)."""
-    stem = name.endswith("*")
-    body = re.escape(squash(name.rstrip("*")))
-    return re.compile(rf"(?<![\w-]){body}" + ("" if stem else r"(?![\w-])"))
-
-
-def unique_names(facts: Iterable[Fact]) -> set[str]:
-    """File names that one file of the path facts has (a file written two ways,
-    `/repo/src/app.py` and `src/app.py`, is one file)."""
-    by_name: dict[str, list[tuple[str, ...]]] = {}
-    for fact in facts:
-        if fact.kind == "paths":
-            parts = components(fact.key)
-            if parts:
-                by_name.setdefault(parts[-1], []).append(parts)
-    return {name for name, paths in by_name.items() if _one_file(paths)}
-
-
-def _one_file(paths: list[tuple[str, ...]]) -> bool:
-    """Whether every path is a tail of the longest one."""
-    longest = max(paths, key=len)
-    return all(longest[len(longest) - len(p) :] == p for p in paths)
-
-
-def event_texts(event: Event) -> Iterator[str]:
-    """What a memory reads of an event: its text, thought, and its tool's string
-    arguments as they are (a JSON text escapes quotes and new lines)."""
-    yield event.text
-    if event.thought:
-        yield event.thought
-    call = event.tool_call
-    if call is not None:
-        yield from _strings(call[1])
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)

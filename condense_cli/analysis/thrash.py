@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from condense_cli.analysis.facts import Fact, Memory, event_texts, extract, shown
+from condense_cli.analysis.carrying import Memory, event_texts
+from condense_cli.analysis.facts import Fact, extract, shown
 from condense_cli.core.events import Problem
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay

@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from condense_cli.analysis.audit import audit_log
-from condense_cli.analysis.facts import Fact, Memory, extract, unique_names
+from condense_cli.analysis.carrying import Memory, unique_names
+from condense_cli.analysis.facts import Fact, extract
 from condense_cli.core.events import Event
 from condense_cli.dialects import read_log
 from tests import stories

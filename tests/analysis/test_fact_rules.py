@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from condense_cli.analysis.facts import Fact, Memory, core_command, extract, unique_names
+from condense_cli.analysis.carrying import Memory, unique_names
+from condense_cli.analysis.commands import core_command
+from condense_cli.analysis.facts import Fact, extract
 from tests.analysis.test_audit import Call
 
 

@@ -14,8 +14,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from condense_cli.analysis.carrying import Memory
 from condense_cli.analysis.clauses import clauses, is_constraint
-from condense_cli.analysis.facts import Fact, Memory, squash
+from condense_cli.analysis.facts import Fact, squash
 from condense_cli.dialects import read_log
 from tests.conftest import ROOT, require_corpus
 

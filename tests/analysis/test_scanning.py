@@ -11,20 +11,17 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from condense_cli.analysis.carrying import Memory, Scanned, Scans
+from condense_cli.analysis.commands import PAGER_SUFFIX, without_pager
 from condense_cli.analysis.facts import (
     EXCEPTION,
-    PAGER_SUFFIX,
     PATH_IN_TEXT,
     SPACE,
     Fact,
-    Memory,
-    Scanned,
-    Scans,
     exceptions,
     normal_url,
     paths_in,
     squash,
-    without_pager,
 )
 
 # Characters that start, end, stop or join paths, with the white space str.split

@@ -22,11 +22,11 @@ from condense_cli.dialects.openhands_v1.detect import (
     CONDENSATION_REQUEST,
     FILE_NAME_RE,
 )
+from condense_cli.dialects.openhands_v1.shapes import event_problem
 from condense_cli.dialects.openhands_v1.storage import (
     ID_RE,
     LOCK_FILE,
     LOCK_TIMEOUT,
-    event_problem,
     events_dir_of,
 )
 
