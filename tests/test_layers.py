@@ -218,3 +218,15 @@ def test_no_module_is_longer_than_a_reader_can_hold() -> None:
         if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_no_import_points_up_even_for_types_only() -> None:
+    """A type a lower layer needs from a higher one means the type is in the wrong layer."""
+    upward = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            target = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
+            if target and target.startswith("condense_cli.") and layer_of(target) > layer_of(name):
+                upward.add(f"{name} -> {target}")
+    assert upward == set()

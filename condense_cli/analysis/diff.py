@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from condense_cli.core.events import Event, View
-from condense_cli.core.messages import fingerprint_of
 from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.llm.messages import fingerprint_of
 
 PREVIEW_CHARS = 80
 

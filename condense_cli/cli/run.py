@@ -29,9 +29,9 @@ from condense_cli.terminal.views import ViewFormat, print_view
 
 if TYPE_CHECKING:
     from condense_cli.core.events import View
-    from condense_cli.core.messages import Conversion
     from condense_cli.dialects.base import Replay
     from condense_cli.dialects.discovery import Found
+    from condense_cli.llm.messages import Conversion
 
 
 @guarded

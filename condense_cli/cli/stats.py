@@ -29,8 +29,8 @@ from condense_cli.terminal.output import say
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.core.events import View
-    from condense_cli.core.messages import Conversion, MessageSums
     from condense_cli.dialects.base import Reading, Replay, StatsReport
+    from condense_cli.llm.messages import Conversion, MessageSums
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -233,7 +233,7 @@ def _counted(
     replay: "Replay", view: "View", tokenizer: "Tokenizer | None"
 ) -> "tuple[MessageSums, Conversion]":
     """`view` converted to chat messages and counted, and what the conversion changed."""
-    from condense_cli.core.messages import Conversion, MessageSums
+    from condense_cli.llm.messages import Conversion, MessageSums
 
     conversion, sums = Conversion(), MessageSums()
     sums.add(replay.each_message(view, conversion), tokenizer, replay.token_counts)

@@ -94,7 +94,7 @@ def view(
         gaps = replay.gaps()
         conversion = messages = None
         if format is ViewFormat.messages:
-            from condense_cli.core.messages import Conversion
+            from condense_cli.llm.messages import Conversion
 
             conversion = Conversion()
             messages = replay.each_message(current, conversion)

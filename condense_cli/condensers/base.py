@@ -15,7 +15,7 @@ from condense_cli.core.events import Condensation, View
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
-    from condense_cli.core.tables import LLMSettings
+    from condense_cli.llm.settings import LLMSettings
     from condense_cli.llm.window import Window
 
 

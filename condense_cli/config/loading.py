@@ -18,14 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from condense_cli.config.openhands import drop_ignored_llm_keys
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.redact import mask_table
-from condense_cli.core.tables import (
-    LLM_TABLE_KEYS,
-    LLMSettings,
-    describe_value,
-    parse_table,
-    settings_table,
-)
+from condense_cli.core.tables import describe_value, parse_table, settings_table
 from condense_cli.core.text import clip, quote
+from condense_cli.llm.settings import LLM_TABLE_KEYS, LLMSettings
 
 if TYPE_CHECKING:
     from condense_cli.condensers.base import Condenser

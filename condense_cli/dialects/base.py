@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.logfile import LockedLog, LogSource, locked_log
-from condense_cli.core.messages import NONE_KNOWN, Conversion, Known
+from condense_cli.llm.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

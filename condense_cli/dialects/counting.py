@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from condense_cli.core.events import CondensationRecord, Event
-from condense_cli.core.messages import fingerprint, fingerprint_of
 from condense_cli.dialects.base import CondensationRow, Sizes
 from condense_cli.fast.halves import in_two, splits
+from condense_cli.llm.messages import fingerprint, fingerprint_of
 from condense_cli.llm.tokens import Tokenizer
 
 Count = Callable[[str], int]
@@ -87,7 +87,7 @@ class Counted:
 class TextCounts:
     """Counts the characters and tokens of texts, tokenizing a long text the log
     holds more than once only once; only its fingerprint and count are remembered
-    (`core.messages.fingerprint`), so memory grows with the number of long texts,
+    (`llm.messages.fingerprint`), so memory grows with the number of long texts,
     up to `REMEMBER_MAX`, not with their length."""
 
     def __init__(self, tokenizer: Tokenizer | None) -> None:

@@ -17,7 +17,7 @@ from condense_cli.core.errors import CondenserError, ConfigError, ContextOverflo
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
-    from condense_cli.core.tables import LLMSettings
+    from condense_cli.llm.settings import LLMSettings
 
 TRANSIENT = (
     "RateLimitError",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from condense_cli.core.tables import LLMSettings
+    from condense_cli.llm.settings import LLMSettings
 
 DEFAULT_WINDOW = 4096  # tokens: what nearly every model served today can read
 DEFAULT_ANSWER = 1024  # tokens kept for the answer when max_output_tokens is not set

@@ -15,8 +15,8 @@ from condense_cli.terminal.output import say, write_pieces
 
 if TYPE_CHECKING:
     from condense_cli.core.events import View
-    from condense_cli.core.messages import Conversion
     from condense_cli.dialects.base import Gap, Replay
+    from condense_cli.llm.messages import Conversion
 
 
 class ViewFormat(StrEnum):

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.core.messages import Conversion
 from condense_cli.fast import lines as fastlines
 from condense_cli.fast.halves import SPLIT_ENV
+from condense_cli.llm.messages import Conversion
 
 EXACT, FAST = "exact", "fast"
 SPLIT = "fast, in two processes"  # a dialect whose fast path forks for big logs

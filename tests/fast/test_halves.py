@@ -13,7 +13,6 @@ import pytest
 from condense_cli.cli import stats as stats_module
 from condense_cli.core.errors import LogError
 from condense_cli.core.logfile import LogSource
-from condense_cli.core.messages import Conversion, MessageSums, fingerprint
 from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import Replay
 from condense_cli.dialects.claude_code.dialect import ClaudeReplay
@@ -34,6 +33,7 @@ from condense_cli.fast.halves import (
     lines_between,
     split_point,
 )
+from condense_cli.llm.messages import Conversion, MessageSums, fingerprint
 from condense_cli.llm.tokens import Tokenizer, tokenizer_for
 from tests.conftest import condensation, hidden_setup_run, lines_of, msg, run_action, run_obs
 

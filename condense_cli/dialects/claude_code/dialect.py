@@ -39,7 +39,6 @@ from condense_cli.core.events import Condensation, CondensationRecord, Event, Pr
 from condense_cli.core.intervals import runs
 from condense_cli.core.jsonlines import as_dict, as_str, encode
 from condense_cli.core.logfile import LockedLog, LogSource
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -74,6 +73,7 @@ from condense_cli.dialects.claude_code.resume import (
     resume_compaction,
     resume_notes,
 )
+from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

@@ -28,9 +28,9 @@ from typing import Any, cast
 
 from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, encode
-from condense_cli.core.messages import SYNTHESIZED, Change, content_of, tool_call, tool_result
 from condense_cli.dialects.claude_code.events import ClaudeEvent, blocks_of
 from condense_cli.dialects.claude_code.lines import tool_blocks
+from condense_cli.llm.messages import SYNTHESIZED, Change, content_of, tool_call, tool_result
 
 REMINDER = "<system-reminder>"
 # What Claude Code (2.1.330) sends for a call that was running when the session ended,

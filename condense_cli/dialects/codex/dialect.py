@@ -32,7 +32,6 @@ import orjson
 from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
 from condense_cli.core.jsonlines import encode
 from condense_cli.core.logfile import LockedLog, LogSource
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -53,6 +52,7 @@ from condense_cli.dialects.codex.resume import (
     resume_compaction,
 )
 from condense_cli.dialects.codex.rollout import feed_lines, read_rollout
+from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

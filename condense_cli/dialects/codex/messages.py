@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from condense_cli.core.jsonlines import encode
-from condense_cli.core.messages import (
+from condense_cli.dialects.codex.items import CALLS, OUTPUTS, CodexEvent
+from condense_cli.llm.messages import (
     NO_CHAT_FORM,
     ORPHAN,
     SYNTHESIZED,
@@ -36,7 +37,6 @@ from condense_cli.core.messages import (
     tool_call,
     tool_result,
 )
-from condense_cli.dialects.codex.items import CALLS, OUTPUTS, CodexEvent
 
 TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 ABORTED = "aborted"  # the output Codex sends for a call that has none

@@ -14,7 +14,6 @@ from condense_cli.core.events import Condensation, CondensationRecord, Event, Vi
 from condense_cli.core.intervals import IntervalSet
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import BOM, LockedLog, LogSource, line_body
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -43,6 +42,7 @@ from condense_cli.dialects.openhands_v0.scan import (
     LogIndex,
     forgotten_gaps,
 )
+from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

@@ -37,7 +37,7 @@ from typing import Any
 
 from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, as_str, encode
-from condense_cli.core.messages import (
+from condense_cli.llm.messages import (
     APPROXIMATED,
     NOT_SENT,
     ORPHAN,

@@ -37,7 +37,6 @@ from condense_cli.core.events import (
 from condense_cli.core.intervals import runs
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LockedLog, LogSource
-from condense_cli.core.messages import Conversion
 from condense_cli.dialects.base import (
     CondensationStep,
     Dialect,
@@ -56,6 +55,7 @@ from condense_cli.dialects.openhands_v1.detect import (
     OBSERVATION_KINDS,
     SUMMARY_KIND,
 )
+from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

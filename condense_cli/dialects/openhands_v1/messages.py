@@ -26,8 +26,8 @@ from typing import Any
 
 from condense_cli.core.events import Event
 from condense_cli.core.jsonlines import as_dict, as_str, encode
-from condense_cli.core.messages import content_of, tool_call, tool_result
 from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS
+from condense_cli.llm.messages import content_of, tool_call, tool_result
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.core.messages import count_tokens
 from condense_cli.dialects import read_log
 from condense_cli.llm.client import litellm_module
+from condense_cli.llm.messages import count_tokens
 from condense_cli.llm.tokens import tokenizer_for
 from tests.conftest import condensation, corpus_logs, msg
 

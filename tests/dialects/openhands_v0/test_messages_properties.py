@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from condense_cli.core.messages import message_text
 from condense_cli.dialects import read_log
+from condense_cli.llm.messages import message_text
 from tests.conftest import lines_of
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
