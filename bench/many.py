@@ -167,7 +167,7 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The Markdown table of the README."""
+    """The Markdown table of docs/performance.md."""
     machine = result["machine"]
     lines = [
         f"{machine['logs']:,} logs, {machine['log_bytes'] / 1e6:,.0f} MB; "

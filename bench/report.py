@@ -150,7 +150,7 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The Markdown table of the README."""
+    """The Markdown table of docs/performance.md."""
     machine = result["machine"]
     lines = [
         f"{machine['cpus']} CPUs, Python {machine['python']}, median of {machine['runs']} runs",

@@ -5,7 +5,7 @@ corpus, each labelled, with its reason, carried or lost by the first summary of 
 log: the seven constraints of the task prompt in each of the 23 OpenHands V1
 conversations that condensed (against the SDK's own summaries), and every clause
 the posthog Claude Code compaction forgot (against Claude Code's summary). The
-audit's verdicts are compared with the labels; the figures are the README's.
+audit's verdicts are compared with the labels; the figures are docs/analysis.md's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.conftest import ROOT, require_corpus
 
 LABELS = ROOT / "tests" / "labels" / "instruction_clauses.json"
 SHARED = ROOT.parent / "shared" / "corpus"
-# kind -> (clauses, precision of "lost", recall of "lost"), as the README states them
+# kind -> (clauses, precision of "lost", recall of "lost"), as docs/analysis.md states them
 FIGURES = {
     "constraints": (171, 0.95, 1.0),
     "instructions": (32, 0.6, 1.0),
@@ -65,14 +65,14 @@ def figures(counts: Counter[tuple[str, bool, bool]], kind: str) -> tuple[int, fl
     return n(None, None), round(found / (found + wrong), 2), round(found / (found + missed), 2)
 
 
-def test_the_labelled_set_gives_the_readme_figures() -> None:
+def test_the_labelled_set_gives_the_published_figures() -> None:
     require_corpus(SHARED / "openhands-v1")
     counts = verdicts()
     measured = {kind: figures(counts, kind) for kind in FIGURES}
     assert measured == FIGURES
     _, precision, recall = measured["all"]
     assert precision >= 0.9 and recall >= 0.9
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "analysis.md").read_text(encoding="utf-8")
     for kind, (total, precision, recall) in FIGURES.items():
         assert f"| {kind} | {total} | {precision:.2f} | {recall:.2f} |" in readme, kind
 
