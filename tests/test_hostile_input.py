@@ -148,12 +148,12 @@ def test_a_log_growing_under_a_writer_never_breaks_view(tmp_path: Path) -> None:
 
 
 def test_unexpected_errors_are_one_line_with_a_debug_hint(cli, make_log, monkeypatch) -> None:
-    import condense_cli.dialects as dialects
+    import condense_cli.cli.view as command
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(dialects, "read_log", broken)  # the command imports it when it runs
+    monkeypatch.setattr(command, "read_log", broken)  # what `view` reads a log with
     log = make_log([msg(0)])
     result = cli("view", log)
     assert result.exit_code == 1

@@ -3,10 +3,19 @@
 No `from __future__ import annotations` (see `options`).
 """
 
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from condense_cli.analysis.audit import (
+    audit_log,
+    combined,
+    failures,
+    kinds_json,
+    new_tallies,
+    parse_threshold,
+)
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import each_log, grouping, said_logs, some_logs
 from condense_cli.cli.options import (
@@ -21,6 +30,12 @@ from condense_cli.cli.options import (
     with_workers,
 )
 from condense_cli.cli.output import echo, reading
+from condense_cli.core.clientconfig import read_client_config
+from condense_cli.core.errors import CondenseError, LogFailed
+from condense_cli.core.jsonlines import Items, indented
+from condense_cli.dialects import read_log
+from condense_cli.dialects.base import quiet_reading
+from condense_cli.terminal.analysis_text import audits_text
 from condense_cli.terminal.output import say, write_pieces
 
 if TYPE_CHECKING:
@@ -80,19 +95,6 @@ def audit(
     table adds them up.
     Exit 1 when --fail-under is not met (over every condensation of every log).
     """
-    from functools import partial
-
-    from condense_cli.analysis.audit import (
-        combined,
-        failures,
-        kinds_json,
-        new_tallies,
-        parse_threshold,
-    )
-    from condense_cli.core.clientconfig import read_client_config
-    from condense_cli.core.errors import LogFailed
-    from condense_cli.core.jsonlines import Items, indented
-    from condense_cli.terminal.analysis_text import audits_text
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
     client = read_client_config(client_config) if client_config is not None else None
@@ -155,10 +157,6 @@ def audit_one(
 ) -> "LogAudit | tuple[str, str | None, int]":
     """One log audited (in this process or a worker's), or the message, hint and exit
     code of why it cannot be."""
-    from condense_cli.analysis.audit import audit_log
-    from condense_cli.core.errors import CondenseError
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.base import quiet_reading
 
     shown = reading("reading") if progress else quiet_reading
     try:

@@ -3,11 +3,15 @@
 No `from __future__ import annotations` (see `options`).
 """
 
+from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated
 
 import typer
 
+from condense_cli.analysis.checks import lost_context, lost_pins
+from condense_cli.analysis.thrash import thrash_problems
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import each_log
 from condense_cli.cli.options import (
@@ -22,6 +26,9 @@ from condense_cli.cli.output import emit, reading
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
+from condense_cli.dialects import read_log
+from condense_cli.dialects.base import quiet_reading
+from condense_cli.dialects.discovery import find_logs
 from condense_cli.terminal.output import say
 
 
@@ -48,10 +55,6 @@ def check(
 
     One `file:line: message` per problem; exit 1 on errors (or warnings with --strict).
     """
-    from collections import Counter
-    from functools import partial
-
-    from condense_cli.dialects.discovery import find_logs
 
     found_logs = find_logs(logs, dialect)
     logs = found_logs.logs
@@ -112,10 +115,6 @@ class Checked:
 
 def check_one(path: str, dialect: str | None, deep: bool, progress: bool) -> Checked:
     """Check one log (in this process or a worker's; a progress bar when `progress`)."""
-    from condense_cli.analysis.checks import lost_context, lost_pins
-    from condense_cli.analysis.thrash import thrash_problems
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.base import quiet_reading
 
     try:
         shown = reading(f"checking {path}") if progress else quiet_reading

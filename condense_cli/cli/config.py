@@ -8,6 +8,7 @@ import typer
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.options import ConfigOpt, SetOpt, TypeOpt
 from condense_cli.cli.output import print_notes
+from condense_cli.config.loading import effective_config, load_settings, naming_source
 from condense_cli.terminal.output import say
 
 
@@ -19,8 +20,6 @@ def show_config(config: ConfigOpt = None, type: TypeOpt = None, set: SetOpt = No
     unchanged with --config.
     """
     import tomli_w
-
-    from condense_cli.config.loading import effective_config, load_settings, naming_source
 
     settings = load_settings(config, type, set)
     print_notes(settings.notes)

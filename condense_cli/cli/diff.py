@@ -9,6 +9,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from condense_cli.analysis.diff import diff_views
 from condense_cli.cli.guard import guarded, usage_error
 from condense_cli.cli.options import (
     CallModelOpt,
@@ -22,6 +23,14 @@ from condense_cli.cli.options import (
     VariantOpt,
 )
 from condense_cli.cli.output import print_notes, reading
+from condense_cli.config.comparing import comparison_sides
+from condense_cli.config.loading import configured_tokenizer
+from condense_cli.core.events import Condensation, apply_condensation
+from condense_cli.core.logfile import is_stream
+from condense_cli.dialects import read_log
+from condense_cli.dialects.counting import TextCounts
+from condense_cli.fast.halves import log_size
+from condense_cli.terminal.analysis_text import diff_text
 
 
 @guarded
@@ -52,15 +61,6 @@ def diff(
     the view (--config a.toml --config b.toml, or --variant groups). Nothing is
     appended.
     """
-    from condense_cli.analysis.diff import diff_views
-    from condense_cli.config.comparing import comparison_sides
-    from condense_cli.config.loading import configured_tokenizer
-    from condense_cli.core.events import Condensation, apply_condensation
-    from condense_cli.core.logfile import is_stream
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import log_size
-    from condense_cli.terminal.analysis_text import diff_text
 
     points = upto or []
     notes: list[str] = []

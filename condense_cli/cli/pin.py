@@ -10,7 +10,10 @@ import typer
 from condense_cli.cli.guard import guarded, usage_error
 from condense_cli.cli.options import DialectOpt, LogArg
 from condense_cli.cli.output import emit, reading
+from condense_cli.core.logfile import is_stream
+from condense_cli.core.pins import add_pin, check_pin, holding, pins_path
 from condense_cli.core.text import quote, sanitize
+from condense_cli.dialects import append_to_log, read_log
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
@@ -32,9 +35,6 @@ def pin(
     Kept in the log where its client skips a record it does not know (Claude Code),
     else beside it (LOG.pins.json), so no client reads a record it would refuse.
     """
-    from condense_cli.core.logfile import is_stream
-    from condense_cli.core.pins import add_pin, check_pin, pins_path
-    from condense_cli.dialects import append_to_log, read_log
 
     if is_stream(log):
         raise usage_error(f"{log}: pins are kept in or beside a log file; give its path")
@@ -70,7 +70,6 @@ def pin(
 
 def _held_by(replay: "Replay", text: str) -> list[str]:
     """The ids of the events of the log's history (or its view) that hold `text`."""
-    from condense_cli.core.pins import holding
 
     events = [e for e in replay.history() if e is not None] if replay.simulates else None
     return [str(e.id) for e in holding(text, events if events is not None else replay.view())]

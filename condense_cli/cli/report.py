@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from condense_cli import __version__
+from condense_cli.analysis.timeline import timeline
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import said_logs, some_logs
 from condense_cli.cli.options import (
@@ -23,7 +25,20 @@ from condense_cli.cli.options import (
     local_paths,
 )
 from condense_cli.cli.output import print_notes, reading
+from condense_cli.condensers.simulate import TokenCache
+from condense_cli.condensers.simulate import simulate as run_simulation
+from condense_cli.config.comparing import comparison_sides
+from condense_cli.config.loading import configured_tokenizer
+from condense_cli.core.clientconfig import read_client_config
+from condense_cli.core.errors import CondenseError
+from condense_cli.core.events import View
+from condense_cli.core.files import replace_file
 from condense_cli.core.text import plural
+from condense_cli.dialects import read_log
+from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.fast.halves import log_size, splits
+from condense_cli.terminal.html_report import log_page as lay_out
+from condense_cli.terminal.html_report import render_page
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
@@ -82,11 +97,6 @@ def report(
     same history under that condenser, as `simulate` runs it), and a search over
     every event. It needs no network: open it from disk or from a CI artefact.
     """
-    from condense_cli import __version__
-    from condense_cli.core.clientconfig import read_client_config
-    from condense_cli.core.errors import CondenseError
-    from condense_cli.core.files import replace_file
-    from condense_cli.terminal.html_report import render_page
 
     client = read_client_config(client_config) if client_config is not None else None
     found = some_logs(logs, dialect)
@@ -143,16 +153,6 @@ def log_page(
     client: "ClientConfig | None",
 ) -> "LogPage":
     """One log read, audited, measured, simulated under each config, and laid out."""
-    from condense_cli.analysis.timeline import timeline
-    from condense_cli.condensers.simulate import TokenCache
-    from condense_cli.condensers.simulate import simulate as run_simulation
-    from condense_cli.config.comparing import comparison_sides
-    from condense_cli.config.loading import configured_tokenizer
-    from condense_cli.core.events import View
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import log_size, splits
-    from condense_cli.terminal.html_report import log_page as lay_out
 
     notes: list[str] = []
     sides = (
@@ -195,6 +195,5 @@ def log_page(
 
 def _chars(event: "Event") -> int:
     """What the model reads of an event, in characters."""
-    from condense_cli.dialects.counting import model_text
 
     return len(model_text(event))

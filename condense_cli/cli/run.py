@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
+from rich.text import Text
 
 from condense_cli.cli.guard import guarded, usage_error
 from condense_cli.cli.options import (
@@ -22,7 +23,14 @@ from condense_cli.cli.options import (
     local_paths,
 )
 from condense_cli.cli.output import print_notes, reading, stderr
+from condense_cli.condensers.runner import Feedback, run_condenser
+from condense_cli.config.loading import configured_condenser
+from condense_cli.core.errors import CondenseError
+from condense_cli.core.events import Condensation
+from condense_cli.core.logfile import STDIN, is_stream
+from condense_cli.core.pins import Pins
 from condense_cli.core.text import plural, sanitize
+from condense_cli.dialects.discovery import find_logs
 from condense_cli.terminal.outcomes import describe_condensation, describe_rewrite
 from condense_cli.terminal.output import say
 from condense_cli.terminal.views import ViewFormat, print_view
@@ -97,7 +105,6 @@ def run(
     """Run the configured condenser and append its condensation."""
     if timeout is not None and not 0 < timeout < 1e9:
         raise usage_error(f"--timeout must be a positive number of seconds, not {timeout:g}")
-    from condense_cli.dialects.discovery import find_logs
 
     found = find_logs(logs, dialect)
     if every or found.logs != logs:
@@ -113,13 +120,6 @@ def run(
         run_all(found, settings, max_concurrency)
         return
     log = found.logs[0]
-    from rich.text import Text
-
-    from condense_cli.condensers.runner import Feedback, run_condenser
-    from condense_cli.config.loading import configured_condenser
-    from condense_cli.core.events import Condensation
-    from condense_cli.core.logfile import STDIN, is_stream
-    from condense_cli.core.pins import Pins
 
     configured = configured_condenser(config, type, set)
     print_notes(configured.notes)
@@ -214,8 +214,6 @@ def run_all(found: "Found", settings: RunSettings, concurrency: int) -> None:
     JSON lines `{"log", "record"}`. Exit with the first failure's code."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from condense_cli.config.loading import configured_condenser
-
     # the configuration is checked, and its notes said, once
     print_notes(configured_condenser(settings.config, settings.type, settings.sets).notes)
     first_failure = failed = appended = 0
@@ -244,11 +242,6 @@ def run_all(found: "Found", settings: RunSettings, concurrency: int) -> None:
 
 def run_one(log: str, settings: RunSettings) -> LogRun:
     """One log of `run --all` (in a thread): condensed, or why not."""
-    from condense_cli.condensers.runner import run_condenser
-    from condense_cli.config.loading import configured_condenser
-    from condense_cli.core.errors import CondenseError
-    from condense_cli.core.events import Condensation
-    from condense_cli.core.pins import Pins
 
     try:
         configured = configured_condenser(settings.config, settings.type, settings.sets)

@@ -22,6 +22,15 @@ from condense_cli.cli.options import (
     VariantOpt,
 )
 from condense_cli.cli.output import print_notes, reading
+from condense_cli.condensers.simulate import TokenCache
+from condense_cli.condensers.simulate import simulate as run_simulation
+from condense_cli.config.comparing import comparison_sides
+from condense_cli.config.loading import configured_tokenizer
+from condense_cli.core.events import View
+from condense_cli.dialects import read_log
+from condense_cli.dialects.counting import TextCounts
+from condense_cli.fast.halves import log_size, splits
+from condense_cli.terminal.analysis_text import simulate_csv, simulate_text
 
 
 class SimulateFormat(StrEnum):
@@ -53,15 +62,6 @@ def simulate(
     is lost. One column per --config and per --variant group (each --variant
     applies to every --config). Nothing is appended.
     """
-    from condense_cli.condensers.simulate import TokenCache
-    from condense_cli.condensers.simulate import simulate as run_simulation
-    from condense_cli.config.comparing import comparison_sides
-    from condense_cli.config.loading import configured_tokenizer
-    from condense_cli.core.events import View
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import log_size, splits
-    from condense_cli.terminal.analysis_text import simulate_csv, simulate_text
 
     notes: list[str] = []
     sides = comparison_sides(config, type, set, variant, call_model, summary_tokens, notes)

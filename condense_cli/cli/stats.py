@@ -4,11 +4,13 @@ No `from __future__ import annotations` (see `options`).
 """
 
 import functools
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
+from condense_cli.analysis.thrash import all_findings
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import each_log, grouping, said_logs
 from condense_cli.cli.options import (
@@ -24,13 +26,21 @@ from condense_cli.cli.options import (
     with_workers,
 )
 from condense_cli.cli.output import echo, reading
+from condense_cli.config.loading import configured_tokenizer
+from condense_cli.core.clientconfig import read_client_config
+from condense_cli.core.errors import CondenseError
+from condense_cli.dialects import read_log
+from condense_cli.dialects.base import quiet_reading
+from condense_cli.dialects.counting import TextCounts
+from condense_cli.dialects.discovery import find_logs
+from condense_cli.fast.halves import in_two, log_size, split_min_bytes, splits
+from condense_cli.llm.messages import Conversion, MessageSums
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.core.events import View
     from condense_cli.dialects.base import Reading, Replay, StatsReport
-    from condense_cli.llm.messages import Conversion, MessageSums
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -71,9 +81,6 @@ def stats(
     Also events and bytes by type, and what each condensation forgot. Over several
     logs (or a tree), one row per log and the totals; exit 1 if a log cannot be read.
     """
-    from condense_cli.config.loading import configured_tokenizer
-    from condense_cli.core.clientconfig import read_client_config
-    from condense_cli.dialects.discovery import find_logs
 
     tokenizer = configured_tokenizer(config) if tokens else None
     client = read_client_config(client_config) if client_config is not None else None
@@ -91,7 +98,6 @@ def stats(
 
             print_stats(report, StdoutConsole(highlight=False))
         return
-    from functools import partial
 
     from condense_cli.terminal.many import STATS_COLUMNS, Table
 
@@ -120,8 +126,6 @@ def _row(
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One log's row of the table (in this process or a worker's), or why there is none;
     tokens counted with the tokenizer `config` sets (`False`: none)."""
-    from condense_cli.core.errors import CondenseError
-    from condense_cli.dialects.base import quiet_reading
     from condense_cli.terminal.many import stats_row
 
     tokenizer = _tokenizer(config) if config is not False else None
@@ -134,7 +138,6 @@ def _row(
 @functools.cache
 def _tokenizer(config: str | None) -> "Tokenizer":
     """The tokenizer of `config`, made once per process."""
-    from condense_cli.config.loading import configured_tokenizer
 
     return configured_tokenizer(config)
 
@@ -150,10 +153,6 @@ def _report(
     """One log's `stats`: its numbers, the messages the model reads, thrash, and
     where each compaction fired against its client's threshold (`shown`: how its
     reading is shown, by default a progress bar on a terminal)."""
-    from condense_cli.analysis.thrash import all_findings
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import TextCounts
-    from condense_cli.fast.halves import in_two
 
     counts = TextCounts(tokenizer)  # a read may count as it parses (V1's folders)
     with read_log(
@@ -196,7 +195,6 @@ def _converts_apart(replay: "Replay", view: "View") -> bool:
     while this process walks the log (itself in two processes), unless the read counted
     it (`Replay.counted_while_read`: there is no walk); else after the walk, which
     hands the child the counts of the view's texts."""
-    from condense_cli.fast.halves import log_size, split_min_bytes, splits
 
     if not splits(log_size(replay.path)):
         return False
@@ -214,7 +212,6 @@ def _messages(
     """The `messages` part of a report: the view converted to chat messages, counted
     (the texts the log's walk tokenized are not tokenized again); with `cut`, the second
     part of a view the conversion can cut (`_cut`) converted in a forked child."""
-    from condense_cli.fast.halves import in_two
 
     at = _cut(replay, view) if cut else None
     if at is None:
@@ -233,7 +230,6 @@ def _counted(
     replay: "Replay", view: "View", tokenizer: "Tokenizer | None"
 ) -> "tuple[MessageSums, Conversion]":
     """`view` converted to chat messages and counted, and what the conversion changed."""
-    from condense_cli.llm.messages import Conversion, MessageSums
 
     conversion, sums = Conversion(), MessageSums()
     sums.add(replay.each_message(view, conversion), tokenizer, replay.token_counts)

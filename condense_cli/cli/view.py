@@ -5,6 +5,7 @@ No `from __future__ import annotations` (see `options`).
 
 import sys
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import orjson
@@ -21,6 +22,10 @@ from condense_cli.cli.options import (
     with_workers,
 )
 from condense_cli.cli.output import reading
+from condense_cli.core.errors import CondenseError
+from condense_cli.dialects import read_log
+from condense_cli.dialects.discovery import find_logs
+from condense_cli.llm.messages import Conversion
 from condense_cli.terminal.output import say
 from condense_cli.terminal.views import ViewFormat, print_view
 
@@ -68,8 +73,6 @@ def view(
     (default: less -R), unless --no-pager. Over several logs (json, jsonl), each
     log's view in turn, named by its log.
     """
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.discovery import find_logs
 
     found = find_logs(logs, dialect)
     several = found.logs != logs  # several logs, or a tree searched for them
@@ -94,8 +97,6 @@ def view(
         gaps = replay.gaps()
         conversion = messages = None
         if format is ViewFormat.messages:
-            from condense_cli.llm.messages import Conversion
-
             conversion = Conversion()
             messages = replay.each_message(current, conversion)
         title = replay.path if upto is None else f"{replay.path} (up to {upto})"
@@ -124,7 +125,6 @@ def _view_many(
     one log's, with its `log` first), or JSONL lines `{"log", "event"}` (the event as
     its log line). A log that cannot be read is said on stderr and fails the command
     (exit 1) once the rest is out, so the document stays whole."""
-    from functools import partial
 
     work = partial(view_of, format=format, upto=upto, dialect=dialect)
     out = sys.stdout.buffer
@@ -155,8 +155,6 @@ def view_of(
 ) -> tuple[bytes | None, list[str]]:
     """One log's view for `_view_many` (in this process or a worker's), and the lines
     to say on stderr (what the client will do on resume; why the log cannot be read)."""
-    from condense_cli.core.errors import CondenseError
-    from condense_cli.dialects import read_log
     from condense_cli.terminal.render import view_json
 
     try:

@@ -134,12 +134,12 @@ def test_usage_lines_name_the_arguments_plainly(command: str, usage: str, cli) -
 
 
 def test_debug_works_after_the_command_too(cli, make_log, monkeypatch) -> None:
-    import condense_cli.dialects as dialects
+    import condense_cli.cli.view as command
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(dialects, "read_log", broken)  # `view` imports it when it runs
+    monkeypatch.setattr(command, "read_log", broken)  # what `view` reads a log with
     log = make_log([msg(0)])
     for args in (("--debug", "view", log), ("view", log, "--debug"), ("view", "--debug", log)):
         result = cli(*args)

@@ -125,12 +125,12 @@ def test_a_model_error_that_echoes_headers_is_masked(proc, fake, make_log, tmp_p
 
 
 def test_debug_tracebacks_are_masked(cli, make_log, tmp_path, monkeypatch) -> None:
-    import condense_cli.dialects as dialects
+    import condense_cli.cli.stats as command
 
     def leaky(*args, **kwargs):
         raise RuntimeError(f"request to http://bob:{PASSWORD}@host failed with key {KEY}")
 
-    monkeypatch.setattr(dialects, "read_log", leaky)  # the command imports it when it runs
+    monkeypatch.setattr(command, "read_log", leaky)  # what `stats` reads a log with
     config = tmp_path / "c.toml"
     config.write_text(f'[llm]\napi_key = "{KEY}"\n')
     log = make_log([msg(0)])
