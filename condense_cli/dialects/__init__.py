@@ -89,7 +89,7 @@ DIALECTS: dict[str, Registered] = {
     )
 }
 
-SNIFF_BYTES = 1 << 20  # detection reads at most this much of the first line
+SNIFF_BYTES = 1 << 20  # detection reads at most this much of a first line
 
 
 def dialect_named(name: str) -> Dialect:
@@ -200,11 +200,15 @@ def detect_file(source: LogSource) -> Dialect:
     Inputs that are no log at all but look like a known export get one message
     saying what they look like and what to do, instead of one error per line.
     """
-    first = _first_value(source)
-    if isinstance(first, dict):
-        for registered in DIALECTS.values():
-            if registered is not V0 and registered.claims(first):
-                return registered.load()
+    file = source.file
+    file.seek(0)
+    try:
+        first = first_value(iter(lambda: file.readline(SNIFF_BYTES), b""))
+    finally:
+        file.seek(0)
+    registered = claimant(first)
+    if registered is not None and registered is not V0:
+        return registered.load()
     unreadable = _what_it_looks_like(first)
     if unreadable is not None:
         what, hint = unreadable
@@ -214,26 +218,33 @@ def detect_file(source: LogSource) -> Dialect:
     return V0.load()
 
 
-def _first_value(source: LogSource) -> Any:
-    """The JSON value on the first non-blank line, `"["` for an opening bracket
-    alone, or None when it cannot be read (the dialect then reports why)."""
-    file = source.file
-    file.seek(0)
-    try:
-        for number, raw in enumerate(iter(lambda: file.readline(SNIFF_BYTES), b""), start=1):
-            body = raw.removeprefix(BOM) if number == 1 else raw
-            body = body.strip()
-            if not body:
-                continue
-            if body == b"[":
-                return "["
-            try:
-                return orjson.loads(body)
-            except orjson.JSONDecodeError:
-                return None
+def first_value(lines: Iterable[bytes]) -> Any:
+    """The JSON value on the first non-blank of `lines` (each read at most
+    `SNIFF_BYTES`), `"["` for an opening bracket alone, or None when it cannot be read
+    (the dialect then reports why)."""
+    for number, raw in enumerate(lines, start=1):
+        body = (raw.removeprefix(BOM) if number == 1 else raw).strip()
+        if not body:
+            continue
+        if body == b"[":
+            return "["
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+    return None
+
+
+def claimant(first: Any, dialect: str | None = None) -> Registered | None:
+    """The dialect that claims a log whose first JSON value is `first` (only
+    `dialect`, when named), in the registry's order: V0, whose claim is the loosest,
+    last. The one rule of every detection of a file: `read_log`, trees, stores."""
+    if not isinstance(first, dict):
         return None
-    finally:
-        file.seek(0)
+    for name, registered in DIALECTS.items():
+        if dialect in (None, name) and registered.claims(first):
+            return registered
+    return None
 
 
 def _what_it_looks_like(first: Any) -> tuple[str, str] | None:

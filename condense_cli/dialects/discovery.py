@@ -22,10 +22,10 @@ from typing import Any
 import orjson
 
 from condense_cli.core.errors import ConfigError
-from condense_cli.core.logfile import BOM, is_stream
+from condense_cli.core.logfile import is_stream
 from condense_cli.core.remote import is_url
+from condense_cli.dialects import DIALECTS, SNIFF_BYTES, claimant, first_value
 
-SNIFF_BYTES = 1 << 16  # of a file's first line, to read its first JSON object
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
@@ -49,8 +49,6 @@ class Found:
 
 def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
     """The logs in `inputs` (a name that is no folder is taken as a log file)."""
-    from condense_cli.dialects import DIALECTS
-
     if dialect is not None and dialect not in DIALECTS:
         from condense_cli.dialects import choices
 
@@ -137,8 +135,6 @@ def _inside(path: Path, top: Path) -> bool:
 
 
 def _folder_dialect(path: Path, dialect: str | None) -> str | None:
-    from condense_cli.dialects import DIALECTS
-
     for name, registered in DIALECTS.items():
         if dialect in (None, name) and registered.claims_folder(path):
             return name
@@ -151,38 +147,17 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
         return None
     try:
         with path.open("rb") as file:
-            first = file.readline(SNIFF_BYTES).removeprefix(BOM).strip()
-            while not first:
-                line = file.readline(SNIFF_BYTES)
-                if not line:
-                    return None
-                first = line.strip()
+            first = first_value(iter(lambda: file.readline(SNIFF_BYTES), b""))
     except OSError:
         return None
-    return _claimed(first, dialect)
-
-
-def _claimed(first: bytes, dialect: str | None) -> str | None:
-    """The dialect that claims a file whose first line is `first`, or None."""
-    from condense_cli.dialects import DIALECTS
-
-    try:
-        value = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    for name, registered in DIALECTS.items():
-        if dialect in (None, name) and registered.claims(value):
-            return name
-    return None
+    registered = claimant(first, dialect)
+    return None if registered is None else registered.name
 
 
 def _remote_logs(url: str, dialect: str | None, found: Found) -> list[str]:
     """The logs at a URL: an object is a log as given; a folder a dialect reads (by
     its listing) is one log; any other folder is searched as a tree is."""
     from condense_cli.core.remote import first_line, is_folder, walk
-    from condense_cli.dialects import DIALECTS
 
     if not is_folder(url):
         return [url]
@@ -197,8 +172,8 @@ def _remote_logs(url: str, dialect: str | None, found: Found) -> list[str]:
             continue
         for name in files:
             if name.endswith(LOG_SUFFIXES):
-                first = first_line(f"{folder}/{name}", SNIFF_BYTES).removeprefix(BOM).strip()
-                if _claimed(first, dialect) is not None:
+                first = first_value([first_line(f"{folder}/{name}", SNIFF_BYTES)])
+                if claimant(first, dialect) is not None:
                     logs.append(f"{folder}/{name}")
                     continue
             found.skip("not a session log")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
 from condense_cli.dialects import DIALECTS
+from tests import stories
 from tests.conftest import SAMPLES, lines_of, msg, run_action, run_obs
 
 V0_EVENTS = [msg(0), run_action(1), run_obs(2, 1)]
@@ -113,3 +116,25 @@ def test_a_broken_first_line_is_still_reported_as_v0(cli, make_log) -> None:
     result = cli("view", make_log(b'{"id": 0, "action": }\n'))
     assert result.exit_code == 1
     assert "invalid JSON at column 21" in result.stderr
+
+
+def test_a_log_is_found_in_a_tree_as_it_is_read_alone_whatever_its_first_lines_length(
+    tmp_path: Path, proc
+) -> None:
+    """One detection rule for a file named and a file found: a Codex rollout whose
+    first line (its instructions) runs past 64 KiB is a log in a tree too."""
+    from condense_cli.dialects import SNIFF_BYTES
+
+    lines = stories.write("codex", tmp_path / "story.jsonl").read_bytes().splitlines()
+    first = orjson.loads(lines[0])
+    first["payload"]["base_instructions"] = {"text": "Be careful. " * 20_000}
+    assert 1 << 16 < len(orjson.dumps(first)) < SNIFF_BYTES
+    tree = tmp_path / "sessions" / "2026" / "11" / "28"
+    tree.mkdir(parents=True)
+    rollout = tree / "rollout-2026-11-28T10-00-00-long.jsonl"
+    rollout.write_bytes(b"\n".join([orjson.dumps(first), *lines[1:]]) + b"\n")
+    alone = proc("check", rollout)
+    found = proc("check", tmp_path / "sessions")
+    assert alone.returncode == found.returncode == 0, found.stderr
+    assert b"1 log ok (codex" in alone.stderr and b"1 log ok (codex" in found.stderr
+    assert b"skipped" not in found.stderr
