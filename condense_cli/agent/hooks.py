@@ -1,5 +1,6 @@
 """The clients' hooks around their own compaction (read off Claude Code 2.1.330 and
-Codex 0.169.0, proven with the real clients in `tests/clients/test_*_hooks.py`).
+Codex 0.169.0, proven with the real clients in `tests/clients/test_*_hooks.py`, now
+against 2.1.332 and 0.171.0).
 
 Claude Code:
 - `PreCompact` gets `{session_id, transcript_path, cwd, trigger, custom_instructions}`

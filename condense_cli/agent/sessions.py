@@ -1,5 +1,6 @@
 """Where a client keeps the session it is running in (checked against Claude Code
-2.1.330 and Codex 0.169.0), found from the working directory it started in.
+2.1.330 to 2.1.332 and Codex 0.169.0 to 0.171.0), found from the working directory it
+started in.
 
 - Claude Code: `~/.claude/projects/<the directory, every character that is not an
   ASCII letter or digit made "-">/<session id>.jsonl`.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PINNED = {"@anthropic-ai/claude-code": "2.1.330", "@openai/codex": "0.169.0"}
+PINNED = {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0"}
 LATEST = os.environ.get("CONDENSE_CLIENTS") == "latest"
 PREFIX = ROOT / (".clients-latest" if LATEST else ".clients")
 PINS = dict.fromkeys(PINNED, "latest") if LATEST else PINNED

@@ -301,6 +301,22 @@ def with_context(rollout: Path, tokens: int) -> None:
     rewrite(rollout, change)
 
 
+def own_limit(rollout: Path) -> int:
+    """The limit the client that wrote `rollout` compacts at for its model: from the
+    window its last token count records (0.169.0's default model records 258,400 and
+    compacts at 244,800; 0.171.0's records 475,000 and compacts at 450,000)."""
+    from condense_cli.dialects.codex.resume import default_limit
+
+    windows = [
+        d["payload"]["info"]["model_context_window"]
+        for d in lines(rollout)
+        if d["type"] == "event_msg"
+        and d["payload"].get("type") == "token_count"
+        and d["payload"].get("info")
+    ]
+    return default_limit(windows[-1])
+
+
 def compacts_first(clients: Clients, rollout: Path, tmp: Path) -> bool:
     """Resume `rollout` (Codex's own limit): does it compact before the prompt?"""
     with OpenAIServer() as server:
@@ -310,17 +326,18 @@ def compacts_first(clients: Clients, rollout: Path, tmp: Path) -> bool:
     return first["input"][-1] == {"type": "compaction_trigger"}
 
 
-@pytest.mark.parametrize("tokens", [240_000, 250_000])
+@pytest.mark.parametrize("over", [False, True])
 def test_condense_says_when_codex_compacts_on_resume(
-    tokens: int, paginated: Path, clients: Clients, tmp_path: Path
+    over: bool, paginated: Path, clients: Clients, tmp_path: Path
 ) -> None:
     rollout = copy(paginated, tmp_path)
+    limit = own_limit(rollout)  # 90% of the full window the recorded one stands for
+    tokens = limit + 5_200 if over else limit - 4_800
     with_context(rollout, tokens)
-    over = tokens >= 244_800  # 90% of the 272k window the model's 258,400 stands for
     assert compacts_first(clients, rollout, tmp_path / "client") is over
     said = json.loads(condense("stats", rollout, "-f", "json", "--no-tokens").stdout)["client"]
     compaction = said["resume_compaction"]
-    assert (compaction["context_tokens"], compaction["threshold"]) == (tokens, 244_800)
+    assert (compaction["context_tokens"], compaction["threshold"]) == (tokens, limit)
     assert compaction["compacts_on_resume"] is over
     checked = condense("check", rollout)
     assert ("will compact the thread as soon as it resumes" in checked.stdout) is over
@@ -331,18 +348,19 @@ def test_after_condense_runs_codex_does_not_compact_again(
     paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
 ) -> None:
     rollout = copy(paginated, tmp_path)
-    with_context(rollout, 250_000)
+    limit = own_limit(rollout)
+    with_context(rollout, limit + 5_200)
     condense("run", rollout, "-t", "amortized", "-s", "max_size=4")
     count = lines(rollout)[-1]["payload"]
     assert count["type"] == "token_count"
-    assert count["info"]["last_token_usage"]["total_tokens"] < 244_800
+    assert count["info"]["last_token_usage"]["total_tokens"] < limit
     assert condense("check", "--strict", rollout).stdout == ""
     # without that count, Codex summarises the condensed thread again before anything else
     assert not compacts_first(clients, rollout, tmp_path / "client")
     assert_sends_the_view(clients, openai, rollout, tmp_path / "again")
     (tmp_path / "stale").mkdir()
     stale = copy(paginated, tmp_path / "stale")
-    with_context(stale, 250_000)
+    with_context(stale, limit + 5_200)
     condense("run", stale, "-t", "amortized", "-s", "max_size=4")
     rewrite(stale, lambda data: data.pop())
     assert compacts_first(clients, stale, tmp_path / "stale-client")
@@ -357,7 +375,7 @@ def test_stats_puts_each_compaction_against_the_limit_of_its_codex_home(compacte
     assert all(t["measured"] >= 50_000 and t["fired"] in ("at", "late") for t in thresholds)
     # a copy outside its home has only the model's own limit to go by
     copied = json.loads(condense("stats", compacted, "-f", "json", "--no-tokens").stdout)
-    assert {c["threshold"]["threshold"] for c in copied["condensations"]} == {244_800}
+    assert {c["threshold"]["threshold"] for c in copied["condensations"]} == {own_limit(compacted)}
 
 
 def test_a_pin_stays_beside_a_rollout_because_codex_numbers_only_its_own_lines(

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from condense_cli.dialects.claude_code.events import ClaudeEvent
     from condense_cli.dialects.claude_code.lines import Line
 
-CLIENT = "Claude Code 2.1.330"
+CLIENT = "Claude Code 2.1.332"  # its catalog and margin are 2.1.330's
 RESUME_MARGIN = 23_000  # window less this is where the client compacts on resume
 # Before 2.1.330 (2.1.112 and 2.1.121 in the corpus) the margin was the published
 # 13,000-token buffer plus 20,000 reserved for the answer: 167,000 for 200k.

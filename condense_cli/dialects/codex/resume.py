@@ -27,7 +27,7 @@ from condense_cli.dialects.base import Threshold
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
 
-CLIENT = "Codex 0.169.0"
+CLIENT = "Codex 0.171.0"  # the rule below held from 0.169.0 on
 USAGE_KEYS = (
     "input_tokens",
     "cached_input_tokens",

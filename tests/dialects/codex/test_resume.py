@@ -9,7 +9,12 @@ from typing import Any
 import orjson
 
 from condense_cli.core.jsonlines import encode
-from condense_cli.dialects.codex.resume import MAX_OVERHEAD, after_compaction, default_limit
+from condense_cli.dialects.codex.resume import (
+    CLIENT,
+    MAX_OVERHEAD,
+    after_compaction,
+    default_limit,
+)
 from tests.dialects.codex.test_replay import META, item, line, said, user
 
 
@@ -36,7 +41,7 @@ def test_over_the_limit_is_a_warning_and_a_line_on_view(tmp_path: Path, cli) -> 
     checked = cli("check", log)
     assert checked.exit_code == 0
     assert f"{log}:10: warning: the last token count (line 10) says" in checked.stdout
-    assert "over the 244,800 at which Codex 0.169.0 compacts" in checked.stdout
+    assert f"over the 244,800 at which {CLIENT} compacts" in checked.stdout
     assert cli("check", "--strict", log).exit_code == 1
     assert "will compact the thread" in cli("view", log).stderr
     under = write(tmp_path / "under.jsonl", 200_000)
@@ -51,7 +56,7 @@ def test_the_limit_of_the_codex_home_the_rollout_is_in_is_read(tmp_path: Path, c
     (home / "config.toml").write_text("model_auto_compact_token_limit = 50000\n")
     checked = cli("check", log).stdout
     source = f"(model_auto_compact_token_limit in {home / 'config.toml'})"
-    assert f"over the 50,000 at which Codex 0.169.0 compacts {source}" in checked
+    assert f"over the 50,000 at which {CLIENT} compacts {source}" in checked
     (home / "config.toml").write_text("model_auto_compact_token_limit = 900000\n")
     assert cli("check", "--strict", log).stdout == ""  # the lower limit, the model's, wins
 
