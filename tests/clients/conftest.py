@@ -7,12 +7,13 @@ from collections.abc import Iterator
 import pytest
 
 from tests.clients.install import Clients, ensure_clients
-from tests.clients.servers import AnthropicServer, OpenAIServer
+from tests.clients.servers import AnthropicServer, GeminiServer, OpenAIServer
 
 
 @pytest.fixture(scope="session")
 def clients() -> Clients:
-    """Claude Code and Codex at their pinned versions, installed from npm if missing."""
+    """Claude Code, Codex and Gemini CLI at their pinned versions, installed from npm
+    if missing."""
     return ensure_clients()
 
 
@@ -25,6 +26,12 @@ def anthropic() -> Iterator[AnthropicServer]:
 @pytest.fixture
 def openai() -> Iterator[OpenAIServer]:
     with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def gemini() -> Iterator[GeminiServer]:
+    with GeminiServer() as server:
         yield server
 
 

@@ -1,9 +1,10 @@
-"""Install the pinned Claude Code and Codex CLIs from the npm registry into `.clients/`.
+"""Install the pinned Claude Code, Codex and Gemini CLIs from the npm registry into `.clients/`.
 
 Idempotent: when the pinned versions are already there, nothing runs. The
 clients ship their native binaries inside platform packages on npm
 (`@anthropic-ai/claude-code-<platform>`, `@openai/codex-<platform>`), so nothing
-is downloaded from anywhere but the registry, and the binaries run without node.
+is downloaded from anywhere but the registry, and the binaries run without node;
+Gemini CLI is one bundled script, run by node.
 
     python tests/clients/install.py     # install if missing, print the binaries
 
@@ -25,7 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PINNED = {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0"}
+PINNED = {
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
+    "@google/gemini-cli": "0.61.0",
+}
 LATEST = os.environ.get("CONDENSE_CLIENTS") == "latest"
 PREFIX = ROOT / (".clients-latest" if LATEST else ".clients")
 PINS = dict.fromkeys(PINNED, "latest") if LATEST else PINNED
@@ -38,10 +43,11 @@ class ClientsUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Clients:
-    """Paths of the native client binaries."""
+    """Paths of the native client binaries, and of Gemini CLI's script (run by node)."""
 
     claude: Path
     codex: Path
+    gemini: Path
 
 
 def installed_version(package: str, prefix: Path = PREFIX) -> str | None:
@@ -65,9 +71,10 @@ def find_clients(prefix: Path = PREFIX) -> Clients | None:
             return None
     claude = _one("@anthropic-ai/claude-code-*/claude", prefix)
     codex = _one("@openai/codex-*/vendor/*/bin/codex", prefix)
-    if claude is None or codex is None:
+    gemini = _one("@google/gemini-cli/bundle/gemini.js", prefix)
+    if claude is None or codex is None or gemini is None:
         return None
-    return Clients(claude=claude, codex=codex)
+    return Clients(claude=claude, codex=codex, gemini=gemini)
 
 
 def ensure_clients(prefix: Path = PREFIX) -> Clients:
@@ -112,6 +119,7 @@ def main() -> int:
         return 1
     print(f"claude {installed_version('@anthropic-ai/claude-code')}: {clients.claude}")
     print(f"codex {installed_version('@openai/codex')}: {clients.codex}")
+    print(f"gemini {installed_version('@google/gemini-cli')}: {clients.gemini}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Resume a Claude Code session or a Codex rollout with the real client, offline.
+"""Resume a Claude Code session, a Codex rollout or a Gemini CLI session with the real
+client, offline.
 
 Each run gets its own HOME (and CODEX_HOME) under a temporary folder, the
 session file copied where the client looks for it, a scripted server on
@@ -21,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.clients.servers import AnthropicServer, OpenAIServer, ScriptedServer
+from tests.clients.servers import AnthropicServer, GeminiServer, OpenAIServer, ScriptedServer
 
 RUN_TIMEOUT = 60
 
@@ -302,3 +303,45 @@ def new_codex_session(
     for prompt in prompts[1:]:
         codex_exec(codex, tmp, server, ["resume", session_id, prompt], compact_limit)
     return rollout
+
+
+# --- Gemini CLI --------------------------------------------------------------------
+
+# The API key auth, chosen in the settings: with GOOGLE_GEMINI_BASE_URL set and no
+# choice made, 0.61.0 picks a "gateway" auth it then refuses ("Invalid auth method").
+GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+
+
+def gemini_sessions(tmp: Path) -> list[Path]:
+    """The main sessions Gemini CLI wrote in the HOME under `tmp`, oldest first."""
+    return sorted((tmp / "home" / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"))
+
+
+def gemini_run(
+    gemini: Path,
+    tmp: Path,
+    server: GeminiServer,
+    prompt: str,
+    resume: bool = False,
+    extra: tuple[str, ...] = (),
+) -> Run:
+    """Run `gemini -p <prompt>` (with `--resume latest`: the last session of the
+    project) in the HOME and project under `tmp`, against `server`; the session it
+    wrote is the run's `session`."""
+    home, cwd = tmp / "home", tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(GEMINI_SETTINGS))
+    env = _base_env(home, server) | {
+        "GEMINI_API_KEY": "fake",
+        "GOOGLE_GEMINI_BASE_URL": server.url,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "NO_COLOR": "1",
+    }
+    node = shutil.which("node") or "node"
+    again = ("--resume", "latest") if resume else ()
+    command = [node, str(gemini), *again, *extra, "-p", prompt]
+    run = _run(command, env, cwd, Path())
+    found = gemini_sessions(tmp)
+    return Run(run.returncode, run.stdout, run.stderr, found[-1] if found else Path())

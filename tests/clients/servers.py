@@ -1,4 +1,4 @@
-"""Scripted model servers on 127.0.0.1 for the real Claude Code and Codex clients.
+"""Scripted model servers on 127.0.0.1 for the real Claude Code, Codex and Gemini clients.
 
 `AnthropicServer` speaks the Messages API (`POST /v1/messages`, streamed as SSE
 when the client asks for it, plus `count_tokens`); `OpenAIServer` speaks the
@@ -311,3 +311,52 @@ def _responses_stream(item: dict[str, Any], input_tokens: int) -> bytes:
         ),
     ]
     return _sse(events)
+
+
+class GeminiServer(ScriptedServer):
+    """The Gemini API as Gemini CLI calls it (`GOOGLE_GEMINI_BASE_URL`):
+    `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` for a turn, answered
+    from the script (a text, or a `{"functionCall": ...}` part), and
+    `:generateContent` for the client's own side calls (routing, next speaker),
+    answered with `side_answer`. Every answer reports `prompt_tokens` as its usage."""
+
+    prompt_tokens = 100
+    side_answer = '{"reasoning": "scripted", "model_choice": "pro", "next_speaker": "user"}'
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        """The bodies of every turn (`streamGenerateContent`), in order."""
+        return [
+            r.body
+            for r in self.requests
+            if r.method == "POST" and _route(r.path).endswith(":streamGenerateContent")
+        ]
+
+    def answer(self, request: Request) -> tuple[int, str, bytes]:
+        route = _route(request.path)
+        if request.method != "POST" or not route.startswith("/v1beta/models/"):
+            return super().answer(request)
+        if route.endswith(":streamGenerateContent"):
+            answer = self.next_reply()
+            part = {"text": answer} if isinstance(answer, str) else answer
+            chunk = _gemini_response(part, self.prompt_tokens)
+            return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+        if route.endswith(":generateContent"):
+            body = _gemini_response({"text": self.side_answer}, self.prompt_tokens)
+            return 200, "application/json", json.dumps(body).encode()
+        return super().answer(request)
+
+
+def _gemini_response(part: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+    text = part.get("text", "")
+    tokens = max(1, len(text) // 4)
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": tokens,
+            "totalTokenCount": prompt_tokens + tokens,
+        },
+        "modelVersion": "scripted",
+    }

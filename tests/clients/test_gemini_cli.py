@@ -1,0 +1,108 @@
+"""What Gemini CLI writes and sends, from the pinned client (the oracle of a dialect to
+come: issue "a fifth dialect").
+
+Gemini CLI 0.61.0 keeps a session as JSONL under `~/.gemini/tmp/<project>/chats/`: a
+header line, a record per message (a record that repeats an id replaces that
+message where it stood), `{"$set": ...}` metadata (a `$set` of `messages` replaces the
+whole list) and `{"$rewindTo": id}`. These tests make sessions with the real client
+against the scripted Gemini API server and hold what it wrote and what it sends when
+it resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients.install import Clients
+from tests.clients.resume import gemini_run
+from tests.clients.servers import GeminiServer
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node and npm are needed to install and run Gemini CLI",
+)
+
+MODEL = ("-m", "gemini-2.5-pro")  # a model named: no routing call before each turn
+READ = {"functionCall": {"name": "read_file", "args": {"file_path": "notes.txt"}}}
+
+
+def records(session: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def session(clients: Clients, gemini: GeminiServer, tmp_path: Path) -> Path:
+    """A session of one turn with a tool call: the model reads notes.txt, then answers."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("the parser lives in src/parse.py\n")
+    gemini.reply(READ, "The parser is in src/parse.py.")
+    run = gemini_run(
+        clients.gemini, tmp_path, gemini, "Where is the parser?", extra=(*MODEL, "--yolo")
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "The parser is in src/parse.py." in run.stdout
+    return run.session
+
+
+def test_the_client_writes_a_header_messages_and_set_records(session: Path) -> None:
+    written = records(session)
+    assert set(written[0]) >= {"sessionId", "projectHash", "startTime", "lastUpdated", "kind"}
+    assert written[0]["kind"] == "main" and session.name.startswith("session-")
+    assert [m["type"] for m in written[1]["$set"]["messages"]] == ["user"]  # its context
+    messages = [r for r in written if "id" in r]
+    assert (messages[0]["type"], messages[0]["content"]) == (
+        "user",
+        [{"text": "Where is the parser?"}],
+    )
+    call, again, response, answer = messages[1:]
+    # the model's message is written when it arrives, then again (same id) with its call
+    assert call["id"] == again["id"] and "toolCalls" not in call
+    [tool] = again["toolCalls"]
+    assert (tool["name"], tool["args"], tool["status"]) == (
+        "read_file",
+        {"file_path": "notes.txt"},
+        "success",
+    )
+    output = tool["result"][0]["functionResponse"]["response"]["output"]
+    assert output == "the parser lives in src/parse.py\n"
+    assert response["type"] == "user" and response["content"] == tool["result"]
+    assert (answer["type"], answer["content"], answer["model"]) == (
+        "gemini",
+        "The parser is in src/parse.py.",
+        "gemini-2.5-pro",
+    )
+    assert answer["tokens"]["input"] == GeminiServer.prompt_tokens
+    assert all(set(r) == {"$set"} for r in written if "id" not in r and "sessionId" not in r)
+
+
+def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
+    session: Path, clients: Clients, tmp_path: Path
+) -> None:
+    before = len(records(session))
+    with GeminiServer() as server:
+        server.reply("The tests are in tests/.")
+        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert run.session == session
+    added = records(session)[before:]
+    assert "sessionId" in added[0]  # a header again
+    # its context first (as in a new session), then the whole list it resumed
+    lists = [r["$set"]["messages"] for r in added if "messages" in r.get("$set", {})]
+    assert [m["type"] for m in lists[0]] == ["user"]
+    rewritten = lists[-1]
+    assert [m["type"] for m in rewritten] == ["user", "user", "gemini", "user", "user", "gemini"]
+    assert rewritten[3]["id"].endswith("_response")  # the call's result, as a message of its own
+    sent = turn["contents"]
+    assert [c["role"] for c in sent] == ["user", "model", "user", "model", "user"]
+    assert sent[0]["parts"][1] == {"text": "Where is the parser?"}  # after its context
+    assert sent[1]["parts"][0]["functionCall"]["name"] == "read_file"
+    # the result is sent twice: from the call's message and from the user's (0.61.0)
+    assert [list(p) for p in sent[2]["parts"]] == [["functionResponse"], ["functionResponse"]]
+    assert sent[3]["parts"] == [{"text": "The parser is in src/parse.py."}]
+    assert sent[4]["parts"] == [{"text": "And the tests?"}]
