@@ -106,3 +106,42 @@ def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
     assert [list(p) for p in sent[2]["parts"]] == [["functionResponse"], ["functionResponse"]]
     assert sent[3]["parts"] == [{"text": "The parser is in src/parse.py."}]
     assert sent[4]["parts"] == [{"text": "And the tests?"}]
+
+
+def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
+    clients: Clients, tmp_path: Path
+) -> None:
+    """Past half the model's window (its last prompt's count, 0.5 by default), the
+    client compresses before its next request in the same run: it asks for a
+    `<state_snapshot>` and writes `$set` of the whole list: its context (same id), the
+    snapshot as a user message and its own acknowledgement, then what it kept, every
+    kept message under a new id."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("the parser lives in src/parse.py\n")
+    with GeminiServer() as server:
+        server.reply("Noted.")
+        first = gemini_run(clients.gemini, tmp_path, server, "Keep the API stable.", extra=MODEL)
+        assert first.returncode == 0, first.stderr[-2000:]
+    with GeminiServer() as server:
+        server.prompt_tokens = 990_000  # of gemini-2.5-pro's 1,048,576
+        server.side_answer = "<state_snapshot>SCRIPTED SNAPSHOT</state_snapshot>"
+        server.reply(READ, "Done.")
+        run = gemini_run(
+            clients.gemini, tmp_path, server, "Read the notes.", True, (*MODEL, "--yolo")
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        [_, after] = server.model_requests()
+    written = records(run.session)
+    ids_before = {r["id"] for r in written if "id" in r and r["type"] == "user"}
+    lists = [r["$set"]["messages"] for r in written if "messages" in r.get("$set", {})]
+    compressed = lists[-1]
+    assert [m["type"] for m in compressed] == ["user", "user", "gemini", "user", "gemini"]
+    assert compressed[0]["id"] == lists[0][0]["id"]  # the context keeps its id
+    assert compressed[1]["content"] == [
+        {"text": "<state_snapshot>SCRIPTED SNAPSHOT</state_snapshot>"}
+    ]
+    assert compressed[3]["content"] == [{"text": "Read the notes."}]
+    assert compressed[3]["id"] not in ids_before  # kept, under a new id
+    assert not any("Keep the API stable." in json.dumps(m) for m in compressed)
+    assert "Keep the API stable." not in json.dumps(after["contents"])
+    assert "SCRIPTED SNAPSHOT" in json.dumps(after["contents"])
