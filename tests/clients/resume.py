@@ -327,7 +327,13 @@ def gemini_run(
 ) -> Run:
     """Run `gemini -p <prompt>` (with `--resume latest`: the last session of the
     project) in the HOME and project under `tmp`, against `server`; the session it
-    wrote is the run's `session`."""
+    wrote last is the run's `session`.
+
+    A run that resumes first starts a session of its own, as every run does (a header
+    and its context, in `session-<the minute>-<id8>.jsonl` of the same session id),
+    then writes the resumed conversation to the file it resumed: in another minute
+    that leaves a file of two lines beside the session; in the same minute both go to
+    the one file (0.61.0)."""
     home, cwd = tmp / "home", tmp / "work"
     cwd.mkdir(parents=True, exist_ok=True)
     settings = home / ".gemini" / "settings.json"
@@ -343,5 +349,5 @@ def gemini_run(
     again = ("--resume", "latest") if resume else ()
     command = [node, str(gemini), *again, *extra, "-p", prompt]
     run = _run(command, env, cwd, Path())
-    found = gemini_sessions(tmp)
+    found = sorted(gemini_sessions(tmp), key=lambda p: p.stat().st_mtime_ns)
     return Run(run.returncode, run.stdout, run.stderr, found[-1] if found else Path())

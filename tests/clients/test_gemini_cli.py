@@ -131,6 +131,7 @@ def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
         )
         assert run.returncode == 0, run.stderr[-2000:]
         [_, after] = server.model_requests()
+    assert run.session == first.session  # resumed: the same file
     written = records(run.session)
     ids_before = {r["id"] for r in written if "id" in r and r["type"] == "user"}
     lists = [r["$set"]["messages"] for r in written if "messages" in r.get("$set", {})]
