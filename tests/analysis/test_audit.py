@@ -82,7 +82,7 @@ def test_audit_text_lists_each_kind_and_the_lost_facts_instructions_first(
     )
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("audits", condensed=True))
 def test_every_dialect_gives_the_same_audit(dialect: str, tmp_path: Path, cli) -> None:
     log = stories.write(dialect, tmp_path / "s.jsonl")
     result = cli("audit", log, "--format", "json")
@@ -116,7 +116,7 @@ def test_every_dialect_gives_the_same_audit(dialect: str, tmp_path: Path, cli) -
     assert data["overall"]["all"] == condensation["all"]
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("audits", condensed=True))
 def test_the_step_views_agree_with_replay(dialect: str, tmp_path: Path) -> None:
     log = stories.write(dialect, tmp_path / "s.jsonl")
     with read_log(str(log), upto=None) as replay:  # a step's views are read while it is open

@@ -21,7 +21,7 @@ def tokens(*texts: str) -> int:
     return sum(COUNT(list(texts)))
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able(condensed=True))
 def test_a_condensation_seen_as_a_diff(dialect: str, tmp_path: Path, cli) -> None:
     log = stories.write(dialect, tmp_path / "s.jsonl")
     before = stories.story(dialect).BEFORE

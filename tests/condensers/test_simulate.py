@@ -29,7 +29,7 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("simulates"))
 def test_amortized_forgetting_fires_where_the_view_outgrows_max_size(
     dialect: str, tmp_path: Path, cli
 ) -> None:
@@ -312,7 +312,7 @@ def test_prompts_priced_by_a_child_add_up_to_what_this_process_counts(
     assert counted_here == [2, 0, 2]  # two prompts; none here beside a child; two once it failed
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("simulates"))
 def test_simulate_prints_the_same_whether_a_child_prices_the_prompts(
     dialect: str, tmp_path: Path, proc
 ) -> None:

@@ -94,7 +94,7 @@ def forgotten_by_band(page: Page, log: str | None = None) -> dict[str, int]:
     return counts
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("audits", "simulates", condensed=True))
 def test_a_condensation_band_shows_its_summary_what_it_forgot_and_what_it_lost(
     dialect: str, tmp_path: Path, cli
 ) -> None:
@@ -303,7 +303,7 @@ def test_open_hands_the_page_to_the_browser(tmp_path: Path, make_log, proc) -> N
     assert opened.read_text().strip() == out.resolve().as_uri()
 
 
-@pytest.mark.parametrize("dialect", stories.DIALECTS)
+@pytest.mark.parametrize("dialect", stories.able("audits", "simulates", condensed=True))
 def test_a_log_read_by_the_fast_path_gives_the_page_of_the_exact_path(
     dialect: str, tmp_path: Path, proc
 ) -> None:
