@@ -175,3 +175,25 @@ def test_check_and_stats_leave_out_what_a_dialect_cannot_do(
     stats = cli("stats", log, "--format", "json", "--no-tokens", "--dialect", limited)
     assert stats.exit_code == 0, stats.output
     assert "messages" not in orjson.loads(stats.stdout)
+
+
+@EVERY
+def test_the_default_stats_agrees_with_the_dialects_own_on_the_view(
+    dialect: str, tmp_path: Path
+) -> None:
+    """A new dialect may leave `stats` to `Replay`'s default, built from its history
+    (or view): on every story it gives what each dialect's own walk gives of the view
+    and its condensations."""
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.base import Replay
+
+    log = str(stories.write(dialect, tmp_path / "story.jsonl"))
+    with read_log(log) as replay:
+        own = replay.stats(None).to_json()
+    with read_log(log) as replay:
+        default = Replay.stats(replay, None).to_json()
+    for key in ("dialect", "log", "model", "view", "unhandled_request"):
+        assert default[key] == own[key], key
+    assert default["chars"]["view"] == own["chars"]["view"]
+    assert [c["id"] for c in default["condensations"]] == [c["id"] for c in own["condensations"]]
+    assert default["bytes"] == (tmp_path / "story.jsonl").stat().st_size

@@ -14,8 +14,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.core.events import Event, View
-from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.core.events import Event, View, model_text
+from condense_cli.dialects.counting import TextCounts
 from condense_cli.llm.messages import fingerprint_of
 
 PREVIEW_CHARS = 80

@@ -4,7 +4,9 @@ the size of the view after every step.
 
 The view's size is measured the way `simulate` measures its runs, with the same
 `count` of each event: after a condensation, the view it left; then each new event
-added to it.
+added to it. A dialect that cannot step through its condensations (`audits`) gives a
+timeline without bands (`audited` False), one that keeps no history (`simulates`)
+the view's events only (`whole` False): a page that says so, not a refusal.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from condense_cli.analysis.audit import Audit, LogAudit, audit_log, total
+from condense_cli.analysis.audit import Audit, LogAudit, audit_log, new_tallies, total
 from condense_cli.core.clientconfig import ClientConfig
 from condense_cli.core.events import Event
 from condense_cli.dialects.base import CondensationStep, Replay
@@ -51,6 +53,8 @@ class Timeline:
     # The view after each event (before a condensation that fired at it).
     sizes: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
+    audited: bool = True  # its condensations stepped through and audited
+    whole: bool = True  # `events` is the whole history, not the view alone
 
     @property
     def forgotten_by(self) -> dict[int, int]:
@@ -80,10 +84,8 @@ def timeline(
     everything: bool = False,
     client: ClientConfig | None = None,
 ) -> Timeline:
-    """The timeline of `replay`'s log (its `history()`), each event and view measured
-    by `count`."""
-    replay.require("audits")
-    replay.require("simulates")
+    """The timeline of `replay`'s log (its `history()`, or its view for a dialect that
+    keeps none), each event and view measured by `count`."""
     events: list[Event] = []
     requests: list[int] = []
     for item in history:
@@ -110,8 +112,12 @@ def timeline(
             )
         )
 
-    audit = audit_log(replay, everything, client, each_step=place)
     view = replay.view()
+    if replay.audits:
+        audit = audit_log(replay, everything, client, each_step=place)
+    else:  # nothing is known of what a condensation forgot: the view, unaudited
+        current = Audit("current view", None, None, replay.forgotten_events, None, new_tallies())
+        audit = LogAudit(replay.path, replay.dialect, [], current, replay.model)
     found = Timeline(
         replay.path,
         replay.dialect,
@@ -124,6 +130,7 @@ def timeline(
         sum(map(count, view)),
         sum(1 for e in view if e.is_summary),
     )
+    found.audited, found.whole = replay.audits, replay.simulates
     found.measure = [count(e) for e in events]
     _walk(found)
     return found

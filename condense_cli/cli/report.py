@@ -31,11 +31,11 @@ from condense_cli.config.comparing import comparison_sides
 from condense_cli.config.loading import configured_tokenizer
 from condense_cli.core.clientconfig import read_client_config
 from condense_cli.core.errors import CondenseError
-from condense_cli.core.events import View
+from condense_cli.core.events import View, model_text
 from condense_cli.core.files import replace_file
 from condense_cli.core.text import plural
 from condense_cli.dialects import read_log
-from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.dialects.counting import TextCounts
 from condense_cli.fast.halves import log_size, splits
 from condense_cli.terminal.html_report import log_page as lay_out
 from condense_cli.terminal.html_report import render_page
@@ -163,8 +163,8 @@ def log_page(
     if number == 0:
         print_notes(notes)  # the same for every log
     with read_log(log, dialect=dialect, upto=upto, reading=reading("reading")) as replay:
-        replay.require("simulates")
-        history = list(replay.history())
+        # a dialect that keeps no history shows its view (`analysis.timeline`)
+        history = list(replay.history()) if replay.simulates else list(replay.view())
         count: Callable[[Event], int]
         if tokens:
             tokenizer = configured_tokenizer(configs[0] if configs else None)

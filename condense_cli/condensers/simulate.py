@@ -19,8 +19,15 @@ from typing import Any
 
 from condense_cli.condensers.base import Condenser, Result
 from condense_cli.condensers.offline import Meter
-from condense_cli.core.events import Condensation, Event, View, apply_condensation, same_start
-from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.core.events import (
+    Condensation,
+    Event,
+    View,
+    apply_condensation,
+    model_text,
+    same_start,
+)
+from condense_cli.dialects.counting import TextCounts
 
 
 @dataclass

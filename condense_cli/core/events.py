@@ -186,6 +186,12 @@ class Event:
         return "action" if self.is_action else "observation"
 
 
+def model_text(event: Event) -> str:
+    """What the model reads of an event: its thought and its main text."""
+    thought = event.thought
+    return f"{thought}\n{event.text}" if thought else event.text
+
+
 @dataclass(frozen=True)
 class View:
     """What the model sees: events in order, and whether a request is pending.

@@ -15,6 +15,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 from condense_cli.core.errors import LogBusyError, LogError
@@ -365,3 +366,14 @@ def lock_exclusively(
                     hint="try again, or raise --lock-timeout",
                 ) from None
             sleep(0.02)
+
+
+def log_bytes(log: str) -> int:
+    """The bytes of a log: its file, or every file of its folder (0 for a stream)."""
+    path = Path(log)
+    try:
+        if not path.is_dir():
+            return path.stat().st_size if path.is_file() else 0
+        return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
+    except OSError:
+        return 0

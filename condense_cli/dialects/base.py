@@ -17,8 +17,15 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from condense_cli.core.errors import ConfigError
-from condense_cli.core.events import Condensation, CondensationRecord, Event, Problem, View
-from condense_cli.core.logfile import LockedLog, LogSource, locked_log
+from condense_cli.core.events import (
+    Condensation,
+    CondensationRecord,
+    Event,
+    Problem,
+    View,
+    model_text,
+)
+from condense_cli.core.logfile import LockedLog, LogSource, locked_log, log_bytes
 from condense_cli.llm.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
@@ -432,9 +439,47 @@ class Replay(ABC):
         closed (`run` prints its views then). By default they already do."""
         return None
 
-    @abstractmethod
     def stats(self, tokenizer: Tokenizer | None, reading: Reading = quiet_reading) -> StatsReport:
-        """The numbers of `condense stats` (tokens when `tokenizer` is given)."""
+        """The numbers of `condense stats` (tokens when `tokenizer` is given).
+
+        This default, for a dialect without a walk of its own, is built from the
+        events of the history (of the view, for a dialect that keeps none): what the
+        model reads of each, and the bytes of its record where the event has them."""
+        view = self.view()
+        history = [e for e in self.history() if e is not None] if self.simulates else list(view)
+        by_type: dict[str, dict[str, int]] = {}
+        for event in history:
+            slot = by_type.setdefault(event.type or "?", {"events": 0, "bytes": 0})
+            slot["events"] += 1
+            slot["bytes"] += len(event.raw) if event.raw is not None else 0
+        full = [model_text(e) for e in history]
+        seen = [model_text(e) for e in view]
+        chars = Sizes(sum(map(len, full)), sum(map(len, seen)))
+        tokens = None
+        if tokenizer is not None:
+            counted = tokenizer.count_batch(full + seen)
+            tokens = Sizes(sum(counted[: len(full)]), sum(counted[len(full) :]), tokenizer.name)
+        rows = [
+            CondensationRow(
+                c.id, c.line, c.forgotten_events, c.ranges, c.summary_chars, c.view_size
+            )
+            for c in self.condensations
+        ]
+        return StatsReport(
+            self.dialect,
+            self.path,
+            log_bytes(self.path),
+            len(history),
+            len(history),
+            dict(sorted(by_type.items(), key=lambda kv: -kv[1]["bytes"])),
+            rows,
+            0,  # requests: a dialect with its own records of them walks its log itself
+            view.unhandled_request,
+            len(view),
+            self.forgotten_events,
+            chars,
+            tokens,
+        )
 
     # --- history (audit, simulate; slower than `view`, read again on demand) -----------
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from condense_cli.core.events import CondensationRecord, Event
+from condense_cli.core.events import CondensationRecord, Event, model_text
 from condense_cli.dialects.base import CondensationRow, Sizes
 from condense_cli.fast.halves import in_two, splits
 from condense_cli.llm.messages import fingerprint, fingerprint_of
@@ -204,12 +204,6 @@ class Places:
         if at is None or not 0 <= at < len(self.chars) or self.chars[at] == NOT_SEEN:
             return None
         return at
-
-
-def model_text(event: Event) -> str:
-    """What the model reads of an event: its thought and its main text."""
-    thought = event.thought
-    return f"{thought}\n{event.text}" if thought else event.text
 
 
 def sizes(full: Tally, view: Tally, tokenizer: Tokenizer | None) -> tuple[Sizes, Sizes | None]:

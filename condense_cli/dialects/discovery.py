@@ -209,14 +209,3 @@ def group_of(row: dict[str, Any], by: str) -> str:
         except (OSError, orjson.JSONDecodeError, AttributeError):
             pass
     return path.parent.name or "."
-
-
-def log_bytes(log: str) -> int:
-    """The bytes of a log: its file, or every file of its folder (0 for a stream)."""
-    path = Path(log)
-    try:
-        if not path.is_dir():
-            return path.stat().st_size if path.is_file() else 0
-        return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
-    except OSError:
-        return 0

@@ -344,12 +344,12 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
     figures = [
         ("dialect", line.dialect),
         ("model", shown(line.model) if line.model else "not recorded"),
-        ("events", f"{len(rows):,}"),
+        ("events", f"{len(rows):,}" if line.whole else f"{len(rows):,} (the view: no history)"),
         ("in view now", _in_view(line)),
-        ("condensations", f"{len(bands):,}"),
+        ("condensations", f"{len(bands):,}" if line.audited else "not read for this dialect"),
         (f"view {unit}", f"{line.view_tokens:,}"),
-        (f"{unit} saved", f"{saved:,}"),
-        ("facts lost", f"{lost:,}"),
+        (f"{unit} saved", f"{saved:,}" if line.whole else "unknown without the history"),
+        ("facts lost", f"{lost:,}" if line.audited else "not audited for this dialect"),
     ]
     return LogPage(
         number,

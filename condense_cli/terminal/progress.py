@@ -63,7 +63,7 @@ def logs_progress(logs: Sequence[str], description: str) -> Iterator[Callable[[]
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from condense_cli.dialects.discovery import log_bytes
+    from condense_cli.core.logfile import log_bytes
 
     sizes = [log_bytes(log) for log in logs]
     bar = Progress(

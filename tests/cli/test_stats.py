@@ -313,8 +313,9 @@ def test_other_dialects_take_the_views_counts_from_the_walk(
     walk did not meet it (a summary); the empty text never."""
     from collections import Counter
 
+    from condense_cli.core.events import model_text
     from condense_cli.dialects import read_log
-    from condense_cli.dialects.counting import REMEMBER_MIN_CHARS, TextCounts, model_text
+    from condense_cli.dialects.counting import REMEMBER_MIN_CHARS, TextCounts
 
     walked: Counter[str] = Counter()
     note = TextCounts.note

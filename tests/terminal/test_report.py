@@ -94,6 +94,35 @@ def forgotten_by_band(page: Page, log: str | None = None) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.parametrize("dialect", stories.DIALECTS)
+def test_a_dialect_that_only_shows_its_view_gets_a_page_that_says_so(
+    dialect: str, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No refusal for a dialect that can neither step through its condensations nor
+    read back its history: the page shows the view, without bands, and says what it
+    cannot know."""
+    from condense_cli.dialects import dialect_named
+
+    chosen = type(dialect_named(dialect))
+    read = chosen.replay_file
+
+    def replay_file(self, source, **kwargs):  # type: ignore[no-untyped-def]
+        replay = read(self, source, **kwargs)
+        replay.__class__ = type("Viewing", (type(replay),), {"audits": False, "simulates": False})
+        return replay
+
+    monkeypatch.setattr(chosen, "replay_file", replay_file)
+    log = stories.write(dialect, tmp_path / f"{dialect}.jsonl")
+    out = tmp_path / "view.html"
+    result = cli("report", log, "-o", out, "--no-tokens", "--dialect", dialect)
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    page = Page(html)
+    assert not page.having("details", "band") and not page.having("section", "gone")
+    assert "not audited for this dialect" in html and "(the view: no history)" in html
+    assert stories.DONE in html and stories.FIRST not in html  # the view, nothing forgotten
+
+
 @pytest.mark.parametrize("dialect", stories.able("audits", "simulates", condensed=True))
 def test_a_condensation_band_shows_its_summary_what_it_forgot_and_what_it_lost(
     dialect: str, tmp_path: Path, cli

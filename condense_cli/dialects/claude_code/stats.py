@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from condense_cli.core.events import model_text
 from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.claude_code.lines import Line
@@ -31,7 +32,6 @@ from condense_cli.dialects.counting import (
     TextCounts,
     largest_first,
     merge_by_type,
-    model_text,
     sizes,
 )
 from condense_cli.fast.halves import in_two, splits

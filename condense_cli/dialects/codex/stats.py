@@ -13,7 +13,7 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, model_text
 from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import CondensationRow, StatsReport
@@ -24,7 +24,6 @@ from condense_cli.dialects.counting import (
     TextCounts,
     largest_first,
     merge_by_type,
-    model_text,
     sizes,
 )
 from condense_cli.fast.halves import Report, in_halves, lines_between

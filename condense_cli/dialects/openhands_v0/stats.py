@@ -12,6 +12,7 @@ from collections.abc import Iterable
 import orjson
 
 from condense_cli.core.errors import LogError
+from condense_cli.core.events import model_text
 from condense_cli.core.intervals import IntervalSet
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.dialects.base import StatsReport
@@ -21,7 +22,6 @@ from condense_cli.dialects.counting import (
     condensation_rows,
     largest_first,
     merge_by_type,
-    model_text,
     sizes,
 )
 from condense_cli.dialects.openhands_v0.detect import NAME

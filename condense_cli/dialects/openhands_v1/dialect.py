@@ -556,7 +556,7 @@ def _refuse_invalid(conversation: Conversation) -> None:
 def _text_of() -> TextOf:
     """What the model reads of a stored event, parsed as `data` from `raw`: the counting
     module is imported here, once a read or a walk (only `stats` counts), not an event."""
-    from condense_cli.dialects.counting import model_text
+    from condense_cli.core.events import model_text
 
     def text_of(record: StoredEvent, data: dict[str, Any], raw: bytes) -> str:
         return model_text(V1Event(data, record.position, raw))

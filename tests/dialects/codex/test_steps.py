@@ -11,12 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, model_text
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects import counting, read_log
 from condense_cli.dialects.base import CondensationStep
 from condense_cli.dialects.codex.items import CodexEvent
-from condense_cli.dialects.counting import model_text
 from tests.dialects.codex.test_replay import META, call, item, line, output, said, user
 from tests.dialects.fast_paths import EXACT, FAST, SPLIT, use_path
 

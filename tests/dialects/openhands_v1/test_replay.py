@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from condense_cli.core.errors import ConfigError, LogBusyError, LogError
-from condense_cli.core.events import Problem
-from condense_cli.dialects.counting import TextCounts, model_text
+from condense_cli.core.events import Problem, model_text
+from condense_cli.dialects.counting import TextCounts
 from condense_cli.dialects.openhands_v1.appending import (
     append_event,
     event_file_name,

@@ -305,7 +305,7 @@ def test_stats_reads_each_event_file_once_after_the_folder(
 ) -> None:
     """`stats` tallies the texts of the log, then those of the view: the view's events
     are the log's, so their counts are taken by position, not read and made again."""
-    from condense_cli.dialects.counting import model_text
+    from condense_cli.core.events import model_text
     from condense_cli.dialects.openhands_v1 import storage
 
     folder = _folder_condensed_every_9_events(tmp_path)
