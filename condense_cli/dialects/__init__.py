@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -203,7 +203,7 @@ def detect_file(source: LogSource) -> Dialect:
     file = source.file
     file.seek(0)
     try:
-        first = first_value(iter(lambda: file.readline(SNIFF_BYTES), b""))
+        first = first_value(first_lines(file))
     finally:
         file.seek(0)
     registered = claimant(first)
@@ -216,6 +216,11 @@ def detect_file(source: LogSource) -> Dialect:
             source.path, f"this is not a log condense reads: it looks like {what}", 1, hint=hint
         )
     return V0.load()
+
+
+def first_lines(file: BinaryIO) -> Iterator[bytes]:
+    """The lines of `file` from where it is, each read at most `SNIFF_BYTES`."""
+    return iter(lambda: file.readline(SNIFF_BYTES), b"")
 
 
 def first_value(lines: Iterable[bytes]) -> Any:

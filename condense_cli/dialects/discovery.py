@@ -24,7 +24,7 @@ import orjson
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.remote import is_url
-from condense_cli.dialects import DIALECTS, SNIFF_BYTES, claimant, first_value
+from condense_cli.dialects import DIALECTS, SNIFF_BYTES, claimant, first_lines, first_value
 
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
@@ -147,7 +147,7 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
         return None
     try:
         with path.open("rb") as file:
-            first = first_value(iter(lambda: file.readline(SNIFF_BYTES), b""))
+            first = first_value(first_lines(file))
     except OSError:
         return None
     registered = claimant(first, dialect)
