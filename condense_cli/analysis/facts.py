@@ -104,6 +104,7 @@ SHELL_TOOLS = frozenset(
         "shell",
         "shell_command",
         "exec_command",
+        "run_shell_command",  # Gemini CLI
         "local_shell",
         "container.exec",
     }
@@ -161,7 +162,9 @@ FOOTER = re.compile(r"^\s*(?:(?:note|hint):|\[notice\])", re.I)  # pip's closing
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
 # Calls that change a file that was there (a new file, such as a repro script, is
 # not a change to the code).
-EDIT_TOOLS = frozenset({"edit", "multiedit", "notebookedit", "str_replace_based_edit_tool"})
+EDIT_TOOLS = frozenset(
+    {"edit", "multiedit", "notebookedit", "str_replace_based_edit_tool", "replace"}
+)
 EDIT_COMMANDS = frozenset({"str_replace", "insert", "undo_edit"})
 WRITE_TOOLS = frozenset({"write", "create", "create_file", "write_file", "notebookedit"})
 ANNOUNCED = re.compile(
@@ -405,7 +408,7 @@ def _call_facts(call: Call) -> Iterator[Fact]:
     url = arguments.get("url")
     if isinstance(url, str) and URL.match(url):
         yield from _url_facts([url])
-    elif "brows" in name.lower():
+    elif "brows" in name.lower() or "fetch" in name.lower():  # (Gemini CLI: in its prompt)
         yield from _url_facts(
             u for v in arguments.values() if isinstance(v, str) for u in URL.findall(v)
         )
