@@ -37,6 +37,10 @@ def describe_forgotten(view: View, forgotten: tuple[int, ...]) -> str:
     if any(len(str(e.id)) > ID_CHARS for e in events):  # uuids: positions read better
         return "positions " + describe_ids(forgotten).removeprefix("ids ")
     gone = set(forgotten)
+    numbers = [e.id for e in events if isinstance(e.id, int)]
+    if len(numbers) == len(events) and numbers != sorted(numbers):
+        # numbers out of order in the view (Gemini CLI's re-listed messages): their runs
+        return describe_ids(n for e, n in zip(events, numbers, strict=True) if e.key in gone)
     runs: list[list[object]] = []
     previous = False
     for event in events:
