@@ -29,6 +29,7 @@ from condense_cli.core.remote import is_folder, is_url, local_folder
 from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.claude_code import detect as claude_code_detect
 from condense_cli.dialects.codex import detect as codex_detect
+from condense_cli.dialects.gemini_cli import detect as gemini_cli_detect
 from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
 from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
@@ -76,6 +77,11 @@ DIALECTS: dict[str, Registered] = {
             "condense_cli.dialects.openhands_v1.dialect:OpenHandsV1",
             openhands_v1_detect.claims_folder,
             openhands_v1_detect.claims_listing,
+        ),
+        Registered(
+            gemini_cli_detect.NAME,
+            gemini_cli_detect.claims,
+            "condense_cli.dialects.gemini_cli.dialect:GeminiCli",
         ),
         Registered(
             claude_code_detect.NAME,

@@ -6,13 +6,16 @@ header line, a record per message (a record that repeats an id replaces that
 message where it stood), `{"$set": ...}` metadata (a `$set` of `messages` replaces the
 whole list) and `{"$rewindTo": id}`. These tests make sessions with the real client
 against the scripted Gemini API server and hold what it wrote and what it sends when
-it resumes.
+it resumes; condense's replay of each session (`view --format messages`) must be what
+the client sent when it resumed it, mapped to chat messages by `chat` below (the
+new prompt left out).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ import pytest
 from tests.clients.install import Clients
 from tests.clients.resume import gemini_run
 from tests.clients.servers import GeminiServer
+from tests.conftest import CONDENSE
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -33,6 +37,67 @@ READ = {"functionCall": {"name": "read_file", "args": {"file_path": "notes.txt"}
 
 def records(session: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+
+
+def condense(*args: Any) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(CONDENSE), *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def chat(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the client sent as chat messages: a model turn an assistant message
+    (text, calls), a user turn its function responses as tool messages, then its
+    text; the last text part (the new prompt) left out."""
+    contents = json.loads(json.dumps(contents))
+    contents[-1]["parts"].pop()
+    out: list[dict[str, Any]] = []
+    for content in contents:
+        parts = content["parts"]
+        texts = [{"type": "text", "text": p["text"]} for p in parts if p.get("text")]
+        said: Any = texts[0]["text"] if len(texts) == 1 else texts
+        if content["role"] == "model":
+            message = {"role": "assistant", "content": said or None}
+            calls = [p["functionCall"] for p in parts if "functionCall" in p]
+            if calls:
+                message["tool_calls"] = [
+                    {
+                        "id": call.get("id", ""),
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": json.dumps(
+                                call.get("args", {}), separators=(",", ":"), ensure_ascii=False
+                            ),
+                        },
+                    }
+                    for call in calls
+                ]
+            out.append(message)
+            continue
+        for part in parts:
+            if "functionResponse" in part:
+                answer = part["functionResponse"]
+                output = answer["response"].get("output")
+                out.append(
+                    {
+                        "role": "tool",
+                        "content": output if isinstance(output, str) else json.dumps(output),
+                        "tool_call_id": answer.get("id", ""),
+                        "name": answer["name"],
+                    }
+                )
+        if texts:
+            out.append({"role": "user", "content": said})
+    return out
+
+
+def replayed(session: Path) -> list[dict[str, Any]]:
+    """condense's messages for `session`, read before the client resumes it."""
+    messages: list[dict[str, Any]] = json.loads(condense("view", session, "-f", "messages").stdout)
+    return messages
 
 
 @pytest.fixture
@@ -84,6 +149,7 @@ def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
     session: Path, clients: Clients, tmp_path: Path
 ) -> None:
     before = len(records(session))
+    expected = replayed(session)
     with GeminiServer() as server:
         server.reply("The tests are in tests/.")
         run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
@@ -106,6 +172,13 @@ def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
     assert [list(p) for p in sent[2]["parts"]] == [["functionResponse"], ["functionResponse"]]
     assert sent[3]["parts"] == [{"text": "The parser is in src/parse.py."}]
     assert sent[4]["parts"] == [{"text": "And the tests?"}]
+    # condense replays the session as the client resumed it, duplicate result included
+    assert expected == chat(sent)
+    # and the list the client wrote again (its result as a message of its own) reads
+    # as the same conversation: the messages it will send next time
+    assert replayed(session)[:-2] == expected
+    shown = condense("view", session).stdout
+    assert shown.count("observation:read_file (answers #3)") == 2
 
 
 def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
@@ -146,3 +219,45 @@ def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
     assert not any("Keep the API stable." in json.dumps(m) for m in compressed)
     assert "Keep the API stable." not in json.dumps(after["contents"])
     assert "SCRIPTED SNAPSHOT" in json.dumps(after["contents"])
+    # condense reads the compression: what it forgot (the task and the answer, by the
+    # numbers they had), its snapshot, and each kept message by its original's number
+    stats = json.loads(condense("stats", run.session, "-f", "json", "--no-tokens").stdout)
+    [row] = stats["condensations"]
+    assert (row["forgotten_events"], row["forgotten_ranges"]) == (2, [[2, 3]])
+    assert row["threshold"]["fired"] == "at" and row["threshold"]["threshold"] == 524_288
+    view = condense("view", run.session).stdout
+    assert "⋯ 2 events forgotten (ids 2..3)" in view and "#4 user action:message" in view
+    audit = condense("audit", run.session, "-f", "json").stdout
+    assert "Keep the API stable." in audit
+    # what it sends when it resumes the compressed session is what condense replays
+    expected = replayed(run.session)
+    with GeminiServer() as server:
+        server.reply("Fine.")
+        again = gemini_run(clients.gemini, tmp_path, server, "What next?", True, MODEL)
+        assert again.returncode == 0, again.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert expected == chat(turn["contents"])
+
+
+def test_the_client_resumes_what_condense_run_appended(
+    session: Path, clients: Clients, tmp_path: Path
+) -> None:
+    """`condense run` writes a `$set` of the condensed list, as a compression does;
+    the client loads it as its own and sends condense's view when it resumes."""
+    config = tmp_path / "config.toml"
+    config.write_text('[condenser]\ntype = "amortized"\nmax_size = 4\nkeep_first = 1\n')
+    done = condense("run", session, "--config", config)
+    assert "forgot 2 events (ids 3..4)" in done.stderr
+    expected = replayed(session)
+    assert "the parser lives in" not in json.dumps(expected)  # the read, forgotten
+    with GeminiServer() as server:
+        server.reply("The tests are in tests/.")
+        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert run.session == session
+    assert expected == chat(turn["contents"])
+    assert "Where is the parser?" in json.dumps(turn["contents"])  # the task, kept
+    # the client wrote the list it loaded again: condense reads one condensation
+    stats = json.loads(condense("stats", session, "-f", "json", "--no-tokens").stdout)
+    assert [r["forgotten_ranges"] for r in stats["condensations"]] == [[[3, 4]]]

@@ -1,0 +1,1 @@
+"""Gemini CLI sessions (`~/.gemini/tmp/<project>/chats/session-*.jsonl`)."""

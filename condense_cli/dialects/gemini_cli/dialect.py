@@ -1,0 +1,228 @@
+"""Gemini CLI sessions (`~/.gemini/tmp/<project>/chats/session-*.jsonl`), replayed the
+way the client loads one when it resumes (`session.py`).
+
+Every message is an event, numbered from 1 in the order it first appears; a
+message a compression kept under a new id has its original's number. The view is
+the client's list as it stands, less what the client never sends (its notes of
+`info`, `error` and `warning`, slash commands); its context message leads it. A
+compression is a condensation: what it left out is forgotten, and its state
+snapshot is the summary.
+
+`run` appends what a compression writes, a `$set` of the whole list: the condensed
+view, a new summary as a user message of its own; the client loads it as it loads
+its own (the real-client tests resume such a session). `request` appends a record
+the client passes over (`session.REQUEST`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from condense_cli.core.events import (
+    Condensation,
+    CondensationRecord,
+    Event,
+    Problem,
+    View,
+    apply_condensation,
+)
+from condense_cli.core.intervals import runs
+from condense_cli.core.jsonlines import encode
+from condense_cli.core.logfile import LockedLog, LogSource
+from condense_cli.dialects.base import CondensationStep, Dialect, Record, Replay, Threshold
+from condense_cli.dialects.gemini_cli.detect import NAME
+from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, new_snapshot
+from condense_cli.dialects.gemini_cli.session import REQUEST, Session, read_session
+from condense_cli.dialects.gemini_cli.threshold import compression_threshold, standing
+from condense_cli.llm.messages import Conversion
+
+if TYPE_CHECKING:
+    from condense_cli.core.clientconfig import ClientConfig
+
+
+def shown(events: list[GeminiEvent]) -> list[GeminiEvent]:
+    """What the model reads of a list: its context and what the client sends."""
+    return [e for e in events if is_sent(e.data) or is_context(e.data)]
+
+
+def view_of(events: list[GeminiEvent], keys: dict[int, int]) -> View:
+    """A view of a list's events, each at the key of its number in the history
+    (`keys`; a snapshot has none), each result answering its call's key."""
+    kept: list[GeminiEvent] = []
+    offset, summary = None, None
+    calls: dict[str, int | None] = {}
+    for event in shown(events):
+        if event.snapshot:
+            offset, summary = len(kept), event.placed(None)
+            kept.append(summary)
+            continue
+        placed = event.placed(keys.get(event.number))
+        _pair(placed, calls)
+        kept.append(placed)
+    return View(
+        cast(list[Event], kept),
+        summary=summary,
+        summary_offset=offset,
+        make_summary=new_snapshot,
+    )
+
+
+def in_history(session: Session) -> list[GeminiEvent]:
+    """Every event the model read, by number: a rewind's are gone, as for the
+    client, and so are snapshots (a condensation's, not the agent's)."""
+    return [
+        e
+        for e in session.events
+        if e.number not in session.rewound and not e.snapshot and shown([e])
+    ]
+
+
+def _pair(event: GeminiEvent, calls: dict[str, int | None]) -> None:
+    call = event.tool_call_id
+    if call is not None and event.is_action:
+        calls[call] = event.key
+    elif call is not None:
+        event.answers = calls.get(call)
+
+
+class GeminiReplay(Replay):
+    """A session read and replayed: the client's list, and the compressions met."""
+
+    dialect = NAME
+    provider = "gemini"
+    converts_messages = audits = simulates = appends = True
+
+    def __init__(
+        self,
+        source: LogSource,
+        session: Session,
+        problems: list[Problem],
+        locked: LockedLog | None = None,
+    ) -> None:
+        self.locked = locked
+        self.source = source
+        self.path = source.path
+        self.session = session
+        self.problems = problems
+        self.keys = {e.number: key for key, e in enumerate(in_history(session)) if e.number}
+
+    @property
+    def model(self) -> str | None:
+        return self.session.model
+
+    @property
+    def forgotten_events(self) -> int:
+        shown_now = {e.number for e in self.session.listed()}
+        forgotten = {e.number for c in self.session.compressions for e in c.forgotten}
+        return len(forgotten - shown_now)
+
+    @property
+    def condensations(self) -> list[CondensationRecord]:
+        records = []
+        first: set[int] = set()
+        for compression in self.session.compressions:
+            numbers = sorted(e.number for e in compression.forgotten)
+            new = [n for n in numbers if n not in first]
+            first.update(numbers)
+            snapshot = compression.snapshot
+            records.append(
+                CondensationRecord(
+                    compression.line,
+                    compression.line,
+                    runs(numbers),
+                    len(numbers),
+                    len(snapshot.text) if snapshot is not None else None,
+                    len(shown(compression.after)),
+                    runs(new),
+                )
+            )
+        return records
+
+    def view(self) -> View:
+        view = view_of(self.session.listed(), self.keys)
+        return view.with_request() if self.session.request_pending else view
+
+    def view_lines(self) -> Iterator[bytes]:
+        """The header, then each message of the view as its own record (the line it
+        was read from when it had one)."""
+        yield encode(self.session.header) + b"\n"
+        view = self.view()
+        for event in view:
+            yield event.to_json() + b"\n"
+        if view.unhandled_request:
+            yield encode(REQUEST_RECORD) + b"\n"
+
+    def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
+        from condense_cli.dialects.gemini_cli.messages import view_messages
+
+        return view_messages(cast(list[GeminiEvent], view.events), out)
+
+    def history(self) -> Iterator[Event | None]:
+        """Every event the model read, by number (`in_history`)."""
+        calls: dict[str, int | None] = {}
+        for key, event in enumerate(in_history(self.session)):
+            placed = event.placed(key)
+            _pair(placed, calls)
+            yield placed
+
+    def condensation_steps(self) -> Iterator[CondensationStep]:
+        for compression in self.session.compressions:
+            snapshot = compression.snapshot
+            yield CondensationStep(
+                compression.line,
+                compression.line,
+                view_of(compression.before, self.keys),
+                [e.placed(self.keys.get(e.number)) for e in compression.forgotten],
+                snapshot.text if snapshot is not None else None,
+                view_of(compression.after, self.keys),
+            )
+
+    def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
+        session = self.session
+        found = standing(session.model, session.prompt_tokens, session.tokens_line, client)
+        return found.to_json() if found is not None else None
+
+    def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
+        found = {}
+        for compression in self.session.compressions:
+            threshold = compression_threshold(self.session.model, compression.prompt_tokens, client)
+            if threshold is not None:
+                found[compression.line] = threshold
+        return found
+
+    # --- appending -------------------------------------------------------------------
+
+    def condensation_record(self, view: View, condensation: Condensation) -> Record:
+        after = apply_condensation(view, condensation)
+        listed = [event.data for event in after.events]
+        return Record(encode({"$set": {"messages": listed}}), f"on line {self.session.lines + 1}")
+
+    def request_record(self) -> Record:
+        return Record(encode(REQUEST_RECORD), f"on line {self.session.lines + 1}")
+
+    def append(self, record: Record) -> None:
+        if self.locked is None:
+            raise ValueError("this log was opened read-only")
+        self.locked.append_line(record.body, self.source.size)
+
+
+REQUEST_RECORD = {REQUEST: {"requestedBy": "condense", "note": "condense run will compress this"}}
+
+
+class GeminiCli(Dialect):
+    """Gemini CLI: a header, message records, `$set` and `$rewindTo`, as JSON lines."""
+
+    name = NAME
+    label = "Gemini CLI session"
+
+    def replay_file(
+        self,
+        source: LogSource,
+        *,
+        upto: str | None = None,
+        collect: bool = False,
+        locked: LockedLog | None = None,
+    ) -> Replay:
+        session, problems = read_session(source, upto, collect)
+        return GeminiReplay(source, session, problems, locked)
