@@ -133,12 +133,12 @@ def walk(url: str) -> Iterator[tuple[str, list[str], list[str]]]:
         raise failed(url, exc) from None
 
 
-def first_line(url: str, limit: int) -> bytes:
-    """The first `limit` bytes or first line of the object at `url` (b"" if unreadable)."""
+def head(url: str, limit: int) -> bytes:
+    """The first `limit` bytes of the object at `url` (b"" if unreadable)."""
     fs, path = filesystem(url)
     try:
         with fs.open(path, "rb", block_size=limit) as file:
-            head = file.read(limit)
+            data = file.read(limit)
     except Exception:
         return b""
-    return bytes(head).split(b"\n", 1)[0]
+    return bytes(data)

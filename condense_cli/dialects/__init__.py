@@ -231,19 +231,40 @@ def first_lines(file: BinaryIO) -> Iterator[bytes]:
 
 def first_value(lines: Iterable[bytes]) -> Any:
     """The JSON value on the first non-blank of `lines` (each read at most
-    `SNIFF_BYTES`), `"["` for an opening bracket alone, or None when it cannot be read
-    (the dialect then reports why)."""
+    `SNIFF_BYTES`), `"["` for an opening bracket alone, the leading members of an
+    object written a member per line (`{` alone, then `"key": value,` lines: a JSON
+    document such as Gemini CLI's 2025 sessions), or None when it cannot be read (the
+    dialect then reports why)."""
+    lines = iter(lines)
     for number, raw in enumerate(lines, start=1):
         body = (raw.removeprefix(BOM) if number == 1 else raw).strip()
         if not body:
             continue
         if body == b"[":
             return "["
+        if body == b"{":
+            return _leading_members(lines) or None
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
             return None
     return None
+
+
+def _leading_members(lines: Iterator[bytes]) -> dict[str, Any]:
+    """The members of an object written one per line, up to the first that spans
+    lines (or the object's end)."""
+    members: dict[str, Any] = {}
+    for raw in lines:
+        body = raw.strip().removesuffix(b",")
+        try:
+            member = orjson.loads(b"{" + body + b"}")
+        except orjson.JSONDecodeError:
+            break
+        if not isinstance(member, dict):
+            break
+        members |= member
+    return members
 
 
 def claimant(first: Any, dialect: str | None = None) -> Registered | None:

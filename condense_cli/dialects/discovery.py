@@ -157,7 +157,7 @@ def _file_dialect(path: Path, dialect: str | None) -> str | None:
 def _remote_logs(url: str, dialect: str | None, found: Found) -> list[str]:
     """The logs at a URL: an object is a log as given; a folder a dialect reads (by
     its listing) is one log; any other folder is searched as a tree is."""
-    from condense_cli.core.remote import first_line, is_folder, walk
+    from condense_cli.core.remote import head, is_folder, walk
 
     if not is_folder(url):
         return [url]
@@ -172,7 +172,7 @@ def _remote_logs(url: str, dialect: str | None, found: Found) -> list[str]:
             continue
         for name in files:
             if name.endswith(LOG_SUFFIXES):
-                first = first_value([first_line(f"{folder}/{name}", SNIFF_BYTES)])
+                first = first_value(head(f"{folder}/{name}", SNIFF_BYTES).splitlines())
                 if claimant(first, dialect) is not None:
                     logs.append(f"{folder}/{name}")
                     continue
