@@ -47,12 +47,15 @@ def condense(*args: Any) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def chat(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chat(contents: list[dict[str, Any]], context: bool = True) -> list[dict[str, Any]]:
     """What the client sent as chat messages: a model turn an assistant message
     (text, calls), a user turn its function responses as tool messages, then its
-    text; the last text part (the new prompt) left out."""
+    text; the last text part (the new prompt) left out, and the first (the context
+    the client writes) unless `context`."""
     contents = json.loads(json.dumps(contents))
     contents[-1]["parts"].pop()
+    if not context:
+        contents[0]["parts"].pop(0)
     out: list[dict[str, Any]] = []
     for content in contents:
         parts = content["parts"]
@@ -81,10 +84,12 @@ def chat(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if "functionResponse" in part:
                 answer = part["functionResponse"]
                 output = answer["response"].get("output")
+                if not isinstance(output, str):
+                    output = json.dumps(answer["response"], separators=(",", ":"))
                 out.append(
                     {
                         "role": "tool",
-                        "content": output if isinstance(output, str) else json.dumps(output),
+                        "content": output,
                         "tool_call_id": answer.get("id", ""),
                         "name": answer["name"],
                     }
@@ -261,3 +266,52 @@ def test_the_client_resumes_what_condense_run_appended(
     # the client wrote the list it loaded again: condense reads one condensation
     stats = json.loads(condense("stats", session, "-f", "json", "--no-tokens").stdout)
     assert [r["forgotten_ranges"] for r in stats["condensations"]] == [[[3, 4]]]
+
+
+def legacy_document(work: Path) -> dict[str, Any]:
+    """A session as Gemini CLI 0.20.2 wrote it (one JSON document, rewritten whole):
+    the shape of one that release wrote against the scripted server, a failed call's
+    result kept in the model's message."""
+    call = "read_file-1795874826676-662d6b36fcc84"
+    result = {"id": call, "name": "read_file", "response": {"error": "params must have file_path"}}
+    tool = {"id": call, "name": "read_file", "args": {"absolute_path": str(work / "notes.txt")}}
+    tool |= {"result": [{"functionResponse": result}], "status": "error"}
+    at = "2025-11-20T10:00:00.000Z"
+    tokens = {"input": 100, "output": 1, "cached": 0, "thoughts": 0, "tool": 0, "total": 101}
+    return {
+        "sessionId": "3e755308-0c41-4a8e-9f55-2b9f1c3e8a10",
+        "projectHash": "7f8ec86da696a67f9f8f7c62355835f65fa08288502e206a142d25bc6653acf3",
+        "startTime": at,
+        "lastUpdated": at,
+        "messages": [
+            {"id": "u1", "timestamp": at, "type": "user", "content": "Where is the parser?"},
+            {"id": "g1", "timestamp": at, "type": "gemini", "content": "", "toolCalls": [tool]}
+            | {"thoughts": [], "model": "gemini-2.5-pro", "tokens": tokens},
+            {"id": "g2", "timestamp": at, "type": "gemini", "content": "In src/parse.py."}
+            | {"thoughts": [], "model": "gemini-2.5-pro", "tokens": tokens},
+        ],
+    }
+
+
+def test_a_session_of_one_json_document_resumes_as_condense_reads_it(
+    clients: Clients, tmp_path: Path
+) -> None:
+    """2025 releases kept a session as one JSON document; the pinned client still
+    resumes one, and sends what condense replays of it. condense does not append to
+    such a file (the client rewrites it whole)."""
+    chats = tmp_path / "home" / ".gemini" / "tmp" / "work" / "chats"
+    chats.mkdir(parents=True)
+    session = chats / "session-2025-11-20T10-00-3e755308.json"
+    session.write_text(json.dumps(legacy_document(tmp_path / "work"), indent=2))
+    expected = replayed(session)
+    refused = subprocess.run(
+        [str(CONDENSE), "run", str(session), "--type", "amortized"], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "one JSON document" in refused.stderr
+    with GeminiServer() as server:
+        server.reply("Fine.")
+        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert "Where is the parser?" in json.dumps(turn["contents"])  # it resumed this one
+    assert expected == chat(turn["contents"], context=False)  # the client adds its context

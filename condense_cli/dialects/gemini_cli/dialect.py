@@ -30,7 +30,15 @@ from condense_cli.core.events import (
 from condense_cli.core.intervals import runs
 from condense_cli.core.jsonlines import encode
 from condense_cli.core.logfile import LockedLog, LogSource
-from condense_cli.dialects.base import CondensationStep, Dialect, Record, Replay, Threshold
+from condense_cli.dialects.base import (
+    Capability,
+    CondensationStep,
+    Dialect,
+    Record,
+    Replay,
+    Threshold,
+    Unsupported,
+)
 from condense_cli.dialects.gemini_cli.detect import NAME
 from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, new_snapshot
 from condense_cli.dialects.gemini_cli.session import REQUEST, Session, read_session
@@ -110,6 +118,15 @@ class GeminiReplay(Replay):
     @property
     def model(self) -> str | None:
         return self.session.model
+
+    def require(self, flag: Capability) -> None:
+        if flag == "appends" and self.session.document:
+            raise Unsupported(
+                f"{self.path}: appending is not supported for a Gemini CLI session kept as "
+                "one JSON document (2025 releases): the client rewrites such a file whole, "
+                "and condense appends only to the JSON lines sessions of later releases"
+            )
+        super().require(flag)
 
     @property
     def forgotten_events(self) -> int:

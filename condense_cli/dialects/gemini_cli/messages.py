@@ -46,6 +46,16 @@ Turn = tuple[str, list[dict[str, Any]], GeminiEvent | None]  # role, parts, whos
 def client_turns(events: list[GeminiEvent], out: Conversion) -> list[Turn]:
     """The turns the client sends for `events` (its new prompt aside)."""
     turns: list[Turn] = []
+    if not events or not is_context(events[0].data):
+        out.inserted.append(
+            Change(
+                SYNTHESIZED,
+                None,
+                None,
+                "the client puts a context of its own first (the date, the folders), "
+                "which this view does not hold",
+            )
+        )
     for event in events:
         data = event.data
         if is_context(data):

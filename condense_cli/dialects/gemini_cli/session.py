@@ -23,10 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from condense_cli.core.errors import ConfigError, LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, decode_line
-from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, sent_key
 
 REQUEST = "$condenseRequest"
@@ -58,6 +60,7 @@ class Session:
     prompt_tokens: int | None = None  # the last response's prompt, as it recorded it
     tokens_line: int | None = None
     request_pending: bool = False
+    document: bool = False  # one JSON document (2025 releases), not JSON lines
     lines: int = 0
 
     def listed(self) -> list[GeminiEvent]:
@@ -84,6 +87,8 @@ class Reader:
         self.problems.append(Problem(line, message, severity))
 
     def read(self, source: LogSource, upto: str | None) -> Session:
+        if _is_document(source):
+            return self.read_document(source, upto)
         limit = int(upto) if upto is not None and upto.isdigit() else None
         wanted = upto if upto is not None and limit is None else None
         found = wanted is None
@@ -100,7 +105,7 @@ class Reader:
                 if not raw.endswith(b"\n"):
                     self.problem(number, "the last line is cut off (torn write); it is not read")
                 else:
-                    self.problem(number, f"{exc} (the client skips such a line)")
+                    self.problem(number, f"{exc}: the client skips this line", "warning")
                 continue
             self.record(number, record, body)
             if wanted is not None and wanted in self.by_id:
@@ -115,6 +120,32 @@ class Reader:
                 "no header: the client needs a line with sessionId and projectHash to "
                 "resume a session",
             )
+        return self.session
+
+    def read_document(self, source: LogSource, upto: str | None) -> Session:
+        """A session as one JSON document (`{"sessionId", …, "messages": [...]}`), as
+        2025 releases wrote it and the client still resumes it: its list as it is."""
+        self.session.document = True
+        body = source.read_at(0, source.size).removeprefix(BOM)
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            self.problem(None, f"not a whole JSON document ({exc}); the client cannot resume it")
+            return self.session
+        if not isinstance(document, dict):
+            self.problem(None, "the JSON document is not an object")
+            return self.session
+        if upto is not None:
+            raise ConfigError(
+                f"--upto {upto}: {self.path} is one JSON document, which records no order "
+                "of writing to replay up to",
+                hint="leave out --upto",
+            )
+        self.session.header = {k: v for k, v in document.items() if k != "messages"}
+        self.session.lines = body.count(b"\n") + 1
+        for message in document.get("messages") or []:
+            if _is_message(message):
+                self.message(1, message, None)
         return self.session
 
     def record(self, line: int, record: dict[str, Any], body: bytes) -> None:
@@ -246,6 +277,12 @@ class Reader:
             forgotten = [e for e in before if e.number not in kept and is_sent(e.data)]
             if forgotten:
                 self.compression(line, before, forgotten, after)
+
+
+def _is_document(source: LogSource) -> bool:
+    """Whether the file is one JSON document (its first line `{` alone)."""
+    first = next(iter(source.raw_lines()), b"")
+    return first.removeprefix(BOM).strip() == b"{"
 
 
 def _is_message(value: Any) -> bool:

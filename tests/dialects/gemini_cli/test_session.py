@@ -7,9 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from condense_cli.core.errors import LogError
 from condense_cli.dialects import read_log
 from condense_cli.dialects.base import Replay
 from tests.dialects.gemini_cli.story import HEADER, TS
@@ -131,15 +128,21 @@ def test_upto_stops_at_a_line_or_a_message(tmp_path: Path) -> None:
         assert [t for _, t in shown(replay)][1:] == ["One"]
 
 
-def test_a_torn_last_line_is_not_read_and_a_broken_one_is_an_error(tmp_path: Path) -> None:
+def test_a_torn_last_line_is_not_read_and_a_broken_one_is_skipped_as_the_client_does(
+    tmp_path: Path, cli
+) -> None:
     torn = write(tmp_path / "t.jsonl", start(user(1, "One")), tail='{"id": "g1", "ty')
     with read_log(str(torn), collect=True) as replay:
         assert [p.message for p in replay.problems] == [
             "the last line is cut off (torn write); it is not read"
         ]
     broken = write(tmp_path / "b.jsonl", start(user(1, "One")), tail="not json\n")
-    with pytest.raises(LogError, match=r"b.jsonl:4: invalid JSON"), read_log(str(broken)):
-        pass
+    with read_log(str(broken)) as replay:
+        assert [t for _, t in shown(replay)][1:] == ["One"]
+    assert cli("check", broken).exit_code == 0
+    strict = cli("check", "--strict", broken)
+    assert strict.exit_code == 1 and "b.jsonl:4: warning: invalid JSON" in strict.output
+    assert "the client skips this line" in strict.output
 
 
 def test_a_request_is_pending_until_the_next_compression(tmp_path: Path) -> None:
@@ -153,3 +156,27 @@ def test_a_request_is_pending_until_the_next_compression(tmp_path: Path) -> None
     )
     with read_log(str(done)) as replay:
         assert not replay.view().unhandled_request and replay.view().summary is not None
+
+
+def test_a_session_of_one_json_document_is_its_list(tmp_path: Path, cli) -> None:
+    """2025 releases wrote a session as one JSON document, rewritten whole."""
+    document = {k: v for k, v in HEADER.items() if k != "kind"}
+    document["messages"] = [user(1, "Fix it"), model(1, "Done")]
+    log = tmp_path / "session-2025-11-20T10-00-0f8e6a52.json"
+    log.write_text(json.dumps(document, indent=2))
+    with read_log(str(log)) as replay:
+        assert replay.dialect == "gemini-cli"
+        assert shown(replay) == [(1, "Fix it"), (2, "Done")]
+        changes = replay.messages(replay.view()).inserted
+        assert [c.reason.split(" (")[0] for c in changes] == [
+            "the client puts a context of its own first"
+        ]
+    found = cli("stats", tmp_path, "-f", "json", "--no-tokens")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.output)["dialect"] == "gemini-cli"  # found in a tree too
+    refused = cli("run", log, "--type", "amortized")
+    assert refused.exit_code == 2 and "one JSON document" in refused.output
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"name": "x", "items": [1]}, indent=2))
+    said = cli("view", other)
+    assert said.exit_code == 1 and "its first object has the keys: name" in said.output
