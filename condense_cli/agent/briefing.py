@@ -139,11 +139,12 @@ def keep(replay: Replay) -> Briefing:
     return briefing
 
 
-def left_out(replay: Replay, summary: str) -> Briefing:
+def left_out(replay: Replay, summary: str, before: Iterable[Event] | None = None) -> Briefing:
     """What of the facts that matter a compaction's `summary` left out, the session
-    as it was before it (Claude Code hands its hooks the new summary before it
-    writes the compaction to the session)."""
-    facts = _standing(replay, list(replay.view()))
+    as it was before it: its view (Claude Code hands its hooks the new summary before
+    it writes the compaction to the session), or `before`, the view the compaction
+    replaced (Gemini CLI's is in the session when its hook runs)."""
+    facts = _standing(replay, list(replay.view() if before is None else before))
     # (context the user gave is looked for in the summary as anything the user said is)
     checked = [replace(f, kind="instructions") if f.kind == "context" else f for f in facts]
     lost = {id(f) for tally in check_facts(checked, [summary], []).values() for f in tally.lost}

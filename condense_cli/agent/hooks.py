@@ -23,6 +23,16 @@ Code's does. Its `PreCompact` can neither add to the summariser's instructions n
 block the compaction, and its `PostCompact` is not given the summary, so only the
 `SessionStart` hook is installed for Codex.
 
+Gemini CLI (hooks in `~/.gemini/settings.json` or `./.gemini/settings.json`, timeouts
+in milliseconds; read off 0.61.0): its `PreCompress` fires before every request, a
+compression or not, and what it prints is not read, so it can neither add to the
+snapshot's instructions nor block; nothing runs after a compression. `BeforeAgent`
+runs before each prompt, with the session as it was before the prompt is written, and
+its `hookSpecificOutput.additionalContext` joins the prompt (as `<hook_context>`). So
+`post-compact` is installed there: when a compression came after the last message
+the user typed (`Replay.unheard_compaction`), it gives back what the snapshot left
+out; otherwise it prints nothing.
+
 Hooks fail open: an error in `condense` prints nothing on stdout and exits 0, so the
 client's turn goes on as if the hook were not there. They read the session, never
 write it.
@@ -46,8 +56,10 @@ HOOKS = {
         "PostCompact": ("", f"hook {POST_COMPACT}"),
     },
     "codex": {"SessionStart": ("compact", f"hook {POST_COMPACT}")},
+    "gemini-cli": {"BeforeAgent": ("", f"hook {POST_COMPACT}")},
 }
 TIMEOUT = 60  # seconds the client gives each of our hooks
+TIMEOUT_UNITS = {"gemini-cli": 1000}  # a client that counts them in milliseconds
 BLOCK = 2  # the exit that blocks a compaction
 
 
@@ -83,9 +95,10 @@ def hook_input(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def session_context(text: str) -> str:
-    """The answer of a `SessionStart` hook that puts `text` in the next turn."""
-    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+def session_context(text: str, event: str = "SessionStart") -> str:
+    """The answer of a `SessionStart` hook (or Gemini CLI's `BeforeAgent`) that puts
+    `text` in the next turn."""
+    output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
     return json.dumps(output, ensure_ascii=False)
 
 
@@ -94,9 +107,12 @@ def session_context(text: str) -> str:
 
 def settings_path(client: str, project: bool, home: Path, cwd: Path) -> Path:
     """Where `client` reads hooks: the user's (`~/.claude/settings.json`, Codex's
-    `hooks.json` in its home) or the project's (`./.claude`, `./.codex`)."""
+    `hooks.json` in its home, `~/.gemini/settings.json`) or the project's (`./.claude`,
+    `./.codex`, `./.gemini`)."""
     from condense_cli.agent.sessions import codex_home
 
+    if client == "gemini-cli":
+        return (cwd if project else home) / ".gemini" / "settings.json"
     if client == "codex":
         return (cwd / ".codex" if project else codex_home(home)) / "hooks.json"
     return (cwd if project else home) / ".claude" / "settings.json"
@@ -140,7 +156,8 @@ def with_hooks(
         command = f"{condense} {words}"
         if guard and words.endswith(PRE_COMPACT):
             command += " --guard"
-        entry = {"type": "command", "command": command, "timeout": TIMEOUT}
+        timeout = TIMEOUT * TIMEOUT_UNITS.get(client, 1)
+        entry = {"type": "command", "command": command, "timeout": timeout}
         hooks[event] = [*(hooks.get(event) or []), {"matcher": matcher, "hooks": [entry]}]
     return merged | {"hooks": hooks}
 

@@ -187,9 +187,9 @@ def json_change(
 def with_json_server(
     path: Path, settings: dict[str, Any], name: str, entry: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """Claude Code's settings with the MCP server `name` set to hold `entry`'s keys
-    (keeping an `env` or any other key the user gave it), or removed when `entry` is
-    None; the rest as it was."""
+    """Claude Code's (or Gemini CLI's) settings with the MCP server `name` set to hold
+    `entry`'s keys (keeping an `env` or any other key the user gave it), or removed
+    when `entry` is None; the rest as it was."""
     servers = settings.get("mcpServers") or {}
     if not isinstance(servers, dict) or not isinstance(servers.get(name, {}), dict):
         raise ConfigError(f"{path}: expected 'mcpServers' to be a JSON object of servers")

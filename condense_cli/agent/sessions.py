@@ -21,7 +21,7 @@ from pathlib import Path
 
 from condense_cli.core.errors import ConfigError
 
-CLIENTS = ("claude-code", "codex")
+CLIENTS = ("claude-code", "codex", "gemini-cli")
 CODEX_SCAN = 200  # rollouts looked at, newest first, for the one of a directory
 TAIL_BYTES = 256 * 1024  # where a rollout's last turn_context is looked for
 
@@ -35,6 +35,24 @@ def codex_home(home: Path) -> Path:
     return Path(os.environ.get("CODEX_HOME") or home / ".codex")
 
 
+def gemini_chats(cwd: Path, home: Path) -> Path:
+    """The folder Gemini CLI keeps the sessions of `cwd` in: `~/.gemini/tmp/<name>/chats`,
+    the name from its `projects.json` (0.61.0), else the folder's SHA-256 (2025
+    releases)."""
+    import hashlib
+
+    root = home / ".gemini"
+    try:
+        projects = json.loads((root / "projects.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        projects = {}
+    listed = projects.get("projects") if isinstance(projects, dict) else None
+    name = listed.get(str(cwd)) if isinstance(listed, dict) else None
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        name = hashlib.sha256(str(cwd).encode()).hexdigest()
+    return root / "tmp" / name / "chats"
+
+
 def find_session(client: str, cwd: Path, home: Path) -> Path:
     """The session file of the newest session of `client` in `cwd`; ConfigError
     (saying where it looked) when there is none."""
@@ -45,6 +63,16 @@ def find_session(client: str, cwd: Path, home: Path) -> Path:
             return found[0]
         raise ConfigError(
             f"no Claude Code session of {cwd} in {folder}",
+            hint="start the server from the project's folder, or give --log",
+        )
+    if client == "gemini-cli":
+        folder = gemini_chats(cwd, home)
+        files = [*folder.glob("session-*.jsonl"), *folder.glob("session-*.json")]
+        found = sorted(filter(_written, files), key=_mtime, reverse=True)
+        if found:
+            return found[0]
+        raise ConfigError(
+            f"no Gemini CLI session of {cwd} in {folder}",
             hint="start the server from the project's folder, or give --log",
         )
     sessions = codex_home(home) / "sessions"

@@ -35,6 +35,10 @@ GIVEN_BACK = (
     "condense read this session's log as it was before the compaction just made: these "
     "facts still hold (the summary above may have left some of them out)."
 )
+SNAPSHOT_LEFT_OUT = (
+    "condense read this session's log: the snapshot its last compression wrote left out "
+    "these facts of the conversation it replaced; they still hold."
+)
 LEFT_OUT = "condense: the new summary left out these facts; they were given back to the model."
 MORE = (
     "Anything else that was forgotten can be searched and read back (secrets masked) with "
@@ -98,13 +102,27 @@ def post_compact() -> None:
     try:
         data = hook_input(sys.stdin.buffer.read())
         summary = data.get("compact_summary")
+        event = data.get("hook_event_name")
         with read_log(data["transcript_path"], settled=True) as replay:
-            # PostCompact knows the summary; SessionStart gives the next turn's context
-            briefing = left_out(replay, summary) if isinstance(summary, str) else keep(replay)
+            if event == "BeforeAgent":  # Gemini CLI: before each prompt
+                step = replay.unheard_compaction()
+                if step is None:
+                    raise typer.Exit(0)  # no compression since the last prompt
+                briefing = left_out(replay, step.summary or "", step.before)
+            elif isinstance(summary, str):  # PostCompact knows the summary
+                briefing = left_out(replay, summary)
+            else:  # SessionStart gives the next turn's context
+                briefing = keep(replay)
+    except typer.Exit:
+        raise
     except Exception as exc:  # fail open
         _note(f"hook post-compact: {type(exc).__name__}: {exc}; the session goes on")
         raise typer.Exit(0) from None
-    if isinstance(summary, str):
+    if event == "BeforeAgent":
+        if briefing:
+            typer.echo(session_context(briefing.text(SNAPSHOT_LEFT_OUT, MORE), "BeforeAgent"))
+        _note(f"gave back {plural(briefing.count(), 'fact')} the compression's snapshot left out")
+    elif isinstance(summary, str):
         if briefing:
             typer.echo(briefing.text(LEFT_OUT))
         _note(f"the new summary left out {plural(briefing.count(), 'fact')} (of those that matter)")
@@ -117,8 +135,9 @@ HooksScope = Annotated[
     bool,
     typer.Option(
         "--project/--user",
-        help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json) or the "
-        "user's (~/.claude/settings.json, $CODEX_HOME/hooks.json).",
+        help="The project's hooks (./.claude/settings.json, ./.codex/hooks.json, "
+        "./.gemini/settings.json) or the user's (~/.claude/settings.json, "
+        "$CODEX_HOME/hooks.json, ~/.gemini/settings.json).",
     ),
 ]
 

@@ -62,7 +62,8 @@ ServerScope = Annotated[
     bool,
     typer.Option(
         "--project/--user",
-        help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json.",
+        help="Claude Code: the project's .mcp.json, or the user's ~/.claude.json; Gemini "
+        "CLI: ./.gemini/settings.json or ~/.gemini/settings.json.",
     ),
 ]
 
@@ -112,6 +113,10 @@ def _change(client: Client, project: bool, dry_run: bool, remove: bool) -> None:
             "startup_timeout_sec": CODEX_STARTUP_SECONDS,
         }
         change = toml_table_change(path, ("mcp_servers", NAME), None if remove else table)
+    elif client is Client.gemini_cli:
+        path = (Path.cwd() if project else Path.home()) / ".gemini" / "settings.json"
+        server = None if remove else {"command": argv[0], "args": args}
+        change = json_change(path, lambda data: with_json_server(path, data, NAME, server))
     else:
         path = Path.cwd() / ".mcp.json" if project else Path.home() / ".claude.json"
         server = None if remove else {"type": "stdio", "command": argv[0], "args": args}

@@ -21,6 +21,7 @@ class Client(StrEnum):
 
     claude_code = "claude-code"
     codex = "codex"
+    gemini_cli = "gemini-cli"
 
 
 class StatsFormat(StrEnum):

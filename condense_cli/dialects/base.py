@@ -377,6 +377,13 @@ class Replay(ABC):
         """What the client will do to this log as soon as it resumes it, in words."""
         return []
 
+    def unheard_compaction(self) -> CondensationStep | None:
+        """The log's last compaction when no message the user typed came after it (the
+        agent has not yet been told what it lost: a hook before the next prompt may
+        tell it); None otherwise, and for a dialect whose client has a hook right after
+        its compaction instead."""
+        return None
+
     def compaction_guard(self) -> str | None:
         """Why the client's automatic compaction of this session should not happen now,
         in words (`hook pre-compact --guard` blocks it then); None: let it, as for

@@ -3,6 +3,7 @@ index, the MCP server over stdio, and finding the session a client runs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -116,6 +117,18 @@ def test_the_session_of_a_folder_is_the_newest_of_its_client(tmp_path: Path) -> 
         find_session("codex", cwd, home)
     rollout.write_text(json.dumps(meta) + "\n" + json.dumps(turn, separators=(",", ":")) + "\n")
     assert find_session("codex", cwd, home) == rollout
+    # Gemini CLI: the folder its projects.json names (0.61.0), else the folder's hash
+    with pytest.raises(ConfigError, match="no Gemini CLI session of"):
+        find_session("gemini-cli", cwd, home)
+    hashed = home / ".gemini" / "tmp" / hashlib.sha256(str(cwd).encode()).hexdigest() / "chats"
+    hashed.mkdir(parents=True)
+    (hashed / "session-2025-11-20T10-00-0f8e6a52.json").write_text("{}")
+    assert find_session("gemini-cli", cwd, home).parent == hashed
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(cwd): "proj"}}))
+    named = home / ".gemini" / "tmp" / "proj" / "chats"
+    named.mkdir(parents=True)
+    (named / "session-2026-11-28T10-00-0f8e6a52.jsonl").write_text("{}\n")
+    assert find_session("gemini-cli", cwd, home).parent == named
 
 
 def test_what_must_survive_and_what_a_summary_left_out(tmp_path: Path) -> None:

@@ -338,7 +338,8 @@ def gemini_run(
     cwd.mkdir(parents=True, exist_ok=True)
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps(GEMINI_SETTINGS))
+    chosen = json.loads(settings.read_text()) if settings.exists() else {}
+    settings.write_text(json.dumps(chosen | GEMINI_SETTINGS))  # hooks installed kept
     env = _base_env(home, server) | {
         "GEMINI_API_KEY": "fake",
         "GOOGLE_GEMINI_BASE_URL": server.url,

@@ -195,6 +195,17 @@ class GeminiReplay(Replay):
                 view_of(compression.after, self.keys),
             )
 
+    def unheard_compaction(self) -> CondensationStep | None:
+        """Gemini CLI has no hook after a compression; the one before each prompt
+        (`BeforeAgent`) reads the session before the prompt is written, so a
+        compression with no typed message on a line after it is news to the model."""
+        compressions = self.session.compressions
+        if not compressions:
+            return None
+        if self.session.typed_line > compressions[-1].line:
+            return None
+        return list(self.condensation_steps())[-1]
+
     def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
         session = self.session
         found = standing(session.model, session.prompt_tokens, session.tokens_line, client)

@@ -60,6 +60,7 @@ class Session:
     prompt_tokens: int | None = None  # the last response's prompt, as it recorded it
     tokens_line: int | None = None
     request_pending: bool = False
+    typed_line: int = 0  # the last line a message the user typed was written on
     document: bool = False  # one JSON document (2025 releases), not JSON lines
     lines: int = 0
 
@@ -186,6 +187,8 @@ class Reader:
             event.data, event.raw = record, body
         session.current[record["id"]] = event
         session.rewound.discard(event.number)
+        if body is not None and event.is_instruction:
+            session.typed_line = line
         if record.get("type") == "gemini":
             if isinstance(record.get("model"), str):
                 session.model = record["model"]
