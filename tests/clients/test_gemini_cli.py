@@ -17,6 +17,8 @@ import json
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ import pytest
 from tests.clients.install import Clients
 from tests.clients.resume import gemini_run
 from tests.clients.servers import GeminiServer
+from tests.clients.tmux import Screen, screen
 from tests.conftest import CONDENSE
 
 pytestmark = pytest.mark.skipif(
@@ -318,32 +321,41 @@ def test_a_session_of_one_json_document_resumes_as_condense_reads_it(
     assert expected == chat(turn["contents"], context=False)  # the client adds its context
 
 
-def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
-    clients: Clients, gemini: GeminiServer, tmp_path: Path
-) -> None:
-    """`/rewind` (interactive only, driven in tmux) writes `$rewindTo` the message
-    chosen, then a `$set` of what is left, without its context; the turns after it
-    are gone from what the client sends, and from condense's view."""
+@contextmanager
+def interactive(clients: Clients, tmp: Path, server: GeminiServer) -> Iterator[Screen]:
+    """Gemini CLI's own screen, in tmux, in the HOME and project under `tmp`."""
     from tests.clients.resume import GEMINI_SETTINGS
-    from tests.clients.tmux import screen
 
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / ".gemini").mkdir(parents=True)
-    work.mkdir()
+    home, work = tmp / "home", tmp / "work"
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    work.mkdir(exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
-    gemini.reply("Answer one.", "Answer two.", "Answer three.")
     env = {
         "HOME": str(home),
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "TERM": "xterm-256color",
         "LANG": "C.UTF-8",
         "GEMINI_API_KEY": "fake",
-        "GOOGLE_GEMINI_BASE_URL": gemini.url,
+        "GOOGLE_GEMINI_BASE_URL": server.url,
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
     node = shutil.which("node") or "node"
     with screen([node, str(clients.gemini), *MODEL], env, work) as ui:
         ui.wait("Type your message")
+        yield ui
+        ui.type("/quit")
+        time.sleep(1)
+
+
+def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
+    clients: Clients, gemini: GeminiServer, tmp_path: Path
+) -> None:
+    """`/rewind` (interactive only, driven in tmux) writes `$rewindTo` the message
+    chosen, then a `$set` of what is left, without its context; the turns after it
+    are gone from what the client sends, and from condense's view."""
+    home = tmp_path / "home"
+    gemini.reply("Answer one.", "Answer two.", "Answer three.")
+    with interactive(clients, tmp_path, gemini) as ui:
         for question, answer in (("First question", "Answer one."), ("Second", "Answer two.")):
             ui.type(question)
             ui.wait(answer)
@@ -356,8 +368,6 @@ def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
         ui.keys("C-u")  # the client puts the message rewound to back in the prompt
         ui.type("Third question")
         ui.wait("Answer three.")
-        ui.type("/quit")
-        time.sleep(1)
     [session] = (home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
     written = records(session)
     assert any("$rewindTo" in r for r in written)
@@ -377,3 +387,41 @@ def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
         assert run.returncode == 0, run.stderr[-2000:]
         [turn] = server.model_requests()
     assert expected == chat(turn["contents"], context=False)
+
+
+def test_a_checkpoint_restored_is_no_compression_and_its_first_turn_is_dropped_on_resume(
+    clients: Clients, gemini: GeminiServer, tmp_path: Path
+) -> None:
+    """`/chat resume TAG` writes the checkpoint's turns as new messages (the first one
+    joined to the client's context) and sets the list to them: what it dropped the
+    user took back, nothing is forgotten. Resumed, the client drops that first
+    message whole (it starts with its context), the user's first words with it."""
+    gemini.reply("Answer one.", "Answer two.", "Answer three.")
+    with interactive(clients, tmp_path, gemini) as ui:
+        ui.type("First question")
+        ui.wait("Answer one.")
+        ui.type("/chat save one")
+        ui.wait("checkpoint saved")
+        ui.type("Second")
+        ui.wait("Answer two.")
+        ui.type("/chat resume one")
+        ui.wait_gone("Answer two.")  # the screen shows the checkpoint's conversation
+        ui.keys("C-u")
+        ui.type("Third question")
+        ui.wait("Answer three.")
+    [session] = (tmp_path / "home" / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
+    assert "Second" not in json.dumps(gemini.model_requests()[-1]["contents"])
+    stats = json.loads(condense("stats", session, "-f", "json", "--no-tokens").stdout)
+    assert stats["condensations"] == [] and stats["view"]["forgotten_events"] == 0
+    assert "⋯" not in condense("view", session).stdout  # no run of forgotten events
+    expected = replayed(session)
+    assert "First question" not in json.dumps(expected)
+    changes = json.loads(condense("stats", session, "-f", "json").stdout)["messages"]
+    assert "drops a message that starts with its context" in json.dumps(changes)
+    with GeminiServer() as server:
+        server.reply("Fine.")
+        run = gemini_run(clients.gemini, tmp_path, server, "And now?", True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    assert "First question" not in json.dumps(turn["contents"])
+    assert expected == chat(turn["contents"])

@@ -54,6 +54,15 @@ class Screen:
             time.sleep(0.3)
         pytest.fail(f"{text!r} never came on the screen:\n{self.text()}", pytrace=False)
 
+    def wait_gone(self, text: str, timeout: float = 60) -> None:
+        """Until `text` has left the screen."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if text not in self.text():
+                return
+            time.sleep(0.3)
+        pytest.fail(f"{text!r} never left the screen:\n{self.text()}", pytrace=False)
+
 
 @contextmanager
 def screen(command: list[str], env: dict[str, str], cwd: Path) -> Iterator[Screen]:

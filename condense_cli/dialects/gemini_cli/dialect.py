@@ -34,6 +34,7 @@ from condense_cli.dialects.base import (
     Capability,
     CondensationStep,
     Dialect,
+    Gap,
     Record,
     Replay,
     Threshold,
@@ -41,7 +42,7 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.gemini_cli.detect import NAME
 from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, new_snapshot
-from condense_cli.dialects.gemini_cli.session import REQUEST, Session, read_session
+from condense_cli.dialects.gemini_cli.session import CONDENSED, REQUEST, Session, read_session
 from condense_cli.dialects.gemini_cli.threshold import compression_threshold, standing
 from condense_cli.llm.messages import Conversion
 
@@ -170,6 +171,31 @@ class GeminiReplay(Replay):
         if view.unhandled_request:
             yield encode(REQUEST_RECORD) + b"\n"
 
+    def gaps(self) -> list[Gap]:
+        """Each run of the history's events a compression forgot, by that compression
+        (a rewind's, or a message the client dropped on its own, is no gap)."""
+        by: dict[object, int] = {
+            e.number: c.line for c in self.session.compressions for e in c.forgotten
+        }
+        shown = {e.id for e in self.view() if not e.is_summary}
+        gaps: list[Gap] = []
+        kept, run, line = 0, list[object](), 0
+        for event in self.history():
+            if event is None:
+                continue
+            number = event.id
+            if run and (number in shown or by.get(number, line) != line):
+                gaps.append(Gap(kept, len(run), run[0], run[-1], line))
+                run = []
+            if number in shown:
+                kept += 1
+            elif number in by:
+                run.append(number)
+                line = by[number]
+        if run:
+            gaps.append(Gap(kept, len(run), run[0], run[-1], line))
+        return gaps
+
     def each_message(self, view: View, out: Conversion) -> Iterator[dict[str, Any]]:
         from condense_cli.dialects.gemini_cli.messages import view_messages
 
@@ -224,7 +250,8 @@ class GeminiReplay(Replay):
     def condensation_record(self, view: View, condensation: Condensation) -> Record:
         after = apply_condensation(view, condensation)
         listed = [event.data for event in after.events]
-        return Record(encode({"$set": {"messages": listed}}), f"on line {self.session.lines + 1}")
+        record = {"$set": {"messages": listed}, CONDENSED: {"by": "condense"}}
+        return Record(encode(record), f"on line {self.session.lines + 1}")
 
     def request_record(self) -> Record:
         return Record(encode(REQUEST_RECORD), f"on line {self.session.lines + 1}")

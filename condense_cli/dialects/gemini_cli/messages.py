@@ -29,6 +29,7 @@ from condense_cli.dialects.gemini_cli.events import (
 )
 from condense_cli.llm.messages import (
     APPROXIMATED,
+    NOT_SENT,
     SYNTHESIZED,
     Change,
     Conversion,
@@ -68,7 +69,19 @@ def client_turns(events: list[GeminiEvent], out: Conversion) -> list[Turn]:
                     "this is the one the session recorded",
                 )
             )
-            turns.append(("user", as_parts(data.get("content")), event))
+            parts = as_parts(data.get("content"))
+            if len(parts) > 1:
+                out.dropped.append(
+                    Change(
+                        NOT_SENT,
+                        event.id,
+                        event.line,
+                        "the client drops a message that starts with its context when it "
+                        "resumes (a restored checkpoint's first turn), and writes its context "
+                        "afresh: what followed the context in it is not sent",
+                    )
+                )
+            turns.append(("user", parts[:1], event))
         elif event.message_type == "gemini":
             turns.append(("model", model_parts(data), event))
             if calls_of(data) and response_parts(data):

@@ -14,6 +14,11 @@ client puts it at the head, after its context, and follows it with an
 acknowledgement of its own), and each message it keeps under a new id is its
 original (matched by what the model reads of it), shown by the original's number.
 
+A `$set` whose list is the end of the list before it, with nothing new, is a
+checkpoint restored (`/chat resume`: the client writes the checkpoint's turns as new
+messages, then sets the list to them): what it drops was taken back by the user, as
+by a rewind, not forgotten. condense marks the `$set` it writes (`CONDENSED`).
+
 `condense request` writes `{"$condenseRequest": {...}}`, a record the client's
 loader passes over; it is pending until the next compression.
 """
@@ -32,6 +37,7 @@ from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, sent_key
 
 REQUEST = "$condenseRequest"
+CONDENSED = "$condense"  # beside the `$set` condense writes (the loader reads the `$set` only)
 
 
 @dataclass
@@ -162,7 +168,8 @@ class Reader:
         elif isinstance(record.get("$set"), dict):
             update = record["$set"]
             if isinstance(update.get("messages"), list):
-                self.replace(line, [m for m in update["messages"] if _is_message(m)])
+                listed = [m for m in update["messages"] if _is_message(m)]
+                self.replace(line, listed, CONDENSED in record)
             self.session.header |= {k: v for k, v in update.items() if k != "messages"}
         elif isinstance(record.get("sessionId"), str) and isinstance(
             record.get("projectHash"), str
@@ -213,8 +220,8 @@ class Reader:
         for gone in ids[cut:]:
             self.session.rewound.add(current.pop(gone).number)
 
-    def replace(self, line: int, messages: list[dict[str, Any]]) -> None:
-        """A `$set` of the whole list."""
+    def replace(self, line: int, messages: list[dict[str, Any]], ours: bool = False) -> None:
+        """A `$set` of the whole list (`ours`: one condense wrote)."""
         before = self.held[1] if self.held is not None else self.session.listed()
         if messages and all(is_context(m) for m in messages) and len(before) > len(messages):
             self.held = (line, before)  # a run's start: the list comes back next
@@ -232,10 +239,15 @@ class Reader:
         for message in messages:
             after[message["id"]] = self.same_or_new(line, message, originals)
         self.session.current = after
-        kept = {e.number for e in after.values()}
+        listed = list(after.values())
+        kept = {e.number for e in listed}
         forgotten = [e for e in before if e.number not in kept and is_sent(e.data)]
-        if forgotten:
-            self.compression(line, before, forgotten, list(after.values()))
+        if forgotten and not ours and _restored(before, listed):
+            # a checkpoint restored (`/chat resume`): the list is set to the messages
+            # just written from it; what it dropped the user took back, as by a rewind
+            self.session.rewound.update(e.number for e in forgotten)
+        elif forgotten:
+            self.compression(line, before, forgotten, listed)
 
     def same_or_new(
         self, line: int, message: dict[str, Any], originals: dict[bytes, list[GeminiEvent]]
@@ -280,6 +292,14 @@ class Reader:
             forgotten = [e for e in before if e.number not in kept and is_sent(e.data)]
             if forgotten:
                 self.compression(line, before, forgotten, after)
+
+
+def _restored(before: list[GeminiEvent], listed: list[GeminiEvent]) -> bool:
+    """Whether a list is the end of the one before it, nothing new: what the client
+    writes when it restores a checkpoint (its turns written as new messages, then the
+    list set to them). A compression brings its snapshot; condense marks its own."""
+    tail = before[len(before) - len(listed) :] if listed else []
+    return bool(listed) and [e.number for e in tail] == [e.number for e in listed]
 
 
 def _is_document(source: LogSource) -> bool:

@@ -180,3 +180,34 @@ def test_a_session_of_one_json_document_is_its_list(tmp_path: Path, cli) -> None
     other.write_text(json.dumps({"name": "x", "items": [1]}, indent=2))
     said = cli("view", other)
     assert said.exit_code == 1 and "its first object has the keys: name" in said.output
+
+
+def test_a_checkpoint_restored_takes_turns_back_and_condenses_own_set_forgets(
+    tmp_path: Path, cli
+) -> None:
+    """A `$set` whose list is the end of the one before, nothing new, is the client
+    restoring a checkpoint (`/chat resume`); the same `$set` from condense (marked)
+    is a condensation."""
+    first = [user(1, "First"), model(1, "One"), user(2, "Second"), model(2, "Two")]
+    joined = {"id": "r1", "timestamp": TS, "type": "user"}
+    joined["content"] = [CONTEXT["content"][0], {"text": "First"}]
+    restored = [joined, model(3, "One")]
+    records = [*start(*first), *restored, {"$set": {"messages": restored}}]
+    log = write(tmp_path / "s.jsonl", records)
+    with read_log(str(log)) as replay:
+        assert replay.condensations == [] and replay.forgotten_events == 0
+        assert replay.gaps() == []
+        assert [e.text for e in replay.history()][-2:] == [
+            "<session_context>\nlinux\n</session_context>\nFirst",
+            "One",
+        ]
+    ours = write(
+        tmp_path / "o.jsonl", [*start(*first), {"$set": {"messages": first[2:]}, "$condense": {}}]
+    )
+    with read_log(str(ours)) as replay:
+        [record] = replay.condensations
+        assert record.ranges == [(2, 3)]
+        [gap] = replay.gaps()
+        assert (gap.after, gap.count, gap.first_id, gap.last_id, gap.by) == (0, 2, 2, 3, 7)
+    shown_text = cli("view", ours).output
+    assert "⋯ 2 events forgotten (ids 2..3) by condensation 7 ⋯" in shown_text
