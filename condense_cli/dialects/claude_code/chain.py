@@ -99,12 +99,15 @@ def active_chain(session: Session, leaf: Line | None = None) -> Chain:
     segment = preserved_segment(chain.boundary)
     if segment is not None:
         head, anchor, tail = segment
+        # the kept messages follow their anchor: the summary ("summarize up to here"),
+        # or the boundary itself, before the summary ("summarize from here")
+        on_boundary = chain.boundary is not None and chain.boundary.uuid == anchor
         at = next((i for i, x in enumerate(chain.lines) if x.uuid == anchor), None)
         kept = walk(session, session.by_uuid.get(tail), stop_at=head).lines
-        if at is not None and kept and kept[0].uuid == head:
+        if (at is not None or on_boundary) and kept and kept[0].uuid == head:
             members = {x.number for x in kept}
             rest = [x for x in chain.lines if x.number not in members]
-            at = next(i for i, x in enumerate(rest) if x.uuid == anchor)
+            at = next((i for i, x in enumerate(rest) if x.uuid == anchor), -1)
             lines = _with_siblings(session, rest[: at + 1]) + kept
             lines += _with_siblings(session, rest[at + 1 :])
             return Chain(lines, chain.boundary, chain.dangling)

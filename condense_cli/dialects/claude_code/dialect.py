@@ -51,6 +51,7 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.claude_code.chain import (
     active_chain,
+    preserved_segment,
     read_session,
     walk,
 )
@@ -264,6 +265,12 @@ class ClaudeReplay(Replay):
         `boundary` (an event each)."""
         session = self.session
         logical = session.by_uuid.get(str(boundary.data.get("logicalParentUuid")))
+        segment = preserved_segment(boundary)
+        if segment is not None and segment[1] == boundary.uuid:
+            # "summarize from here": the logical parent is the end of what it kept
+            # (the head of the conversation); the conversation went on to the line
+            # right before the boundary
+            logical = session.line_before(boundary)
         if logical is None:
             return []
         return [x for x in active_chain(session, logical).lines if x.type in MESSAGE_TYPES]
