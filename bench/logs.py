@@ -21,7 +21,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import gen_claude, gen_codex, gen_v1, generate
+from bench import gen_claude, gen_codex, gen_gemini, gen_v1, generate
 from bench.sessions import Manifest
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +61,9 @@ CLAUDE = LogKind(
     "claude-code", "claude-code", False, gen_claude.write_session, (*COMMON, "gen_claude.py")
 )
 CODEX = LogKind("codex", "codex", False, gen_codex.write_rollout, (*COMMON, "gen_codex.py"))
+GEMINI = LogKind(
+    "gemini-cli", "gemini-cli", False, gen_gemini.write_session, (*COMMON, "gen_gemini.py")
+)
 KINDS: dict[str, LogKind] = {
     kind.name: kind
     for kind in (
@@ -75,6 +78,8 @@ KINDS: dict[str, LogKind] = {
         _uncompacted(CLAUDE),
         CODEX,
         _uncompacted(CODEX),
+        GEMINI,
+        _uncompacted(GEMINI),
     )
 }
 V0_KINDS = ("uniform", "realistic")
@@ -86,6 +91,8 @@ DIALECT_KINDS = (
     "claude-code-uncompacted",
     "codex",
     "codex-uncompacted",
+    "gemini-cli",
+    "gemini-cli-uncompacted",
 )
 
 

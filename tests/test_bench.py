@@ -100,6 +100,8 @@ SMALL = {
     "claude-code-uncompacted": 1200,  # none: a session that never filled its window
     "codex": 2500,
     "codex-uncompacted": 2500,  # none: a session that never filled its window
+    "gemini-cli": 2000,
+    "gemini-cli-uncompacted": 2000,  # none: a session that never filled its window
 }
 
 
