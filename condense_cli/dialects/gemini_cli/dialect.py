@@ -42,7 +42,13 @@ from condense_cli.dialects.base import (
 )
 from condense_cli.dialects.gemini_cli.detect import NAME
 from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, new_snapshot
-from condense_cli.dialects.gemini_cli.session import CONDENSED, REQUEST, Session, read_session
+from condense_cli.dialects.gemini_cli.session import (
+    CONDENSED,
+    REQUEST,
+    SNAPSHOT,
+    Session,
+    read_session,
+)
 from condense_cli.dialects.gemini_cli.threshold import compression_threshold, standing
 from condense_cli.llm.messages import Conversion
 
@@ -167,7 +173,8 @@ class GeminiReplay(Replay):
         yield encode(self.session.header) + b"\n"
         view = self.view()
         for event in view:
-            yield event.to_json() + b"\n"
+            marked = encode(event.data | {SNAPSHOT: True}) if event.is_summary else None
+            yield (marked or event.to_json()) + b"\n"
         if view.unhandled_request:
             yield encode(REQUEST_RECORD) + b"\n"
 

@@ -38,6 +38,10 @@ from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_
 
 REQUEST = "$condenseRequest"
 CONDENSED = "$condense"  # beside the `$set` condense writes (the loader reads the `$set` only)
+# In a message of `view --format jsonl`: the summary a compression put in (its mark
+# is the `$set` that wrote it, which a view's lines do not hold); the client reads
+# the message as any other
+SNAPSHOT = "$snapshot"
 
 
 @dataclass
@@ -192,6 +196,7 @@ class Reader:
         else:
             event = known
             event.data, event.raw = record, body
+        event.snapshot = event.snapshot or record.get(SNAPSHOT) is True
         session.current[record["id"]] = event
         session.rewound.discard(event.number)
         if body is not None and event.is_instruction:
