@@ -17,6 +17,7 @@ the client passes over (`session.REQUEST`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from condense_cli.core.events import (
@@ -28,7 +29,7 @@ from condense_cli.core.events import (
     apply_condensation,
 )
 from condense_cli.core.intervals import runs
-from condense_cli.core.jsonlines import encode
+from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.core.logfile import LockedLog, LogSource
 from condense_cli.dialects.base import (
     Capability,
@@ -41,7 +42,13 @@ from condense_cli.dialects.base import (
     Unsupported,
 )
 from condense_cli.dialects.gemini_cli.detect import NAME
-from condense_cli.dialects.gemini_cli.events import GeminiEvent, is_context, is_sent, new_snapshot
+from condense_cli.dialects.gemini_cli.events import (
+    GeminiEvent,
+    is_context,
+    is_sent,
+    new_snapshot,
+    response_parts,
+)
 from condense_cli.dialects.gemini_cli.session import (
     CONDENSED,
     REQUEST,
@@ -49,7 +56,7 @@ from condense_cli.dialects.gemini_cli.session import (
     Session,
     read_session,
 )
-from condense_cli.dialects.gemini_cli.threshold import compression_threshold, standing
+from condense_cli.dialects.gemini_cli.threshold import CLIENT, compression_threshold, standing
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
@@ -287,4 +294,45 @@ class GeminiCli(Dialect):
         locked: LockedLog | None = None,
     ) -> Replay:
         session, problems = read_session(source, upto, collect)
-        return GeminiReplay(source, session, problems, locked)
+        replay = GeminiReplay(source, session, problems, locked)
+        if upto is None:
+            problems += [Problem(line, said, "note") for line, said in client_notes(replay)]
+        return replay
+
+
+def client_notes(replay: GeminiReplay) -> Iterator[tuple[int | None, str]]:
+    """What the client does with this session that a reader would not expect."""
+    answered: dict[str, int] = {}
+    for event in replay.session.listed():
+        parts = response_parts(event.data) if event.message_type == "gemini" else []
+        responses = [as_dict(p.get("functionResponse")) for p in parts] or event.responses
+        for response in responses:
+            call = response.get("id")
+            if not isinstance(call, str):
+                continue
+            if call in answered:
+                yield (
+                    event.line,
+                    (
+                        f"{CLIENT} sends the result of call {call} twice when it resumes this "
+                        f"session (#{answered[call]} and #{event.number}): the model reads it twice"
+                    ),
+                )
+            answered.setdefault(call, event.number)
+    if not any(is_sent(e.data) for e in replay.session.listed()):
+        header = replay.session.header
+        suffix = str(header.get("sessionId", ""))[:8]
+        here = Path(replay.path)
+        others = [
+            p.name
+            for p in here.parent.glob(f"session-*-{suffix}.json*")
+            if suffix and p != here and p.is_file()
+        ]
+        if others:
+            yield (
+                None,
+                (
+                    "this file holds only the start of a run of the client (its context); the "
+                    f"conversation of session {header.get('sessionId')} is in {sorted(others)[-1]}"
+                ),
+            )

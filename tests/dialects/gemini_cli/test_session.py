@@ -211,3 +211,22 @@ def test_a_checkpoint_restored_takes_turns_back_and_condenses_own_set_forgets(
         assert (gap.after, gap.count, gap.first_id, gap.last_id, gap.by) == (0, 2, 2, 3, 7)
     shown_text = cli("view", ours).output
     assert "⋯ 2 events forgotten (ids 2..3) by condensation 7 ⋯" in shown_text
+
+
+def test_check_notes_a_result_sent_twice_and_a_file_holding_only_a_runs_start(
+    tmp_path: Path, cli
+) -> None:
+    response = {"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "A"}}}
+    call = {"id": "c1", "name": "read_file", "args": {}, "result": [response]}
+    records = start(user(1, "Read a.txt"), model(1, "", toolCalls=[call]))
+    records.append({"id": "r1", "timestamp": TS, "type": "user", "content": [response]})
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    log = write(chats / "session-2026-11-28T10-00-0f8e6a52.jsonl", records)
+    said = cli("check", log)
+    assert said.exit_code == 0
+    assert "note: Gemini CLI 0.61.0 sends the result of call c1 twice" in said.output
+    stray = write(chats / "session-2026-11-28T10-07-0f8e6a52.jsonl", start())
+    said = cli("check", stray)
+    assert said.exit_code == 0
+    assert "holds only the start of a run" in said.output and log.name in said.output
