@@ -103,6 +103,17 @@ def chat(contents: list[dict[str, Any]], context: bool = True) -> list[dict[str,
     return out
 
 
+def resumed(clients: Clients, tmp: Path, prompt: str, reply: str) -> tuple[Path, dict[str, Any]]:
+    """Resume the last session under `tmp` with `prompt`; the session file and the one
+    request the client made (the model answering `reply`)."""
+    with GeminiServer() as server:
+        server.reply(reply)
+        run = gemini_run(clients.gemini, tmp, server, prompt, True, MODEL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        [turn] = server.model_requests()
+    return run.session, turn
+
+
 def replayed(session: Path) -> list[dict[str, Any]]:
     """condense's messages for `session`, read before the client resumes it."""
     messages: list[dict[str, Any]] = json.loads(condense("view", session, "-f", "messages").stdout)
@@ -159,12 +170,8 @@ def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
 ) -> None:
     before = len(records(session))
     expected = replayed(session)
-    with GeminiServer() as server:
-        server.reply("The tests are in tests/.")
-        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
-        assert run.returncode == 0, run.stderr[-2000:]
-        [turn] = server.model_requests()
-    assert run.session == session
+    resumed_session, turn = resumed(clients, tmp_path, "And the tests?", "The tests are in tests/.")
+    assert resumed_session == session
     added = records(session)[before:]
     assert "sessionId" in added[0]  # a header again
     # its context first (as in a new session), then the whole list it resumed
@@ -240,11 +247,7 @@ def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
     assert "Keep the API stable." in audit
     # what it sends when it resumes the compressed session is what condense replays
     expected = replayed(run.session)
-    with GeminiServer() as server:
-        server.reply("Fine.")
-        again = gemini_run(clients.gemini, tmp_path, server, "What next?", True, MODEL)
-        assert again.returncode == 0, again.stderr[-2000:]
-        [turn] = server.model_requests()
+    _, turn = resumed(clients, tmp_path, "What next?", "Fine.")
     assert expected == chat(turn["contents"])
 
 
@@ -259,12 +262,8 @@ def test_the_client_resumes_what_condense_run_appended(
     assert "forgot 2 events (ids 3..4)" in done.stderr
     expected = replayed(session)
     assert "the parser lives in" not in json.dumps(expected)  # the read, forgotten
-    with GeminiServer() as server:
-        server.reply("The tests are in tests/.")
-        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
-        assert run.returncode == 0, run.stderr[-2000:]
-        [turn] = server.model_requests()
-    assert run.session == session
+    resumed_session, turn = resumed(clients, tmp_path, "And the tests?", "The tests are in tests/.")
+    assert resumed_session == session
     assert expected == chat(turn["contents"])
     assert "Where is the parser?" in json.dumps(turn["contents"])  # the task, kept
     # the client wrote the list it loaded again: condense reads one condensation
@@ -312,11 +311,7 @@ def test_a_session_of_one_json_document_resumes_as_condense_reads_it(
         [str(CONDENSE), "run", str(session), "--type", "amortized"], capture_output=True, text=True
     )
     assert refused.returncode == 2 and "one JSON document" in refused.stderr
-    with GeminiServer() as server:
-        server.reply("Fine.")
-        run = gemini_run(clients.gemini, tmp_path, server, "And the tests?", True, MODEL)
-        assert run.returncode == 0, run.stderr[-2000:]
-        [turn] = server.model_requests()
+    _, turn = resumed(clients, tmp_path, "And the tests?", "Fine.")
     assert "Where is the parser?" in json.dumps(turn["contents"])  # it resumed this one
     assert expected == chat(turn["contents"], context=False)  # the client adds its context
 
@@ -381,11 +376,7 @@ def test_a_rewind_through_the_clients_screen_drops_the_turns_as_condense_reads(
     stats = json.loads(condense("stats", session, "-f", "json", "--no-tokens").stdout)
     assert stats["condensations"] == [] and stats["view"]["forgotten_events"] == 0
     # the client dropped its context with the rewind; resumed, it writes a new one
-    with GeminiServer() as server:
-        server.reply("Fine.")
-        run = gemini_run(clients.gemini, tmp_path, server, "And now?", True, MODEL)
-        assert run.returncode == 0, run.stderr[-2000:]
-        [turn] = server.model_requests()
+    _, turn = resumed(clients, tmp_path, "And now?", "Fine.")
     assert expected == chat(turn["contents"], context=False)
 
 
@@ -418,10 +409,6 @@ def test_a_checkpoint_restored_is_no_compression_and_its_first_turn_is_dropped_o
     assert "First question" not in json.dumps(expected)
     changes = json.loads(condense("stats", session, "-f", "json").stdout)["messages"]
     assert "drops a message that starts with its context" in json.dumps(changes)
-    with GeminiServer() as server:
-        server.reply("Fine.")
-        run = gemini_run(clients.gemini, tmp_path, server, "And now?", True, MODEL)
-        assert run.returncode == 0, run.stderr[-2000:]
-        [turn] = server.model_requests()
+    _, turn = resumed(clients, tmp_path, "And now?", "Fine.")
     assert "First question" not in json.dumps(turn["contents"])
     assert expected == chat(turn["contents"])

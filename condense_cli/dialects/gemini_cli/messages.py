@@ -162,15 +162,8 @@ def _pair(turns: list[Turn], out: Conversion) -> list[Turn]:
                     for c in missing
                 ]
                 for call in missing:
-                    out.inserted.append(
-                        Change(
-                            SYNTHESIZED,
-                            whose.id if whose else None,
-                            whose.line if whose else None,
-                            f"the call {as_str(call.get('id'))} has no result after it: the "
-                            "client sends one saying the result was lost",
-                        )
-                    )
+                    said = f"the call {as_str(call.get('id'))} has no result after it: the "
+                    _put_in(out, whose, said + "client sends one saying the result was lost")
                 if following is not None and following[0] == "user":
                     work[index + 1] = ("user", following[1] + answers, following[2])
                 else:
@@ -188,15 +181,8 @@ def _pair(turns: list[Turn], out: Conversion) -> list[Turn]:
                     for r in orphans
                 ]
                 for answer in orphans:
-                    out.inserted.append(
-                        Change(
-                            SYNTHESIZED,
-                            whose.id if whose else None,
-                            whose.line if whose else None,
-                            f"the result {as_str(answer.get('id'))} follows no call of its "
-                            "own: the client sends a call before it",
-                        )
-                    )
+                    said = f"the result {as_str(answer.get('id'))} follows no call of its own: "
+                    _put_in(out, whose, said + "the client sends a call before it")
                 if previous is not None and previous[0] == "model":
                     result[-1] = ("model", previous[1] + calls, previous[2])
                 else:
@@ -205,6 +191,12 @@ def _pair(turns: list[Turn], out: Conversion) -> list[Turn]:
             result.append((role, parts, whose))
         index += 1
     return result
+
+
+def _put_in(out: Conversion, whose: GeminiEvent | None, reason: str) -> None:
+    """A message the client puts in beside `whose` event (None: beside none)."""
+    event, line = (whose.id, whose.line) if whose is not None else (None, None)
+    out.inserted.append(Change(SYNTHESIZED, event, line, reason))
 
 
 def _answered(call: dict[str, Any], following: Turn | None) -> bool:
