@@ -303,6 +303,7 @@ class GeminiCli(Dialect):
 def client_notes(replay: GeminiReplay) -> Iterator[tuple[int | None, str]]:
     """What the client does with this session that a reader would not expect."""
     answered: dict[str, int] = {}
+    twice: list[tuple[int, str, int, int]] = []  # line, call, first, second
     for event in replay.session.listed():
         parts = response_parts(event.data) if event.message_type == "gemini" else []
         responses = [as_dict(p.get("functionResponse")) for p in parts] or event.responses
@@ -311,14 +312,18 @@ def client_notes(replay: GeminiReplay) -> Iterator[tuple[int | None, str]]:
             if not isinstance(call, str):
                 continue
             if call in answered:
-                yield (
-                    event.line,
-                    (
-                        f"{CLIENT} sends the result of call {call} twice when it resumes this "
-                        f"session (#{answered[call]} and #{event.number}): the model reads it twice"
-                    ),
-                )
+                twice.append((event.line, call, answered[call], event.number))
             answered.setdefault(call, event.number)
+    if twice:
+        line, call, first, second = twice[0]
+        more = f" (and {len(twice) - 1:,} more)" if len(twice) > 1 else ""
+        yield (
+            line,
+            (
+                f"{CLIENT} sends the result of call {call} twice when it resumes this session "
+                f"(#{first} and #{second}){more}: the model reads each such result twice"
+            ),
+        )
     if not any(is_sent(e.data) for e in replay.session.listed()):
         header = replay.session.header
         suffix = str(header.get("sessionId", ""))[:8]
