@@ -87,6 +87,9 @@ WINDOWS: dict[str, tuple[int, int]] = {
     # the short names the API also answers to
     "claude-opus-4": (WINDOW, WINDOW),
     "claude-sonnet-4": (WINDOW, LONG_WINDOW),
+    # the family names 2.1.332 gives the older models (`haiku-3-5` -> `claude-haiku-3-5`)
+    "claude-haiku-3-5": (WINDOW, WINDOW),
+    "claude-sonnet-3-7": (WINDOW, LONG_WINDOW),
 }
 FAMILY = re.compile(r"claude-[a-z]+(?:-\d+)*|claude-\d+(?:-\d+)*-[a-z]+")
 # The models that had the 1M window by default before `MARGIN_SINCE`.

@@ -48,6 +48,12 @@ def test_the_context_is_the_usage_added_up() -> None:
         ("us.anthropic.claude-sonnet-4-6", 0, 200_000),  # so is a provider's
         ("claude-sonnet-4-6[1m]", 0, 1_000_000),
         ("claude-haiku-4-5", 0, 200_000),
+        # 2.1.332's family names: the newest, and the older models named the new way
+        ("claude-sonnet-5-5", 0, 1_000_000),
+        ("claude-fable-5-2", 0, 1_000_000),
+        ("claude-mythos-5-1", 0, 1_000_000),
+        ("claude-haiku-3-5", 0, 200_000),
+        ("claude-sonnet-3-7[1m]", 0, 1_000_000),
         # the log's evidence: a context past the default proves the larger window
         ("claude-sonnet-4-6", 311_789, 1_000_000),
         ("claude-haiku-4-5", 311_789, None),  # more than any window it has
