@@ -148,7 +148,8 @@ def _pair(turns: list[Turn], out: Conversion) -> list[Turn]:
             missing = [
                 as_dict(p["functionCall"])
                 for p in parts
-                if "functionCall" in p and not _answered(as_dict(p["functionCall"]), following)
+                if "functionCall" in p
+                and not _holds(following, "user", "functionResponse", as_dict(p["functionCall"]))
             ]
             if missing:
                 answers = [
@@ -173,7 +174,8 @@ def _pair(turns: list[Turn], out: Conversion) -> list[Turn]:
             orphans = [
                 as_dict(p["functionResponse"])
                 for p in parts
-                if "functionResponse" in p and not _called(as_dict(p["functionResponse"]), previous)
+                if "functionResponse" in p
+                and not _holds(previous, "model", "functionCall", as_dict(p["functionResponse"]))
             ]
             if orphans:
                 calls: list[dict[str, Any]] = [
@@ -199,25 +201,17 @@ def _put_in(out: Conversion, whose: GeminiEvent | None, reason: str) -> None:
     out.inserted.append(Change(SYNTHESIZED, event, line, reason))
 
 
-def _answered(call: dict[str, Any], following: Turn | None) -> bool:
-    if following is None or following[0] != "user":
+def _holds(turn: Turn | None, role: str, kind: str, other: dict[str, Any]) -> bool:
+    """Whether `turn` is `role`'s and holds a `kind` part (`functionCall` or
+    `functionResponse`) of the same id and name as `other`: a call's answer in the turn
+    after it, a result's call in the turn before."""
+    if turn is None or turn[0] != role:
         return False
+    pair = (other.get("id"), other.get("name"))
     return any(
-        as_dict(p.get("functionResponse")).get("id") == call.get("id")
-        and as_dict(p.get("functionResponse")).get("name") == call.get("name")
-        for p in following[1]
-        if "functionResponse" in p
-    )
-
-
-def _called(answer: dict[str, Any], previous: Turn | None) -> bool:
-    if previous is None or previous[0] != "model":
-        return False
-    return any(
-        as_dict(p.get("functionCall")).get("id") == answer.get("id")
-        and as_dict(p.get("functionCall")).get("name") == answer.get("name")
-        for p in previous[1]
-        if "functionCall" in p
+        (as_dict(p[kind]).get("id"), as_dict(p[kind]).get("name")) == pair
+        for p in turn[1]
+        if kind in p
     )
 
 

@@ -230,3 +230,28 @@ def test_check_notes_a_result_sent_twice_and_a_file_holding_only_a_runs_start(
     said = cli("check", stray)
     assert said.exit_code == 0
     assert "holds only the start of a run" in said.output and log.name in said.output
+
+
+def test_a_call_without_its_result_and_a_result_without_its_call_are_mended_as_the_client_does(
+    tmp_path: Path,
+) -> None:
+    call = {"functionCall": {"id": "read_file__c1", "name": "read_file", "args": {}}}
+    lone = {"functionResponse": {"id": "c9", "name": "ls", "response": {"output": "x"}}}
+    records = start(user(1, "Go"), model(1, [call]), user(2, "Next"))
+    records += [model(2, "ok"), {"id": "r9", "timestamp": TS, "type": "user", "content": [lone]}]
+    log = write(tmp_path / "s.jsonl", records)
+    with read_log(str(log)) as replay:
+        out = replay.messages(replay.view())
+    tools = [m for m in out.messages if m["role"] == "tool"]
+    assert [(m["tool_call_id"], m["content"]) for m in tools] == [
+        (
+            "c1",
+            '{"error":"The tool execution result was lost due to context management truncation."}',
+        ),
+        ("c9", "x"),
+    ]
+    calls = [c["id"] for m in out.messages for c in m.get("tool_calls", [])]
+    assert calls == ["c1", "c9"]  # the lone result gets a call before it
+    reasons = [c.reason for c in out.inserted]
+    assert any("has no result after it" in r for r in reasons)
+    assert any("follows no call of its own" in r for r in reasons)
