@@ -25,7 +25,7 @@ import orjson
 
 from condense_cli.analysis.audit import check_facts, pin_facts
 from condense_cli.analysis.clauses import content, is_constraint, sentences
-from condense_cli.analysis.facts import Fact, extract, squash
+from condense_cli.analysis.facts import Fact, extract, open_tasks, squash
 from condense_cli.core.events import Event
 from condense_cli.core.redact import mask
 from condense_cli.core.text import sanitize
@@ -60,7 +60,7 @@ SECTIONS = {
     "context": ("What the user said of the work", True, ""),
     "errors": (f"Failing tests and errors not resolved ({DATA_NOTE})", False, "output of"),
     "paths": (f"Files the agent changed ({DATA_NOTE})", False, "a tool call in"),
-    "tasks": (f"Tasks on the agent's task list ({DATA_NOTE})", False, "the task list in"),
+    "tasks": (f"Tasks not done on the agent's task list ({DATA_NOTE})", False, "the task list in"),
 }
 
 
@@ -167,7 +167,7 @@ def _standing(replay: Replay, recent: list[Event]) -> list[Fact]:
     facts += said_by_user(history or recent)
     found = extract(recent)
     facts += [f for f in found if f.kind == "errors" and f.rank == 0]
-    facts += [f for f in found if f.kind == "tasks" and len(content(f.text)) >= 2]  # a title
+    facts += [f for f in open_tasks(recent) if len(content(f.text)) >= 2]  # a title
     calls = extract(recent, calls=True)
     facts += [f for f in reversed(calls) if f.kind == "paths" and f.rank == 0]  # newest first
     return facts

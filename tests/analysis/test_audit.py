@@ -11,7 +11,7 @@ import pytest
 
 from condense_cli.analysis.audit import audit_log
 from condense_cli.analysis.carrying import Memory, unique_names
-from condense_cli.analysis.facts import Fact, extract
+from condense_cli.analysis.facts import Fact, extract, open_tasks
 from condense_cli.core.events import Event
 from condense_cli.dialects import read_log
 from tests import stories
@@ -264,8 +264,49 @@ def test_task_lists_of_every_tracker_are_tasks() -> None:
         ("tasks", "Write tests"),
         ("tasks", "Ship it"),
         ("tasks", "Refactor"),
-        ("tasks", "T-7"),
+        ("tasks", "x"),  # by its title, which a summary would name, not its id
     ]
+
+
+def test_the_tasks_not_done_are_those_the_newest_list_leaves_open() -> None:
+    todos = [
+        {"content": "Port the parser", "status": "completed"},
+        {"content": "Delete the Python sources", "status": "in_progress"},
+    ]
+    gemini = [{"description": "Write the changelog", "status": "cancelled"}]
+    assert shown(
+        open_tasks(
+            [
+                Call(
+                    1, "TodoWrite", {"todos": [{"content": "Port the parser", "status": "pending"}]}
+                ),
+                Call(2, "TodoWrite", {"todos": todos}),  # the whole list, again
+            ]
+        )
+    ) == [("tasks", "Delete the Python sources")]
+    assert open_tasks([Call(1, "write_todos", {"todos": gemini})]) == []
+    assert (
+        open_tasks([Call(1, "update_plan", {"plan": [{"step": "Ship", "status": "completed"}]})])
+        == []
+    )
+    tracker = {
+        "task_list": [
+            {"title": "Phase 1", "status": "done"},
+            {"title": "Phase 2", "status": "todo"},
+        ]
+    }
+    assert shown(open_tasks([Call(3, "task_tracker", tracker)])) == [("tasks", "Phase 2")]
+    # Claude Code's task tools: created one by one, numbered from 1, updated by number
+    created = open_tasks(
+        [
+            Call(1, "TaskCreate", {"subject": "Set up the project", "description": "uv init"}),
+            Call(2, "TaskCreate", {"subject": "Fetch the data", "description": "90 days"}),
+            Call(3, "TaskUpdate", {"taskId": "1", "status": "completed"}),
+            Call(4, "TaskUpdate", {"taskId": "9", "status": "completed"}),  # none such
+        ]
+    )
+    assert shown(created) == [("tasks", "Fetch the data")]
+    assert created[0].seen == 2
 
 
 def test_errors_failing_tests_of_several_runners_and_non_zero_exits() -> None:
