@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import orjson
@@ -55,6 +56,20 @@ def test_the_posthog_compaction_fired_at_its_clients_threshold(cli) -> None:
         "source": "the 200,000-token window of claude-opus-4-7 less 33,000 (Claude Code 2.1.112)",
     }
     assert "fired against" in cli("stats", POSTHOG, "--no-tokens").stdout
+
+
+def test_a_compaction_condense_wrote_is_measured_against_no_client_threshold(tmp_path, cli) -> None:
+    """`condense run` compacted the session, not the client: there is no threshold of
+    the client's that it fired at (it once said "fired manual ... against 167,000")."""
+    require_corpus(POSTHOG.parent)
+    log = tmp_path / POSTHOG.name
+    shutil.copyfile(POSTHOG, log)
+    cli("run", log, "--type", "amortized", "-s", "max_size=40", "-s", "keep_first=1")
+    rows = orjson.loads(cli("stats", log, "-f", "json", "--no-tokens").stdout_bytes)[
+        "condensations"
+    ]
+    assert ["threshold" in r for r in rows] == [True, False]  # the client's, condense's
+    assert "manual" not in cli("audit", log).stdout
 
 
 # --- the agent's own settings (`--client-config`) -----------------------------------

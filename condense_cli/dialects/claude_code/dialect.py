@@ -418,9 +418,13 @@ class ClaudeReplay(Replay):
         base["isSidechain"] = False
         stamp = _now()
         boundary_id = str(uuidlib.uuid4())
-        meta: dict[str, Any] = {"trigger": "manual", "preTokens": _context_tokens(view)}
-        if all(not e.is_summary for e in after.events):
-            meta["condense"] = {"summary": False}
+        meta: dict[str, Any] = {
+            "trigger": "manual",
+            "preTokens": _context_tokens(view),
+            # condense's mark: condense compacted, not the client (no threshold of the
+            # client's had a part in it), and whether a summary follows
+            "condense": {"summary": any(e.is_summary for e in after.events)},
+        }
         lines: list[dict[str, Any]] = [
             {
                 "parentUuid": None,

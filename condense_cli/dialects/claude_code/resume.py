@@ -279,8 +279,11 @@ def compaction_threshold(
     window of `model` (the one that answered last before it; a `preTokens` past its
     default window proves the larger one), less the margin of the client version that
     wrote it, as the settings file `client` sets it; a `/compact` (`trigger: manual`)
-    has none. None when the model's window is not known."""
+    has none. None when the model's window is not known, or when condense wrote the
+    compaction (`condense run`: the client's threshold had no part in it)."""
     pre = meta.get("preTokens")
+    if "condense" in meta:
+        return None
     if not isinstance(pre, int) or isinstance(pre, bool) or model is None:
         return None
     settings = ClaudeSettings.of(client, {})
