@@ -449,9 +449,9 @@ def open_tasks(events: Iterable[Event]) -> list[Fact]:
             for fact in _task_facts([arguments]):
                 tasks[str(created)] = (_set(fact, seen=event.id), "pending")
         elif name == "TaskUpdate":
-            number, status = str(arguments.get("taskId")), arguments.get("status")
-            if number in tasks and isinstance(status, str):
-                tasks[number] = (tasks[number][0], status)
+            task, status = str(arguments.get("taskId")), arguments.get("status")
+            if task in tasks and isinstance(status, str):
+                tasks[task] = (tasks[task][0], status)
     return [fact for fact, status in tasks.values() if status.lower() not in TASKS_DONE]
 
 

@@ -3,9 +3,12 @@ Codex rebuilds it on resume (compactions, rollbacks, pending requests).
 
 Two history modes: a `legacy` rollout has plain lines; a `paginated` one
 (`session_meta.payload.history_mode`, Codex 0.155 on) numbers every line with a
-top-level `ordinal`, from 0 (a fork: from where its base ends). Codex refuses to
-resume a paginated rollout whose final line has no ordinal, and it pages and
-forks a thread by ordinal, so `check` fails a gap, a repeat or a step back. A
+top-level `ordinal`, from 0 (a fork: from where its base ends). Codex 0.171.0
+refuses to resume a paginated rollout whose final line has no ordinal (or a null
+one), so `check` fails that. It reads past every other odd ordinal (a gap, a
+repeat, a step back, one missing or not a count, mid-file): it resumes, forks and
+pages the whole history, and numbers on from the last line, so `check` only notes
+the first such line, with how many there are. A
 fork (`session_meta.payload.history_base`) starts with the history of another
 rollout of the same sessions tree up to an ordinal (and byte offset); that
 prefix is replayed first, its items shown with ids `base:LINE`.
@@ -61,6 +64,7 @@ class History:
     paginated: bool = False  # history_mode "paginated": every line has an ordinal
     next_ordinal: int | None = None  # what the next line appended must carry
     unnumbered: int | None = None  # the last line, when it has no ordinal (paginated)
+    odd_ordinals: int = 0  # lines whose ordinal is out of sequence or not a count
     base: str | None = None  # the rollout a fork's history starts in
 
 
@@ -122,6 +126,11 @@ class Reader:
         if self.collect:
             self.problems.append(Problem(line, message, "error"))
 
+    def note(self, line: int | None, message: str) -> None:
+        """A note for `check`: something worth knowing that Codex itself reads past."""
+        if self.collect:
+            self.problems.append(Problem(line, message, "note"))
+
     def read_line(
         self, number: int, body: bytes, at: tuple[LogSource, int, int] | None = None
     ) -> dict[str, Any] | None:
@@ -181,26 +190,29 @@ class Reader:
                 self.state.next_ordinal = end
 
     def ordinal(self, number: int, value: object) -> None:
-        """A paginated line's ordinal: present, and one more than the line before."""
+        """A paginated line's ordinal (None when it has none): one more than the line
+        before's, as Codex numbers on. The first line that is not is noted (Codex
+        0.171.0 reads past it); a final line without one is an error (`rollout`)."""
         state = self.state
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            state.unnumbered = number
-            self.flaw(
-                number,
-                f"this paginated rollout line has no ordinal ({json_type(value)}); "
-                "Codex numbers every line and refuses to resume when the last one has none",
-            )
-            return
-        state.unnumbered = None
+        state.unnumbered = number if value is None else None
         expected = state.next_ordinal
-        if expected is not None and value != expected:
-            what = f"skips to {value}" if value > expected else f"repeats or goes back to {value}"
-            self.flaw(
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            odd = f"has no ordinal ({json_type(value)})"
+        elif expected is not None and value != expected:
+            odd = f"has ordinal {value} where {expected} comes next"
+            state.next_ordinal = value + 1
+        else:
+            state.next_ordinal = value + 1
+            return
+        state.odd_ordinals += 1
+        if state.odd_ordinals == 1:
+            self.note(
                 number,
-                f"ordinal {what}, expected {expected}; Codex pages and forks this thread "
-                "by ordinal, so its history would be cut or doubled there",
+                f"this paginated rollout line {odd}; Codex 0.171.0 reads past it (it "
+                "resumes, forks and pages the whole history, and numbers on from the "
+                "last line), but Codex's paged history has been seen to stop at such a "
+                "line (openai/codex#35746)",
             )
-        state.next_ordinal = max(value + 1, expected or 0)
 
     def read_base(self, base: dict[str, Any]) -> None:
         """Replay the base rollout of a fork up to where the fork starts."""

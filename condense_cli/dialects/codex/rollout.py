@@ -23,12 +23,15 @@ def read_rollout(
     lines = read_lines(reader, source, upto)
     if lines == 0 and not reader.problems:
         reader.problem(None, "the file is empty; a Codex rollout has one JSON object per line")
-    if reader.state.unnumbered is not None and upto is None:
+    state = reader.state
+    if state.unnumbered is not None and upto is None:
         reader.flaw(
-            reader.state.unnumbered,
+            state.unnumbered,
             "the final line of this paginated rollout has no ordinal: Codex refuses to "
             'resume it ("final paginated rollout record ... is missing an ordinal")',
         )
+    if state.odd_ordinals > 1 and upto is None:
+        reader.note(None, f"{state.odd_ordinals:,} lines in all have an odd ordinal")
     reader.check_pairs()
     return reader.state, reader.problems, lines
 
