@@ -236,6 +236,54 @@ def test_odd_ordinals_mid_rollout_are_noted_and_codex_reads_past_them(
     assert after[-1]["ordinal"] == after[-2]["ordinal"] + 1
 
 
+USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix it."}]}
+SUMMARY_ITEM = {**USER, "content": [{"type": "input_text", "text": "SUMMARY"}]}
+UNDECODABLE = {  # the line appended, and whether Codex can decode it
+    "compacted, history a string": ("compacted", {"message": "", "replacement_history": "x"}),
+    "compacted, neither": ("compacted", {}),
+    "compacted, an item without its content": (
+        "compacted",
+        {"message": "", "replacement_history": [USER, {"type": "compaction"}]},
+    ),
+    "compacted, a part of unknown type": (
+        "compacted",
+        {"message": "", "replacement_history": [{**USER, "content": [{"type": "hologram"}]}]},
+    ),
+    "compacted, history without a message": ("compacted", {"replacement_history": [USER]}),
+    "compacted, decodable": (
+        "compacted",
+        {"message": "", "replacement_history": [USER, SUMMARY_ITEM]},
+    ),
+    "item, a message without a role": ("response_item", {"type": "message", "content": []}),
+    "item, a call without arguments": (
+        "response_item",
+        {"type": "function_call", "name": "exec", "call_id": "c9"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNDECODABLE))
+def test_a_line_codex_cannot_decode_is_skipped_as_codex_skips_it(
+    case: str, paginated: Path, clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    """Codex skips a line it cannot decode (a compaction too: the history goes on as if
+    it were not there); `view` skips it and `check` warns of it."""
+    kind, payload = UNDECODABLE[case]
+
+    def append(data: list[dict[str, Any]]) -> None:
+        last = data[-1]
+        data.append({**last, "type": kind, "ordinal": last["ordinal"] + 1, "payload": payload})
+
+    rollout = copy(paginated, tmp_path)
+    rewrite(rollout, append)
+    assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
+    done = condense("check", rollout)
+    skipped = (
+        f"{rollout}:{len(lines(rollout))}: warning: Codex cannot decode this line and skips it"
+    )
+    assert (skipped in done.stdout) == ("decodable" not in case), done.stdout
+
+
 # --- forks: a history that starts in another rollout ---------------------------------
 
 

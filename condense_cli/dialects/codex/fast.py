@@ -17,7 +17,7 @@ import msgspec
 from msgspec import UNSET
 
 from condense_cli.core.logfile import LogSource
-from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, sends
+from condense_cli.dialects.codex.items import ITEM_TYPES, NEEDS, PARTS, CodexEvent, sends
 from condense_cli.dialects.codex.reading import Reader, line_at
 from condense_cli.fast.halves import decoded_blocks
 from condense_cli.fast.lines import BlockDecoder, Record, lines_end
@@ -27,6 +27,9 @@ READ_EXACTLY = frozenset({"thread_rolled_back", "token_count"})
 LARGEST_ORDINAL = (1 << 63) - 1  # beyond it, msgspec and orjson may read a number apart
 
 
+NOTHING = msgspec.Raw(b"")
+
+
 class Payload(msgspec.Struct, gc=False):
     """What the history reads of a payload; other fields are skipped unbuilt."""
 
@@ -34,6 +37,29 @@ class Payload(msgspec.Struct, gc=False):
     role: object = None
     call_id: object = None
     model: object = None
+    # the other fields Codex needs to decode an item (`items.NEEDS`): only where each
+    # is and how it starts are kept
+    name: msgspec.Raw = NOTHING
+    arguments: msgspec.Raw = NOTHING
+    encrypted_function_args: msgspec.Raw = NOTHING
+    input: msgspec.Raw = NOTHING
+    output: msgspec.Raw = NOTHING
+    summary: msgspec.Raw = NOTHING
+    encrypted_content: msgspec.Raw = NOTHING
+    content: msgspec.Raw = NOTHING
+
+
+class Part(msgspec.Struct, gc=False):
+    """A message's content part, as far as `items.PARTS` looks at it."""
+
+    type: object = None
+    text: object = None
+    image_url: object = None
+
+
+PARTS_DECODER = msgspec.json.Decoder(list[Part])
+# how a field's raw JSON starts, for each set of types `items.NEEDS` asks for
+STARTS: dict[tuple[type, ...], bytes] = {(str,): b'"', (list,): b"[", (str, list): b'"['}
 
 
 class Fields(msgspec.Struct, gc=False):
@@ -57,11 +83,36 @@ PARENT_SHARE = 0.5
 
 
 def fields_of(value: Fields) -> "LineFields | None":
-    """What the fast path reads of a line whose decoded fields are `value`."""
+    """What the fast path reads of a line whose decoded fields are `value`; None when
+    the exact path must read it (no payload, or an item Codex may not decode)."""
     payload = value.payload
-    if payload is None:
+    if payload is None or (value.type == "response_item" and not decodes(payload)):
         return None
     return (value.type, value.ordinal, payload.type, payload.role, payload.call_id, payload.model)
+
+
+def decodes(payload: Payload) -> bool:
+    """Whether Codex surely decodes this item (`items.undecodable` says so of None)."""
+    kind = payload.type
+    for name, types in NEEDS.get(kind, {}).items() if type(kind) is str else ():
+        value = getattr(payload, name)
+        if isinstance(value, msgspec.Raw):
+            if name == "arguments" and len(payload.encrypted_function_args):
+                continue
+            if not len(value) or memoryview(value)[:1].tobytes() not in STARTS[types]:
+                return False
+        elif not isinstance(value, types):
+            return False
+    if kind == "message":
+        try:
+            parts = PARTS_DECODER.decode(payload.content)
+        except msgspec.MsgspecError:
+            return False
+        for part in parts:
+            field = PARTS.get(part.type) if type(part.type) is str else None
+            if field is None or type(getattr(part, field)) is not str:
+                return False
+    return True
 
 
 def records_of(block: bytes, offset: int) -> "list[Record] | None":

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from condense_cli.core.events import Event, LastParsed
-from condense_cli.core.jsonlines import as_str, encode
+from condense_cli.core.jsonlines import as_str, encode, json_type
 from condense_cli.core.logfile import LogSource
 
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
@@ -28,6 +28,21 @@ ITEM_TYPES = (
     }
 )
 NOT_SENT = frozenset({"ghost_snapshot"})  # recorded by Codex, never sent to the model
+# What Codex must find in an item of each type to decode it: a field missing or of
+# another JSON type, and it skips the item's whole line (a `compacted` line too).
+# Each was tried with the real client (0.171.0); types not listed need nothing checked.
+NEEDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "message": {"role": (str,), "content": (list,)},
+    "reasoning": {"summary": (list,)},
+    "function_call": {"name": (str,), "call_id": (str,), "arguments": (str,)},
+    "function_call_output": {"call_id": (str,), "output": (str, list)},
+    "custom_tool_call": {"call_id": (str,), "name": (str,), "input": (str,)},
+    "custom_tool_call_output": {"call_id": (str,), "output": (str, list)},
+    "compaction": {"encrypted_content": (str,)},
+    "compaction_summary": {"encrypted_content": (str,)},
+}
+# A message's content parts Codex knows, with the string field each must have.
+PARTS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 SUMMARY_KIND = "compaction.summary"
 LAST_PARSED = LastParsed()  # the item parsed last
 # User messages Codex writes itself (context, not something the user typed).
@@ -262,6 +277,36 @@ def new_summary(text: str) -> CodexEvent:
     event = CodexEvent(summary_item(text), None, None)
     event.summary = True
     return event
+
+
+def undecodable(item: dict[str, Any]) -> str | None:
+    """Why Codex cannot decode `item`, which makes it skip the item's line; None when
+    it can (an item of a type it does not know decodes, and is not sent)."""
+    kind = item.get("type")
+    if not isinstance(kind, str):
+        return 'it has no string "type"'
+    for name, types in NEEDS.get(kind, {}).items():
+        if name == "arguments" and "encrypted_function_args" in item:
+            continue  # (arguments sent encrypted: not tried)
+        if not isinstance(item.get(name), types):
+            return f"a {kind} without {KINDS[types]} {name}"
+    if kind == "message":
+        for part in item["content"]:
+            part_type = part.get("type") if isinstance(part, dict) else None
+            field = PARTS.get(part_type) if isinstance(part_type, str) else None
+            if field is None:
+                named = repr(part_type) if isinstance(part_type, str) else json_type(part_type)
+                return f"a message with a content part of type {named}, which Codex does not know"
+            if not isinstance(part.get(field), str):
+                return f"a message with an {part_type} part without a string {field}"
+    return None
+
+
+KINDS: dict[tuple[type, ...], str] = {
+    (str,): "a string",
+    (list,): "an array",
+    (str, list): "a string or an array",
+}
 
 
 def is_sent(item: dict[str, Any]) -> bool:

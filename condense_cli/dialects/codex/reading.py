@@ -1,5 +1,7 @@
 """Reading a rollout: each line validated, and the history rebuilt line by line the way
-Codex rebuilds it on resume (compactions, rollbacks, pending requests).
+Codex rebuilds it on resume (compactions, rollbacks, pending requests). A line Codex
+cannot decode (`items.undecodable`, a `compacted` line without a string message) it
+skips, and so does the reader, with a warning.
 
 Two history modes: a `legacy` rollout has plain lines; a `paginated` one
 (`session_meta.payload.history_mode`, Codex 0.155 on) numbers every line with a
@@ -27,7 +29,13 @@ from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, encode, json_type
 from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
-from condense_cli.dialects.codex.items import ITEM_TYPES, CodexEvent, is_sent, summary_item
+from condense_cli.dialects.codex.items import (
+    ITEM_TYPES,
+    CodexEvent,
+    is_sent,
+    summary_item,
+    undecodable,
+)
 
 
 @dataclass
@@ -125,6 +133,10 @@ class Reader:
         reads past it, or only refuses to write after it)."""
         if self.collect:
             self.problems.append(Problem(line, message, "error"))
+
+    def skipped(self, line: int, why: str) -> None:
+        """A line Codex cannot decode, and so skips: a warning, and the line is not read."""
+        self.problem(line, f"Codex cannot decode this line and skips it: {why}", "warning")
 
     def note(self, line: int | None, message: str) -> None:
         """A note for `check`: something worth knowing that Codex itself reads past."""
@@ -255,13 +267,14 @@ class Reader:
         at: tuple[LogSource, int, int] | None = None,
     ) -> None:
         kind = payload.get("type")
-        if not isinstance(kind, str):
-            self.problem(number, f'a response item needs a string "type", not {json_type(kind)}')
-            return
-        if kind not in ITEM_TYPES:
+        if isinstance(kind, str) and kind not in ITEM_TYPES:
             self.problem(
                 number, f"unknown response item type {kind!r}; Codex does not send it", "warning"
             )
+            return
+        why = undecodable(payload)
+        if why is not None:
+            self.skipped(number, f"this response item is {why}")
             return
         if is_sent(payload):
             if at is not None and self.keep_sent:
@@ -282,9 +295,16 @@ class Reader:
         history = payload.get("replacement_history")
         before = len(state.history)
         previous, previous_summary = list(state.history), state.summary
+        if not isinstance(message, str):
+            self.skipped(number, "it has no string message")
+            return
         if history is not None:
             if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
-                self.problem(number, "replacement_history must be an array of objects")
+                self.skipped(number, "its replacement_history is not an array of objects")
+                return
+            why = next(filter(None, map(undecodable, history)), None)
+            if why is not None:
+                self.skipped(number, f"its replacement_history holds {why}")
                 return
             events = [CodexEvent(item, None, number, i) for i, item in enumerate(history, 1)]
             events = [e for e in events if is_sent(e.data)]
@@ -294,9 +314,6 @@ class Reader:
             state.compacted_raw[number] = body
             summaries = [e for e in events if e.marks_summary]
         else:
-            if not isinstance(message, str):
-                self.problem(number, "a compacted line needs a replacement_history or a message")
-                return
             users = [e for e in state.history if e.is_user_turn]
             summary = CodexEvent(summary_item(message), None, number, 1)
             events = [*users, summary]

@@ -169,6 +169,64 @@ TRICKY = {
     "a request": b'{"type":"condensation_request","payload":{}}',
     "a second session_meta": b'{"type":"session_meta","payload":{"id":"s2"}}',
 }
+# Items Codex cannot decode (it skips their lines), and their near misses it can.
+TEXT = b'[{"type":"input_text","text":"hi"}]'
+UNDECODABLE = {
+    "message without a role": response(b'{"type":"message","content":' + TEXT + b"}"),
+    "message, role a number": response(b'{"type":"message","role":1,"content":' + TEXT + b"}"),
+    "message, content a string": response(b'{"type":"message","role":"user","content":"hi"}'),
+    "message, a part of unknown type": response(
+        b'{"type":"message","role":"user","content":[{"type":"input_text","text":"a"},'
+        b'{"type":"hologram"}]}'
+    ),
+    "message, a part without text": response(
+        b'{"type":"message","role":"user","content":[{"type":"output_text"}]}'
+    ),
+    "message, a part not an object": response(b'{"type":"message","role":"user","content":[5]}'),
+    "message, an image": response(
+        b'{"type":"message","role":"user","content":[{"type":"input_image","image_url":"u"}]}'
+    ),
+    "call without arguments": response(b'{"type":"function_call","name":"x","call_id":"c"}'),
+    "call, arguments encrypted": response(
+        b'{"type":"function_call","name":"x","call_id":"c","encrypted_function_args":"e"}'
+    ),
+    "output a number": response(b'{"type":"function_call_output","call_id":"c","output":5}'),
+    "output an array": response(b'{"type":"function_call_output","call_id":"c","output":[]}'),
+    "custom call without input": response(b'{"type":"custom_tool_call","name":"x","call_id":"c"}'),
+    "reasoning without summary": response(b'{"type":"reasoning","encrypted_content":"e"}'),
+    "compaction without content": response(b'{"type":"compaction"}'),
+    "type a number": response(b'{"type":5}'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDECODABLE))
+def test_an_item_codex_may_not_decode_is_judged_alike_on_both_paths(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged_alike(
+        monkeypatch, outcome, tmp_path / "rollout.jsonl", story(), 12, UNDECODABLE[name], PATHS
+    )
+
+
+def test_a_line_codex_cannot_decode_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    lines = story()
+    lines += [UNDECODABLE["message without a role"], UNDECODABLE["message, an image"]]
+    skipped, image = len(lines) - 1, len(lines)
+    log = write(tmp_path, lines)
+    with read_log(str(log), dialect=DIALECT, collect=True) as replay:
+        view = [e.line for e in replay.view()]  # type: ignore[attr-defined]
+        problems = replay.problems
+    assert view[-1] == image and skipped not in view  # the image decodes
+    assert [(p.line, p.severity, p.message) for p in problems if p.line == skipped] == [
+        (
+            skipped,
+            "warning",
+            "Codex cannot decode this line and skips it: this response item is a message "
+            "without a string role",
+        )
+    ]
+
+
 # The same, for a paginated rollout: ordinals right and wrong.
 ORDINALS = {
     "ordinal missing": response(b'{"type":"message","role":"user","content":"x"}'),

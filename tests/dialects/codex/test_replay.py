@@ -421,12 +421,13 @@ def test_a_corpus_rollouts_view_is_cut_where_it_converts_alike(name: str) -> Non
     assert given == alike and alike
 
 
-def test_a_replacement_item_whose_type_is_a_list_is_not_sent(cli, make_log) -> None:
-    """It crashed the replay (an unhashable set member)."""
+def test_a_replacement_item_whose_type_is_a_list_makes_the_line_skipped(cli, make_log) -> None:
+    """It crashed the replay once (an unhashable set member). Codex cannot decode such an
+    item, and skips the whole compacted line (tried with the real client)."""
     odd = {"type": ["message"], "role": "user", "content": []}
     compacted = line("compacted", {"message": "", "replacement_history": [odd, user("kept")]})
     path = rollout(make_log, [*PLAIN, compacted])
-    assert items_of(cli, path) == [user("kept")]
+    assert items_of(cli, path) == items_of(cli, rollout(make_log, PLAIN))
 
 
 def nested(depth: int) -> Any:

@@ -168,7 +168,9 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
 ) -> None:
     """`check` asks only what the conversion drops and puts in: the same as converting
     the view, from each item's type and call id, so the fast path's items are not
-    parsed; only one whose call id the fast path could not read (a number, or none) is."""
+    parsed; only one whose call id the fast path could not read (none) is. A call or an
+    output whose call id is a number, or an output without one, Codex cannot decode: it
+    skips their lines, and so do the view and the conversion."""
     use_path(monkeypatch, path)
     odd = {"type": "function_call", "name": "exec_command", "arguments": "ls", "call_id": 7}
     lines = [
@@ -197,6 +199,7 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
             for e in events
             if e.data.get("type") in paired and not isinstance(e.data.get("call_id"), str)
         }
+        assert not any(e.data.get("call_id") == 7 for e in events)  # skipped, as Codex does
         parsed: list[object] = []
         parse = CodexEvent._parse
 
@@ -208,7 +211,7 @@ def test_checks_changes_match_the_conversion_without_parsing_the_fast_paths_item
         changes = replay.conversion_changes(view)
     assert changes.report() == whole.report()
     assert [c.kind for c in changes.lost] == ["orphan result", "orphan result"]
-    assert len(changes.inserted) == 1 and len(changes.dropped) >= 2
-    assert len(numbered) == 4
+    assert len(changes.inserted) == 2  # "aborted" for c-never and the local shell call
+    assert len(numbered) == 1  # the local shell call
     if path != EXACT:  # the exact path keeps every item parsed
         assert set(parsed) == numbered  # a replacement history's items are kept parsed
