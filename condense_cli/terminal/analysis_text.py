@@ -86,6 +86,9 @@ def audit_text(audit: LogAudit) -> Iterator[str]:
             title += f"; fired {item.threshold.describe()}"
         yield _block(_audit_block(item, sanitize(title, one_line=True)))
     current = audit.current
+    if not count and not current.forgotten_events:
+        yield _block(["nothing forgotten: every event is in the view, so no fact was lost"])
+        return
     said = (
         f"summaries of {current.summary_chars:,} chars"
         if current.summary_chars is not None
