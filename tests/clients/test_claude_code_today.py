@@ -265,6 +265,13 @@ def on_model(session: Path, model: str) -> Path:
         ("claude-sonnet-4-6", 180_000, (), True),
         # a response used 311,789 without compacting: it ran as [1m], and so resumes
         ("claude-sonnet-4-6", 311_789, ("--model", "claude-sonnet-4-6[1m]"), False),
+        # new in 2.1.332's catalog, natively 1M, named by the families condense knows
+        ("claude-opus-5-5", 190_000, (), False),
+        ("claude-fable-5-2", 190_000, (), False),
+        ("claude-haiku-4-5", 180_000, (), True),
+        # a model not in the catalog: the client gives it 1M (condense once said nothing)
+        ("claude-nova-9", 190_000, (), False),
+        ("claude-nova-9", 990_000, (), True),
     ],
 )
 def test_what_condense_says_of_each_model_family_is_what_the_client_does(

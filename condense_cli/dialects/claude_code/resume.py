@@ -61,19 +61,22 @@ MARGIN_SINCE = (2, 1, 330)
 RESUME_ADDS = 10_000  # what the client adds to the last response's context on resume, at most
 WINDOW = 200_000
 LONG_WINDOW = 1_000_000
-# The client's model catalog (2.1.330): each model family, its default window and the
-# largest a user may choose for it (`[1m]`). Dated and provider forms
+# The client's model catalog (2.1.332, read off its binary; 2.1.330's gave the older
+# Opus and Haiku models no `[1m]`): each model family, its default window and the
+# largest a user may choose for it (`[1m]`). A model it does not name it gives
+# `LONG_WINDOW` (tried with the real client: it compacts such a model's session on
+# resume where it compacts a 1M model's). Dated and provider forms
 # (`claude-sonnet-4-5-20250929`, `us.anthropic.claude-sonnet-4-6`, `...@2025`) are
 # matched by the family they name.
 WINDOWS: dict[str, tuple[int, int]] = {
     "claude-3-5-haiku": (WINDOW, WINDOW),
     "claude-3-5-sonnet": (WINDOW, WINDOW),
     "claude-3-7-sonnet": (WINDOW, LONG_WINDOW),
-    "claude-haiku-4-5": (WINDOW, WINDOW),
+    "claude-haiku-4-5": (WINDOW, LONG_WINDOW),
     "claude-haiku-5-5": (LONG_WINDOW, LONG_WINDOW),
-    "claude-opus-4-0": (WINDOW, WINDOW),
-    "claude-opus-4-1": (WINDOW, WINDOW),
-    "claude-opus-4-5": (WINDOW, WINDOW),
+    "claude-opus-4-0": (WINDOW, LONG_WINDOW),
+    "claude-opus-4-1": (WINDOW, LONG_WINDOW),
+    "claude-opus-4-5": (WINDOW, LONG_WINDOW),
     "claude-opus-4-6": (WINDOW, LONG_WINDOW),
     "claude-opus-4-7": (LONG_WINDOW, LONG_WINDOW),
     "claude-opus-4-8": (LONG_WINDOW, LONG_WINDOW),
@@ -85,7 +88,7 @@ WINDOWS: dict[str, tuple[int, int]] = {
     "claude-fable-5": (LONG_WINDOW, LONG_WINDOW),
     "claude-mythos-5": (LONG_WINDOW, LONG_WINDOW),
     # the short names the API also answers to
-    "claude-opus-4": (WINDOW, WINDOW),
+    "claude-opus-4": (WINDOW, LONG_WINDOW),
     "claude-sonnet-4": (WINDOW, LONG_WINDOW),
     # the family names 2.1.332 gives the older models (`haiku-3-5` -> `claude-haiku-3-5`)
     "claude-haiku-3-5": (WINDOW, WINDOW),
@@ -154,6 +157,11 @@ def model_window(
     used without a compaction) proves; `settings` may hold the client to 200k;
     `version`: the client's, when it is not the one that resumes."""
     known = catalog_windows(model, version)
+    if known is None and model and (version is None or not _older(version)):
+        return Window(
+            LONG_WINDOW,
+            f"the {LONG_WINDOW:,}-token window {CLIENT} gives {model}, a model not in its catalog",
+        )
     if known is None:
         return Window(None, f"{model or 'the model'} is not in {CLIENT}'s model catalog")
     default, largest = known

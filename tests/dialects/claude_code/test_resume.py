@@ -56,11 +56,12 @@ def test_the_context_is_the_usage_added_up() -> None:
         ("claude-sonnet-3-7[1m]", 0, 1_000_000),
         # the log's evidence: a context past the default proves the larger window
         ("claude-sonnet-4-6", 311_789, 1_000_000),
-        ("claude-haiku-4-5", 311_789, None),  # more than any window it has
-        # a model the catalog does not name has no known window
-        ("claude-x[1m]", 0, None),
-        ("gpt-4o", 0, None),
-        ("", 0, None),
+        ("claude-haiku-4-5", 311_789, 1_000_000),  # 2.1.332 gives it a `[1m]`
+        ("claude-haiku-4-5", 1_311_789, None),  # more than any window it has
+        # a model the catalog does not name: the client gives it 1M (tried with it)
+        ("claude-x[1m]", 0, 1_000_000),
+        ("gpt-4o", 0, 1_000_000),
+        ("", 0, None),  # no model named: no claim
     ],
 )
 def test_the_window_is_the_clients_catalog_or_the_logs_evidence(
@@ -170,13 +171,21 @@ def test_a_session_that_ran_past_200k_is_not_said_to_compact(tmp_path: Path, pro
     assert b"compact" not in proc("view", log, env=env).stderr
 
 
-def test_an_unknown_model_gets_no_claim(tmp_path: Path, proc) -> None:
+def test_a_model_the_client_does_not_know_gets_the_window_it_gives_one(
+    tmp_path: Path, proc
+) -> None:
+    """Claude Code 2.1.332 gives a model not in its catalog a 1M window: it compacts
+    such a session on resume at 990,000 tokens, not at 190,000 (tried with the real
+    client in `tests/clients/test_claude_code_today.py`)."""
     log = with_usage(basic(), 990_000, "my-gateway/sonnet").write(tmp_path / "s.jsonl")
     with read_log(str(log)) as replay:
         found = resume_compaction(replay.events, {})
-    assert found is not None and found.threshold is None and not found.near
-    assert "its window is unknown (my-gateway/sonnet is not in Claude Code" in found.describe()
-    assert proc("check", "--strict", log).returncode == 0
+    assert found is not None and (found.window, found.threshold) == (1_000_000, 977_000)
+    assert found.over
+    assert "my-gateway/sonnet, a model not in its catalog" in found.describe()
+    assert proc("check", "--strict", log).returncode == 1
+    quiet = with_usage(basic(), 190_000, "my-gateway/sonnet").write(tmp_path / "q.jsonl")
+    assert proc("check", "--strict", quiet).returncode == 0
 
 
 @pytest.mark.parametrize(
