@@ -291,6 +291,40 @@ def test_what_condense_says_of_each_model_family_is_what_the_client_does(
     assert checked.returncode == (1 if compacts else 0)
 
 
+def test_a_session_that_ran_as_1m_is_compacted_by_a_plain_resume_as_condense_notes(
+    listed: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """311,789 tokens on claude-sonnet-4-6 without a compaction: it ran as `[1m]`.
+    Resumed as `[1m]` the client does not compact it; resumed plainly, it does, at once.
+    condense warns of neither (CI stays green) and notes both."""
+    session = on_model(with_context(listed, tmp_path / "session", 311_789), "claude-sonnet-4-6")
+    assert client_compacts(clients, session, tmp_path / "plain") is True
+    one_m = ("--model", "claude-sonnet-4-6[1m]")
+    assert client_compacts(clients, session, tmp_path / "1m", one_m) is False
+    checked = proc("check", "--strict", session)
+    assert checked.returncode == 0, checked.stdout
+    assert b"resumed the same way (`--model claude-sonnet-4-6[1m]`" in checked.stdout
+    assert b"compacts the session at once (311,789 tokens, past 177,000)" in checked.stdout
+
+
+def test_disable_1m_holds_a_1m_model_to_200k_as_the_client_does(
+    listed: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    session = on_model(with_context(listed, tmp_path / "session", 190_000), "claude-opus-4-7")
+    settings = tmp_path / "client" / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"env": {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}}))
+    assert client_compacts(clients, session, tmp_path / "client") is True
+    held = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}
+    checked = proc("check", "--strict", session, env=held)
+    assert checked.returncode == 1
+    assert b"CLAUDE_CODE_DISABLE_1M_CONTEXT holds claude-opus-4-7 to" in checked.stdout
+    assert b"will compact the session" in checked.stdout
+    assert proc("check", "--strict", session).returncode == 0  # 1M without the setting
+    stats = proc("stats", session, "-f", "json", "--no-tokens", "--client-config", settings)
+    assert json.loads(stats.stdout)["client"]["resume_compaction"]["compacts_on_resume"]
+
+
 @pytest.mark.parametrize(
     ("tokens", "says"),
     [(950_000, "no"), (970_000, "may make it compact"), (979_000, "will compact")],

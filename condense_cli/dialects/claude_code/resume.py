@@ -117,6 +117,9 @@ class Window:
 
     size: int | None
     why: str
+    # The model's default window, when `size` is a larger one the session ran with
+    # (`[1m]`, which a plain resume does not choose again)
+    default: int | None = None
 
 
 def catalog_windows(model: str, version: Any = None) -> tuple[int, int] | None:
@@ -157,15 +160,17 @@ def model_window(
     used without a compaction) proves; `settings` may hold the client to 200k;
     `version`: the client's, when it is not the one that resumes."""
     known = catalog_windows(model, version)
-    if known is None and model and (version is None or not _older(version)):
-        return Window(
-            LONG_WINDOW,
-            f"the {LONG_WINDOW:,}-token window {CLIENT} gives {model}, a model not in its catalog",
-        )
-    if known is None:
-        return Window(None, f"{model or 'the model'} is not in {CLIENT}'s model catalog")
-    default, largest = known
     held = _truthy((settings or {}).get(NO_LONG_WINDOW))
+    if known is None and model and (version is None or not _older(version)):
+        known = (LONG_WINDOW, LONG_WINDOW)
+        named = f"window {CLIENT} gives {model}, a model not in its catalog"
+    elif known is None:
+        return Window(None, f"{model or 'the model'} is not in {CLIENT}'s model catalog")
+    else:
+        named = f"window of {model}"
+    default, largest = known
+    if held and default > WINDOW:  # (tried with the real client: a 1M model held to 200k)
+        return Window(WINDOW, f"the {WINDOW:,}-token window {NO_LONG_WINDOW} holds {model} to")
     if "[1m]" in model.lower() and largest > default and not held:
         return Window(largest, f"the {largest:,}-token window of {model}")
     if evidence > default and not held:
@@ -175,13 +180,14 @@ def model_window(
                 f"the {largest:,}-token window {model} ran with here (a response used "
                 f"{evidence:,} tokens of context without a compaction; {CLIENT} gives it "
                 f"{default:,} unless the model is chosen as `[1m]`)",
+                default,
             )
         return Window(
             None,
             f"a response used {evidence:,} tokens of context, more than any window "
             f"{CLIENT} gives {model}",
         )
-    return Window(default, f"the {default:,}-token window of {model}")
+    return Window(default, f"the {default:,}-token {named}")
 
 
 def usage_tokens(usage: Mapping[str, Any]) -> int:
@@ -203,6 +209,10 @@ class ResumeCompaction:
     threshold: int | None  # None: auto-compaction is off, or the window is not known
     off_by: str | None = None  # the variable that turned it off
     why: str = ""  # where the window and the threshold come from
+    # where the client compacts when a plain resume gives the model its default window
+    # again (the session ran as `[1m]`), and that window
+    plain_threshold: int | None = None
+    plain_window: int | None = None
 
     @property
     def over(self) -> bool:
@@ -224,7 +234,26 @@ class ResumeCompaction:
             "compacts_on_resume": self.over,
             "may_compact_on_resume": self.near,
             "says": self.describe(),
+            "compacts_on_a_plain_resume": self.plain_over,
         }
+
+    @property
+    def plain_over(self) -> bool:
+        """The session ran as `[1m]`, and a resume on the model's default window (no
+        `[1m]` chosen again) compacts it at once."""
+        plain = self.plain_threshold
+        return plain is not None and not self.near and self.context_tokens >= plain
+
+    def plain_note(self) -> str:
+        """What a plain resume does to a session that ran as `[1m]` (`plain_over`)."""
+        assert self.plain_threshold is not None and self.plain_window is not None
+        return (
+            f"the session ran as `{self.model}[1m]` here ({self.why}): resumed the same way "
+            f"(`--model {self.model}[1m]`, or that model in the settings file) {CLIENT} does "
+            f"not compact it, but resumed on {self.model} as the session names it, it gets "
+            f"the {self.plain_window:,}-token window and compacts the session at once "
+            f"({self.context_tokens:,} tokens, past {self.plain_threshold:,})"
+        )
 
     def describe(self) -> str:
         """One sentence for people."""
@@ -454,7 +483,12 @@ def resume_compaction(
     if off is not None or window.size is None:
         return ResumeCompaction(last.line, model, tokens, window.size, None, off, window.why)
     threshold, why = settings.threshold(model, window, RESUME_MARGIN)
-    return ResumeCompaction(last.line, model, tokens, window.size, threshold, None, why)
+    plain = None
+    if window.default is not None:
+        plain, _ = settings.threshold(model, Window(window.default, ""), RESUME_MARGIN)
+    return ResumeCompaction(
+        last.line, model, tokens, window.size, threshold, None, why, plain, window.default
+    )
 
 
 def _truthy(value: str | None) -> bool:
@@ -545,4 +579,6 @@ def resume_notes(lines: Iterable[Line], events: list[ClaudeEvent]) -> list[Probl
     compaction = resume_compaction(events)
     if compaction is not None and compaction.near:
         problems.append(Problem(compaction.line, compaction.describe(), "warning"))
+    elif compaction is not None and compaction.plain_over:
+        problems.append(Problem(compaction.line, compaction.plain_note(), "note"))
     return problems

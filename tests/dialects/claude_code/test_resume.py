@@ -158,7 +158,9 @@ def test_microcompactions_and_replacements_are_notes_that_fail_nothing(tmp_path:
 
 def test_a_session_that_ran_past_200k_is_not_said_to_compact(tmp_path: Path, proc) -> None:
     """A response that used 311,789 tokens without a compaction proves the session ran
-    with claude-sonnet-4-6's 1M window: no false warning, and `check --strict` passes."""
+    with claude-sonnet-4-6's 1M window: no warning, and `check --strict` passes; a note
+    says what a plain resume (on the 200k default) does: compact at once, as the real
+    client did (`tests/clients/test_claude_code_today.py`)."""
     log = with_usage(basic(), 311_789, "claude-sonnet-4-6").write(tmp_path / "s.jsonl")
     with read_log(str(log)) as replay:
         found = resume_compaction(replay.events, {})
@@ -167,8 +169,11 @@ def test_a_session_that_ran_past_200k_is_not_said_to_compact(tmp_path: Path, pro
     assert "a response used 311,789 tokens of context without a compaction" in found.describe()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     checked = proc("check", "--strict", log, env=env)
-    assert checked.returncode == 0 and b"compact" not in checked.stdout, checked.stdout
+    assert checked.returncode == 0 and b"warning" not in checked.stdout, checked.stdout
+    assert b"note: the session ran as `claude-sonnet-4-6[1m]` here" in checked.stdout
+    assert b"compacts the session at once (311,789 tokens, past 177,000)" in checked.stdout
     assert b"compact" not in proc("view", log, env=env).stderr
+    assert found.to_json()["compacts_on_a_plain_resume"] is True
 
 
 def test_a_model_the_client_does_not_know_gets_the_window_it_gives_one(
