@@ -25,7 +25,8 @@ import orjson
 
 from condense_cli.analysis.audit import check_facts, pin_facts
 from condense_cli.analysis.clauses import content, is_constraint, sentences
-from condense_cli.analysis.facts import Fact, extract, open_tasks, squash
+from condense_cli.analysis.facts import Fact, extract, squash
+from condense_cli.analysis.tasks import open_tasks
 from condense_cli.core.events import Event
 from condense_cli.core.redact import mask
 from condense_cli.core.text import sanitize

@@ -112,10 +112,6 @@ SHELL_TOOLS = frozenset(
 PATH_ARGUMENTS = ("path", "file_path", "notebook_path", "filename", "file")
 TASK_LISTS = ("task_list", "todos", "plan", "tasks")
 TASK_NAMES = ("title", "content", "step", "subject", "description", "id", "taskId")
-# A task in one of these states is no longer on the agent's plate (Claude Code, Codex
-# and Gemini CLI say `completed`, OpenHands `done`; Gemini CLI also `cancelled`, and
-# Claude Code's TaskUpdate `deleted`).
-TASKS_DONE = frozenset({"completed", "done", "cancelled", "canceled", "deleted"})
 EXTENSIONS = (
     "py|pyi|js|mjs|cjs|ts|tsx|jsx|rs|go|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|scala|pony|"
     "sh|bash|zsh|toml|yaml|yml|json|jsonl|md|rst|txt|cfg|ini|lock|xml|html|css|scss|sql|"
@@ -419,40 +415,9 @@ def _call_facts(call: Call) -> Iterator[Fact]:
     for listed in TASK_LISTS:
         tasks = arguments.get(listed)
         if isinstance(tasks, list):
-            yield from _task_facts(tasks)
+            yield from task_facts(tasks)
     if name in TASK_TOOLS:  # Claude Code's task tools: one task per call
-        yield from _task_facts([arguments])
-
-
-def open_tasks(events: Iterable[Event]) -> list[Fact]:
-    """The tasks the agent's task list holds not done after `events`, in its order,
-    each seen in the call that last wrote it. A call with a whole list (`TASK_LISTS`)
-    replaces the list; Claude Code's TaskCreate adds one task, numbered 1, 2, ... as
-    the client numbers them, and its TaskUpdate sets a task's status by that number."""
-    tasks: dict[str, tuple[Fact, str]] = {}  # a task's number -> (the task, its status)
-    created = 0
-    for event in events:
-        call = event.tool_call if event.is_action else None
-        if call is None:
-            continue
-        name, arguments = call
-        listed = next(
-            (arguments[k] for k in TASK_LISTS if isinstance(arguments.get(k), list)), None
-        )
-        if listed is not None:
-            tasks = {}
-            for number, task in enumerate(listed, 1):
-                for fact in _task_facts([task]):
-                    tasks[str(number)] = (_set(fact, seen=event.id), str(task.get("status", "")))
-        elif name == "TaskCreate":
-            created += 1
-            for fact in _task_facts([arguments]):
-                tasks[str(created)] = (_set(fact, seen=event.id), "pending")
-        elif name == "TaskUpdate":
-            task, status = str(arguments.get("taskId")), arguments.get("status")
-            if task in tasks and isinstance(status, str):
-                tasks[task] = (tasks[task][0], status)
-    return [fact for fact, status in tasks.values() if status.lower() not in TASKS_DONE]
+        yield from task_facts([arguments])
 
 
 def announced_urls(output: str) -> Iterator[str]:
@@ -504,7 +469,8 @@ def _url_facts(raws: Iterable[str]) -> Iterator[Fact]:
         yield Fact("urls", (url,), url)
 
 
-def _task_facts(tasks: list[Any]) -> Iterator[Fact]:
+def task_facts(tasks: list[Any]) -> Iterator[Fact]:
+    """The tasks of a task list, each by its name (`TASK_NAMES`)."""
     for task in tasks:
         if not isinstance(task, dict):
             continue

@@ -30,6 +30,12 @@ def _expire(signum: int, frame: FrameType | None) -> None:
     raise Expired
 
 
+# Once `time_limit`'s time is up, its timer fires again this often until the work
+# stops: a library that swallows one `Expired` (a bare `except:` around a socket read)
+# gets the next one.
+EXPIRED_AGAIN = 0.1
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float | None, what: str) -> Iterator[None]:
     """Stop `what` with a `CondenserError` (exit 3) once it has taken `seconds`."""
@@ -37,14 +43,15 @@ def time_limit(seconds: float | None, what: str) -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, EXPIRED_AGAIN)
     try:
-        yield
+        try:
+            yield
+        finally:  # (an `Expired` that lands here still reaches the `except` below)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
     except Expired:
         raise CondenserError(
             f"{what} took longer than --timeout {seconds:g} s",
             hint="nothing was appended; raise --timeout, or use a faster model",
         ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

@@ -11,7 +11,8 @@ import pytest
 
 from condense_cli.analysis.audit import audit_log
 from condense_cli.analysis.carrying import Memory, unique_names
-from condense_cli.analysis.facts import Fact, extract, open_tasks
+from condense_cli.analysis.facts import Fact, extract
+from condense_cli.analysis.tasks import open_tasks
 from condense_cli.core.events import Event
 from condense_cli.dialects import read_log
 from tests import stories

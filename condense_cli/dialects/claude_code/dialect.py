@@ -418,12 +418,11 @@ class ClaudeReplay(Replay):
         base["isSidechain"] = False
         stamp = _now()
         boundary_id = str(uuidlib.uuid4())
-        meta: dict[str, Any] = {
+        summary = any(e.is_summary for e in after.events)  # `condense`: condense's mark
+        meta = {
             "trigger": "manual",
             "preTokens": _context_tokens(view),
-            # condense's mark: condense compacted, not the client (no threshold of the
-            # client's had a part in it), and whether a summary follows
-            "condense": {"summary": any(e.is_summary for e in after.events)},
+            "condense": {"summary": summary},
         }
         lines: list[dict[str, Any]] = [
             {
