@@ -58,8 +58,16 @@ class Part(msgspec.Struct, gc=False):
 
 
 PARTS_DECODER = msgspec.json.Decoder(list[Part])
-# how a field's raw JSON starts, for each set of types `items.NEEDS` asks for
-STARTS: dict[tuple[type, ...], bytes] = {(str,): b'"', (list,): b"[", (str, list): b'"['}
+# `items.NEEDS` as the fast path checks it: for each item type, each field it needs,
+# with the first bytes its raw JSON may start with (a string, an array), and the types
+# its decoded value may have (`role`, `call_id`, which the history reads anyway).
+FIRST: dict[type, set[int]] = {str: {ord('"')}, list: {ord("[")}}
+CHECKS = {
+    kind: tuple(
+        (name, set().union(*(FIRST[t] for t in types)), types) for name, types in needs.items()
+    )
+    for kind, needs in NEEDS.items()
+}
 
 
 class Fields(msgspec.Struct, gc=False):
@@ -94,12 +102,17 @@ def fields_of(value: Fields) -> "LineFields | None":
 def decodes(payload: Payload) -> bool:
     """Whether Codex surely decodes this item (`items.undecodable` says so of None)."""
     kind = payload.type
-    for name, types in NEEDS.get(kind, {}).items() if type(kind) is str else ():
+    checks = CHECKS.get(kind) if type(kind) is str else None
+    if checks is None:
+        return True
+    for name, starts, types in checks:
         value = getattr(payload, name)
-        if isinstance(value, msgspec.Raw):
-            if name == "arguments" and len(payload.encrypted_function_args):
-                continue
-            if not len(value) or memoryview(value)[:1].tobytes() not in STARTS[types]:
+        if type(value) is msgspec.Raw:
+            if not len(value):
+                if name == "arguments" and len(payload.encrypted_function_args):
+                    continue  # (`items.undecodable` does not judge these)
+                return False
+            if memoryview(value)[0] not in starts:
                 return False
         elif not isinstance(value, types):
             return False
