@@ -22,7 +22,7 @@ from typing import Any
 
 from condense_cli.analysis.carrying import Memory, event_texts
 from condense_cli.analysis.facts import Fact, extract, shown
-from condense_cli.core.events import Problem
+from condense_cli.core.events import CondensationRecord, Problem
 from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay
 
@@ -59,10 +59,17 @@ def steps_of(replay: Replay) -> list[Step]:
     """The log's compactions, from their records (no second walk over the log): the
     view before one is the view after it plus what it forgot."""
     return [
-        Step(c.line, c.view_size + c.forgotten_events, c.view_size, c.summary_chars)
+        Step(c.line, _before(c), c.view_size, c.summary_chars)
         for c in replay.condensations
         if c.line is not None
     ]
+
+
+def _before(record: CondensationRecord) -> int:
+    """The view's size before a condensation: as the dialect knows it, else the view
+    after it and what it forgot."""
+    known = record.view_size_before
+    return known if known is not None else record.view_size + record.forgotten_events
 
 
 def findings(steps: list[Step]) -> list[Finding]:

@@ -325,3 +325,6 @@ class CondensationRecord:
     # The key ranges this condensation forgot first (no earlier one had): where
     # `condense view` says "forgotten by condensation N".
     first_forgotten: list[tuple[int, int]] = field(default_factory=list)
+    # the view's size right before it, where the dialect knows it (a condensation that
+    # puts in new events is not the view after it plus what it forgot)
+    view_size_before: int | None = None

@@ -208,6 +208,7 @@ apps = false
 remote_plugin = false
 tool_suggest = false
 shell_snapshot = false
+{features}
 
 [analytics]
 enabled = false
@@ -234,6 +235,7 @@ def resume_codex(
     compact_limit: int = 1_000_000_000,
     extra: tuple[str, ...] = (),
     config_extra: str = "",
+    features: str = "",
 ) -> Run:
     """Copy `rollout` into a fresh CODEX_HOME and run `codex exec resume <id> <prompt>`
     (`config_extra`: more of its `config.toml`).
@@ -253,7 +255,7 @@ def resume_codex(
     day.mkdir(parents=True, exist_ok=True)
     target = day / f"rollout-{stamp}-{session_id}.jsonl"
     shutil.copyfile(rollout, target)
-    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit)
+    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit, features=features)
     (codex_home / "config.toml").write_text(config + config_extra)
     env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
     command = [str(codex), "exec", "--skip-git-repo-check", *extra, "resume", session_id, prompt]
@@ -261,14 +263,20 @@ def resume_codex(
 
 
 def codex_exec(
-    codex: Path, tmp: Path, server: OpenAIServer, args: list[str], compact_limit: int
+    codex: Path,
+    tmp: Path,
+    server: OpenAIServer,
+    args: list[str],
+    compact_limit: int,
+    features: str = "",
 ) -> Run:
-    """Run `codex exec <args>` in the CODEX_HOME under `tmp` (made on first use)."""
+    """Run `codex exec <args>` in the CODEX_HOME under `tmp` (made on first use), with
+    `features` (lines of its `[features]` table) turned on."""
     home, cwd = tmp / "home", tmp / "work"
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
-    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit)
+    config = CODEX_CONFIG.format(url=server.url, compact_limit=compact_limit, features=features)
     (codex_home / "config.toml").write_text(config)
     env = _base_env(home, server) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "fake"}
     run = _run([str(codex), "exec", "--skip-git-repo-check", *args], env, cwd, codex_home)
@@ -288,6 +296,7 @@ def new_codex_session(
     server: OpenAIServer,
     prompts: list[str],
     compact_limit: int = 1_000_000_000,
+    features: str = "",
 ) -> Path:
     """Make a fresh rollout with the real client: `codex exec` with the first prompt,
     then `codex exec resume` with each next one, all in one CODEX_HOME under `tmp`.
@@ -297,11 +306,11 @@ def new_codex_session(
     Returns the rollout Codex wrote.
     """
     before = set(codex_rollouts(tmp))
-    codex_exec(codex, tmp, server, [prompts[0]], compact_limit)
+    codex_exec(codex, tmp, server, [prompts[0]], compact_limit, features)
     (rollout,) = set(codex_rollouts(tmp)) - before
     session_id = codex_session_meta(rollout)["id"]
     for prompt in prompts[1:]:
-        codex_exec(codex, tmp, server, ["resume", session_id, prompt], compact_limit)
+        codex_exec(codex, tmp, server, ["resume", session_id, prompt], compact_limit, features)
     return rollout
 
 

@@ -284,6 +284,46 @@ def test_a_line_codex_cannot_decode_is_skipped_as_codex_skips_it(
     assert (skipped in done.stdout) == ("decodable" not in case), done.stdout
 
 
+RESET = {  # the model's call for a new context window
+    "type": "function_call",
+    "id": "fc_reset",
+    "status": "completed",
+    "call_id": "call_reset",
+    "name": "new_context",
+    "namespace": "functions",
+    "arguments": "{}",
+}
+
+
+def test_a_new_context_window_the_model_asks_for_is_what_codex_sends(
+    clients: Clients, openai: OpenAIServer, tmp_path: Path
+) -> None:
+    """With `features.token_budget`, Codex offers the model `new_context`; a call writes
+    a `compacted` line whose history is Codex's fresh context alone. condense replays it
+    as the client sends it next, notes that the user's words are gone, measures it
+    against no limit of Codex's, and audits what it forgot."""
+    prompts = ["Read the notes and keep the API stable.", "Then reset your context."]
+    with OpenAIServer() as server:
+        server.reply("Read them.", RESET, "Started afresh.")
+        rollout = new_codex_session(
+            clients.codex, tmp_path, server, prompts, features="token_budget = true"
+        )
+        after_reset = json.dumps(server.model_requests()[-1]["input"])
+    assert "keep the API stable" not in after_reset and "<environment_context>" in after_reset
+    (line,) = [n for n, d in enumerate(lines(rollout), 1) if d["type"] == "compacted"]
+    assert_sends_the_view(clients, openai, rollout, tmp_path / "run")
+    checked = condense("check", "--strict", rollout).stdout
+    said = f"{rollout}:{line}: note: the model started a new context window (new_context)"
+    assert said in checked and "none of the user's 2 messages" in checked
+    stats = json.loads(condense("stats", rollout, "-f", "json", "--no-tokens").stdout)
+    [row] = stats["condensations"]
+    assert "threshold" not in row and row["log_says"]["by"].startswith("the model's new_context")
+    audit = condense("audit", rollout).stdout
+    assert "constraints: keep the API stable. (#13)" in audit  # the task's clauses: lost
+    assert "instructions: Read the notes (#13)" in audit
+    assert "fired" not in audit
+
+
 # --- forks: a history that starts in another rollout ---------------------------------
 
 

@@ -87,7 +87,7 @@ class CodexReplay(Replay):
 
     @property
     def forgotten_events(self) -> int:
-        return sum(max(0, c.before - c.after) for c in self.state.compactions)
+        return sum(c.forgot for c in self.state.compactions)
 
     @property
     def model(self) -> str | None:
@@ -97,7 +97,7 @@ class CodexReplay(Replay):
     def condensations(self) -> list[CondensationRecord]:
         return [
             CondensationRecord(
-                c.id, c.line, [], max(0, c.before - c.after), c.summary_chars, c.after
+                c.id, c.line, [], c.forgot, c.summary_chars, c.after, view_size_before=c.before
             )
             for c in self.state.compactions
         ]
@@ -118,6 +118,8 @@ class CodexReplay(Replay):
         state = self.state
         found = {}
         for c in state.compactions:
+            if "by" in c.says:  # condense's, or the model's reset: no limit of Codex's
+                continue
             tokens = c.says.get("tokens_before")
             threshold = compaction_threshold(self.path, state.token_info, tokens, client)
             if threshold is not None:
@@ -326,7 +328,7 @@ def request_line() -> bytes:
 def compacted_line(events: list[CodexEvent], summary: CodexEvent | None) -> bytes:
     message = summary.text if summary is not None and summary.item_type == "message" else ""
     items = [e.data for e in events]
-    payload = {"message": message, "replacement_history": items}
+    payload = {"message": message, "replacement_history": items, "condense": True}
     return orjson.dumps({"type": "compacted", "payload": payload})
 
 

@@ -28,6 +28,7 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, encode, json_type
 from condense_cli.core.logfile import BOM, LogSource, line_body
+from condense_cli.core.text import plural
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
 from condense_cli.dialects.codex.items import (
     ITEM_TYPES,
@@ -48,6 +49,7 @@ class Compaction:
     summary_chars: int | None
     says: dict[str, Any] = field(default_factory=dict)
     origin: str = ""  # "base…" when it is in a fork's base rollout
+    forgot: int = 0  # the items of the view before it that the view after it has not
 
     @property
     def id(self) -> object:
@@ -336,11 +338,32 @@ class Reader:
             says["tokens_before"] = state.tokens_seen
         if self.origin:
             says["in"] = f"{self.origin} rollout"
+        if payload.get("condense") is True:
+            says["by"] = "condense run"
+        elif asked_reset(previous):
+            says["by"] = f"the model's {RESET_TOOL} call (a new context window)"
+            self.reset_note(number, previous, events)
+        kept = {e.id for e in events}  # (a copy has its original's number)
+        forgot = sum(1 for e in previous if e.id not in kept)
         state.compactions.append(
-            Compaction(number, before, len(events), summary_chars, says, self.origin)
+            Compaction(number, before, len(events), summary_chars, says, self.origin, forgot)
         )
         if self.keep_steps:
             self.steps.append((number, previous, previous_summary, list(events), state.summary))
+
+    def reset_note(self, number: int, previous: list[CodexEvent], after: list[CodexEvent]) -> None:
+        """Note a context reset that leaves none of the user's messages in the view."""
+        if not self.collect or any(e.is_user_turn for e in after):
+            return
+        typed = [e for e in previous if e.is_user_turn]
+        if typed:
+            self.note(
+                number,
+                f"the model started a new context window ({RESET_TOOL}): what Codex sends "
+                f"next holds none of the user's {plural(len(typed), 'message')} (the first, "
+                f"the task, is #{typed[0].id}), only its own context; it keeps them in this "
+                "line's retained_context, which it does not send",
+            )
 
     def event(self, payload: dict[str, Any], number: int) -> None:
         kind = payload.get("type")
@@ -416,6 +439,23 @@ def find_rollout(near: str, thread: str) -> Path | None:
                     return found[0]
             return None
     return None
+
+
+RESET_TOOL = "new_context"  # Codex's tool for a new context window (`features.token_budget`)
+
+
+def asked_reset(history: list[CodexEvent]) -> bool:
+    """Whether `history` ends in the model's call for a new context window (and its
+    output): the `compacted` line after it is that reset (tried with Codex 0.171.0)."""
+    for event in reversed(history[-4:]):
+        if event.item_type == "function_call":  # (its line is parsed only if it names it)
+            raw = event.raw
+            return (raw is None or RESET_TOOL.encode() in raw) and event.data.get(
+                "name"
+            ) == RESET_TOOL
+        if event.item_type not in ("function_call_output", "reasoning"):
+            return False
+    return False
 
 
 def read_prefix(reader: Reader, source: LogSource, end: int, end_byte: object) -> None:

@@ -114,8 +114,8 @@ def test_a_replacement_history_replaces_everything_before_it(cli, make_log) -> N
     text = cli("view", path).stdout
     assert (
         text.splitlines()[0]
-        == f"{path} (codex): 3 events in view, 3 forgotten, 1 condensation, summary at 1"
-    )
+        == f"{path} (codex): 3 events in view, 4 forgotten, 1 condensation, summary at 1"
+    )  # (the five items before it but the one kept: not the view's size less its own)
     # the copy of the user's message is shown by its original's number
     original = next(n for n, x in enumerate(PLAIN, 1) if x.get("payload") == user("fix the bug"))
     assert f"#{original} user action:message\n    fix the bug" in text
