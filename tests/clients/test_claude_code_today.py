@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.clients.install import Clients
-from tests.clients.resume import killed_claude_session, new_claude_session
+from tests.clients.resume import killed_claude_session, new_claude_session, resume_claude
 from tests.clients.servers import AnthropicServer
 from tests.clients.test_claude_code import (
     _llm_config,
@@ -323,6 +323,25 @@ def test_disable_1m_holds_a_1m_model_to_200k_as_the_client_does(
     assert proc("check", "--strict", session).returncode == 0  # 1M without the setting
     stats = proc("stats", session, "-f", "json", "--no-tokens", "--client-config", settings)
     assert json.loads(stats.stdout)["client"]["resume_compaction"]["compacts_on_resume"]
+
+
+def test_with_auto_compaction_off_the_client_refuses_what_condense_says_it_will(
+    listed: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`autoCompactEnabled: false`: the client does not compact a 180,000-token
+    claude-sonnet-4-6 session on resume; it refuses the prompt as too long."""
+    session = on_model(with_context(listed, tmp_path / "session", 180_000), "claude-sonnet-4-6")
+    settings = tmp_path / "client" / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"autoCompactEnabled": False}))
+    with AnthropicServer() as server:
+        run = resume_claude(clients.claude, session, tmp_path / "client", server.reply("ok"))
+        assert server.model_requests() == []
+    assert run.returncode == 1 and "Prompt is too long" in run.stdout
+    stats = proc("stats", session, "-f", "json", "--no-tokens", "--client-config", settings)
+    said = json.loads(stats.stdout)["client"]["resume_compaction"]
+    assert said["compacts_on_resume"] is False
+    assert "refuses the prompt as too long" in said["says"]
 
 
 @pytest.mark.parametrize(

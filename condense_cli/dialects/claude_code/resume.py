@@ -104,6 +104,7 @@ MICROCOMPACT = "microcompact_boundary"
 REPLACEMENT = "content-replacement"
 # The settings a `settings.json` may lower the threshold with (read off 2.1.330).
 AUTO_WINDOW = "autoCompactWindow"
+AUTO_COMPACT = "autoCompactEnabled"  # false: no auto-compaction (tried with the client)
 MIN_AUTO_WINDOW = 100_000
 WINDOW_VARIABLE = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
 PCT_VARIABLE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
@@ -260,7 +261,11 @@ class ResumeCompaction:
         where = f"the last response (line {self.line}, {self.model})"
         used = f"{where} used {self.context_tokens:,} tokens of context (as its usage records)"
         if self.off_by is not None:
-            return f"{used}; auto-compaction is off here ({self.off_by} is set)"
+            return (
+                f"{used}; auto-compaction is off here ({self.off_by}): the client does not "
+                "compact on resume, and near the model's window it refuses the prompt as "
+                "too long"
+            )
         if self.threshold is None:
             return (
                 f"{used}; its window is unknown ({self.why}): condense makes no claim "
@@ -358,8 +363,13 @@ class ClaudeSettings:
         return "the environment"
 
     def off_by(self) -> str | None:
-        """The variable that turns auto-compaction off, if one is set."""
-        return next((name for name in OFF_SWITCHES if _truthy(self.env.get(name))), None)
+        """The variable or setting that turns auto-compaction off, if one does (the
+        settings file's `autoCompactEnabled: false`, which `/config` writes)."""
+        if self.data.get(AUTO_COMPACT) is False and self.client is not None:
+            return f"{AUTO_COMPACT} is false in {self.client.path}"
+        return next(
+            (f"{name} is set" for name in OFF_SWITCHES if _truthy(self.env.get(name))), None
+        )
 
     def threshold(self, model: str, window: Window, margin: int) -> tuple[int, str]:
         """Where the client compacts `model` in `window` (known), and why: the window

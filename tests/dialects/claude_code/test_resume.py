@@ -266,3 +266,12 @@ def test_stats_follows_the_settings_file_on_resume(tmp_path: Path, cli) -> None:
     figure = said["client"]["resume_compaction"]
     assert (figure["threshold"], figure["compacts_on_resume"]) == (49_000, True)
     assert f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in {settings}" in figure["says"]
+    # `autoCompactEnabled: false` (what `/config` writes) turns it off
+    settings.write_text('{"autoCompactEnabled": false}')
+    off = orjson.loads(cli(*args, "--client-config", settings).stdout_bytes)
+    figure = off["client"]["resume_compaction"]
+    assert (figure["threshold"], figure["compacts_on_resume"]) == (None, False)
+    assert (
+        f"auto-compaction is off here (autoCompactEnabled is false in {settings})"
+        in (figure["says"])
+    )
