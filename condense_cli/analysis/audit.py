@@ -24,7 +24,8 @@ from condense_cli.core.events import Event, View
 from condense_cli.core.jsonlines import Items
 from condense_cli.core.pins import carried
 from condense_cli.core.text import plural
-from condense_cli.dialects.base import CondensationStep, Replay, Threshold
+from condense_cli.dialects.base import CondensationStep, Replay
+from condense_cli.dialects.reports import Threshold
 from condense_cli.fast.halves import in_two, log_size, splits
 
 OVERALL = "overall"

@@ -40,7 +40,8 @@ from condense_cli.terminal.output import say
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
     from condense_cli.core.events import View
-    from condense_cli.dialects.base import Reading, Replay, StatsReport
+    from condense_cli.dialects.base import Reading, Replay
+    from condense_cli.dialects.reports import StatsReport
     from condense_cli.llm.tokens import Tokenizer
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from condense_cli.core.events import CondensationRecord, Event, model_text
-from condense_cli.dialects.base import CondensationRow, Sizes
+from condense_cli.dialects.reports import CondensationRow, Sizes
 from condense_cli.fast.halves import in_two, splits
 from condense_cli.llm.messages import fingerprint, fingerprint_of
 from condense_cli.llm.tokens import Tokenizer

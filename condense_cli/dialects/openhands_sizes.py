@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from condense_cli.core.clientconfig import ClientConfig
-from condense_cli.dialects.base import Threshold
+from condense_cli.dialects.reports import Threshold
 
 
 def max_size_of(condenser: dict[str, Any]) -> int | None:

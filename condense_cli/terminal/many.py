@@ -16,7 +16,7 @@ import orjson
 from condense_cli.analysis.audit import LogAudit, total
 from condense_cli.analysis.facts import KINDS
 from condense_cli.core.text import plural, sanitize
-from condense_cli.dialects.base import StatsReport
+from condense_cli.dialects.reports import StatsReport
 
 # The columns of `stats` over many logs: (key, heading of the text table).
 STATS_COLUMNS = (

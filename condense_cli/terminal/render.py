@@ -24,7 +24,7 @@ from condense_cli.dialects.base import Gap, Replay
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from condense_cli.dialects.base import CondensationRow, StatsReport
+    from condense_cli.dialects.reports import CondensationRow, StatsReport
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from condense_cli.dialects.base import Threshold
+from condense_cli.dialects.reports import Threshold
 from tests.conftest import corpus_copy, require_corpus
 from tests.dialects.claude_code.test_replay import POSTHOG
 from tests.dialects.openhands_v1.test_replay import conversations

@@ -45,8 +45,6 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
-    StatsReport,
-    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.claude_code.chain import (
@@ -74,6 +72,7 @@ from condense_cli.dialects.claude_code.resume import (
     resume_compaction,
     resume_notes,
 )
+from condense_cli.dialects.reports import StatsReport, Threshold
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ from condense_cli.core.clientconfig import whole_number
 from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.text import plural
-from condense_cli.dialects.base import Threshold
+from condense_cli.dialects.reports import Threshold
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from condense_cli.core.events import model_text
-from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
@@ -34,6 +33,7 @@ from condense_cli.dialects.counting import (
     merge_by_type,
     sizes,
 )
+from condense_cli.dialects.reports import CondensationRow, StatsReport
 from condense_cli.fast.halves import in_two, splits
 
 if TYPE_CHECKING:

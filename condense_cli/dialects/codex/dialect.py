@@ -38,8 +38,6 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
-    StatsReport,
-    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.codex.detect import NAME, REQUEST
@@ -52,6 +50,7 @@ from condense_cli.dialects.codex.resume import (
     resume_compaction,
 )
 from condense_cli.dialects.codex.rollout import feed_lines, read_rollout
+from condense_cli.dialects.reports import StatsReport, Threshold
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:

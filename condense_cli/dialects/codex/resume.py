@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.dialects.base import Threshold
+from condense_cli.dialects.reports import Threshold
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

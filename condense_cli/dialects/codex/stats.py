@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from condense_cli.core.events import Event, model_text
 from condense_cli.core.jsonlines import LineProblem, as_str, decode_line
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.dialects.base import CondensationRow, StatsReport
 from condense_cli.dialects.codex.items import CodexEvent, is_sent
 from condense_cli.dialects.counting import (
     Counted,
@@ -26,6 +25,7 @@ from condense_cli.dialects.counting import (
     merge_by_type,
     sizes,
 )
+from condense_cli.dialects.reports import CondensationRow, StatsReport
 from condense_cli.fast.halves import Report, in_halves, lines_between
 
 if TYPE_CHECKING:

@@ -38,7 +38,6 @@ from condense_cli.dialects.base import (
     Gap,
     Record,
     Replay,
-    Threshold,
     Unsupported,
 )
 from condense_cli.dialects.gemini_cli.detect import NAME
@@ -57,6 +56,7 @@ from condense_cli.dialects.gemini_cli.session import (
     read_session,
 )
 from condense_cli.dialects.gemini_cli.threshold import CLIENT, compression_threshold, standing
+from condense_cli.dialects.reports import Threshold
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:

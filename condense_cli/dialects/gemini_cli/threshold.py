@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from condense_cli.dialects.base import Threshold
+from condense_cli.dialects.reports import Threshold
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig

@@ -21,8 +21,6 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
-    StatsReport,
-    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v0.detect import NAME
@@ -42,6 +40,7 @@ from condense_cli.dialects.openhands_v0.scan import (
     LogIndex,
     forgotten_gaps,
 )
+from condense_cli.dialects.reports import StatsReport, Threshold
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:

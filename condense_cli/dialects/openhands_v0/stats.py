@@ -15,7 +15,6 @@ from condense_cli.core.errors import LogError
 from condense_cli.core.events import model_text
 from condense_cli.core.intervals import IntervalSet
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.dialects.base import StatsReport
 from condense_cli.dialects.counting import (
     Count,
     Tally,
@@ -27,6 +26,7 @@ from condense_cli.dialects.counting import (
 from condense_cli.dialects.openhands_v0.detect import NAME
 from condense_cli.dialects.openhands_v0.events import V0Event, is_seen_by_agent
 from condense_cli.dialects.openhands_v0.scan import LogIndex
+from condense_cli.dialects.reports import StatsReport
 from condense_cli.fast.halves import Report, in_halves, lines_between
 from condense_cli.llm.tokens import Tokenizer
 

@@ -43,8 +43,6 @@ from condense_cli.dialects.base import (
     Reading,
     Record,
     Replay,
-    StatsReport,
-    Threshold,
     quiet_reading,
 )
 from condense_cli.dialects.openhands_v1.detect import (
@@ -55,6 +53,7 @@ from condense_cli.dialects.openhands_v1.detect import (
     OBSERVATION_KINDS,
     SUMMARY_KIND,
 )
+from condense_cli.dialects.reports import StatsReport, Threshold
 from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
