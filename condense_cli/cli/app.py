@@ -74,6 +74,12 @@ COMMANDS = (
         "Replay the log's history under a condenser, in memory, step by step.",
     ),
     Entry(
+        "cost",
+        "cost",
+        "cost",
+        "What the sessions' model calls cost: tokens and dollars, by session, day, month or model.",
+    ),
+    Entry(
         "report",
         "report",
         "report",

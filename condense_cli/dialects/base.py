@@ -31,6 +31,7 @@ from condense_cli.llm.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.core.usage import Usage
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.llm.tokens import Tokenizer
 
@@ -236,6 +237,11 @@ class Replay(ABC):
         """Where the log stands against its client's compaction on resume, under the
         user's settings (the environment, and the settings file `client`), as
         `stats` shows it (None: the client compacts on no such threshold)."""
+        return None
+
+    def usage(self) -> list[Usage] | None:
+        """Every model call the log records with the tokens it used, each once (None:
+        a dialect whose usage `cost` does not read)."""
         return None
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:

@@ -1,4 +1,5 @@
-"""Install the pinned Claude Code, Codex and Gemini CLIs from the npm registry into `.clients/`.
+"""Install the pinned Claude Code, Codex and Gemini CLIs from the npm registry into `.clients/`,
+and ccusage (the usage reporter `condense cost` is compared with).
 
 Idempotent: when the pinned versions are already there, nothing runs. The
 clients ship their native binaries inside platform packages on npm
@@ -31,9 +32,12 @@ PINNED = {
     "@openai/codex": "0.171.0",
     "@google/gemini-cli": "0.61.0",
 }
+# Tools the tests compare with, pinned even with the newest clients (ccusage 20.0.26,
+# the newest today, has no native binary for linux-x64 on npm)
+TOOLS = {"ccusage": "20.0.24"}
 LATEST = os.environ.get("CONDENSE_CLIENTS") == "latest"
 PREFIX = ROOT / (".clients-latest" if LATEST else ".clients")
-PINS = dict.fromkeys(PINNED, "latest") if LATEST else PINNED
+PINS = (dict.fromkeys(PINNED, "latest") if LATEST else PINNED) | TOOLS
 INSTALL_TIMEOUT = 600
 
 
@@ -48,6 +52,7 @@ class Clients:
     claude: Path
     codex: Path
     gemini: Path
+    ccusage: Path
 
 
 def installed_version(package: str, prefix: Path = PREFIX) -> str | None:
@@ -72,9 +77,12 @@ def find_clients(prefix: Path = PREFIX) -> Clients | None:
     claude = _one("@anthropic-ai/claude-code-*/claude", prefix)
     codex = _one("@openai/codex-*/vendor/*/bin/codex", prefix)
     gemini = _one("@google/gemini-cli/bundle/gemini.js", prefix)
-    if claude is None or codex is None or gemini is None:
+    ccusage = _one("@ccusage/ccusage-*/bin/ccusage", prefix)
+    if claude is None or codex is None or gemini is None or ccusage is None:
         return None
-    return Clients(claude=claude, codex=codex, gemini=gemini)
+    if not os.access(ccusage, os.X_OK):  # (npm leaves it as packed; its wrapper chmods it)
+        ccusage.chmod(0o755)
+    return Clients(claude=claude, codex=codex, gemini=gemini, ccusage=ccusage)
 
 
 def ensure_clients(prefix: Path = PREFIX) -> Clients:
@@ -120,6 +128,7 @@ def main() -> int:
     print(f"claude {installed_version('@anthropic-ai/claude-code')}: {clients.claude}")
     print(f"codex {installed_version('@openai/codex')}: {clients.codex}")
     print(f"gemini {installed_version('@google/gemini-cli')}: {clients.gemini}")
+    print(f"ccusage {installed_version('ccusage')}: {clients.ccusage}")
     return 0
 
 

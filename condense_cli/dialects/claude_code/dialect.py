@@ -53,10 +53,10 @@ from condense_cli.dialects.claude_code.chain import (
     read_session,
     walk,
 )
+from condense_cli.dialects.claude_code.copies import copy_line
 from condense_cli.dialects.claude_code.detect import NAME
 from condense_cli.dialects.claude_code.events import (
     BASE_FIELDS,
-    COPY_OF,
     MESSAGE_TYPES,
     PIN_TYPE,
     REQUEST_TYPE,
@@ -77,6 +77,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.core.usage import Usage
     from condense_cli.llm.tokens import Tokenizer
 
 # --- the replay ----------------------------------------------------------------------
@@ -303,6 +304,11 @@ class ClaudeReplay(Replay):
         for event in view:
             event.raw = event.raw  # a line the fast path left in the log is read now
 
+    def usage(self) -> list[Usage]:
+        from condense_cli.dialects.claude_code.usage import session_usage
+
+        return session_usage(self.session)
+
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}
         self.walk_compactions()  # the log is open: `boundary.data` is read too
@@ -442,7 +448,7 @@ class ClaudeReplay(Replay):
         new_ids: dict[str, str] = {}
         message_ids: dict[str, str] = {}
         for event in after.events:
-            copy = _copy_line(event, base, stamp, parent, new_ids, message_ids)
+            copy = copy_line(event, base, stamp, parent, new_ids, message_ids)
             lines.append(copy)
             parent = copy["uuid"]
         body = b"\n".join(encode(x) for x in lines)
@@ -518,46 +524,6 @@ def _context_tokens(view: View) -> int:
             keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
             return sum(v for k in keys if isinstance(v := usage.get(k), int))
     return 0
-
-
-def _copy_line(
-    event: Event,
-    base: dict[str, Any],
-    stamp: str,
-    parent: str,
-    new_ids: dict[str, str],
-    message_ids: dict[str, str],
-) -> dict[str, Any]:
-    """A kept message re-parented after the boundary, with fresh ids."""
-    fresh = str(uuidlib.uuid4())
-    if event.is_summary and event.raw is None:  # a new summary
-        return {
-            "parentUuid": parent,
-            **base,
-            "type": "user",
-            "message": dict(event.data["message"]),
-            "isCompactSummary": True,
-            "isVisibleInTranscriptOnly": True,
-            "uuid": fresh,
-            "timestamp": stamp,
-        }
-    data = dict(event.data)
-    original = data.get("uuid")
-    if isinstance(original, str):
-        new_ids[original] = fresh
-        data[COPY_OF] = data.get(COPY_OF) or original
-    data["uuid"] = fresh
-    data["parentUuid"] = parent
-    data.pop("requestId", None)
-    message = data.get("message")
-    if isinstance(message, dict) and isinstance(message.get("id"), str):
-        mid = message["id"]
-        new = message_ids.setdefault(mid, f"msg_condense_{uuidlib.uuid4().hex[:24]}")
-        data["message"] = {**message, "id": new}
-    source = data.get("sourceToolAssistantUUID")
-    if isinstance(source, str) and source in new_ids:
-        data["sourceToolAssistantUUID"] = new_ids[source]
-    return data
 
 
 # --- the dialect ---------------------------------------------------------------------

@@ -55,6 +55,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.core.usage import Usage
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -112,6 +113,11 @@ class CodexReplay(Replay):
     def resume_figure(self, client: ClientConfig | None = None) -> dict[str, Any] | None:
         compaction = self.resume_compaction(client)
         return compaction.to_json() if compaction is not None else None
+
+    def usage(self) -> list[Usage]:
+        from condense_cli.dialects.codex.usage import rollout_usage
+
+        return rollout_usage(self.source)
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         state = self.state

@@ -1,0 +1,158 @@
+"""What model calls cost, in dollars: LiteLLM's price table, read offline (the copy
+the installed `litellm` ships, found without importing it), and the calls of many
+logs added up by session, day, month or model.
+
+A call's prompt past a model's long-context tier (`..._above_200k_tokens` and the
+like) is priced at that tier's rates, every part of the call, as the provider bills it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from condense_cli.core.usage import Usage
+
+TABLE = "model_prices_and_context_window_backup.json"  # in the litellm package
+TIER = re.compile(r"^input_cost_per_token_above_(\d+)k_tokens$")
+DATE = re.compile(r"-\d{8}$|@\d{8}$")  # `claude-opus-4-5-20251101`, `...@20250514`
+COLUMNS = ("calls", "input", "output", "cache_write", "cache_read", "tokens", "dollars")
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per token of one model, and of its long-context tier (`above` tokens)."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_write_1h: float
+    cache_read: float
+    above: int | None = None
+    tier: Price | None = None
+
+    def of(self, call: Usage) -> float:
+        """What `call` cost."""
+        rates = self.tier if self.tier is not None and call.prompt > (self.above or 0) else self
+        return (
+            call.input * rates.input
+            + call.output * rates.output
+            + call.cache_write * rates.cache_write
+            + call.cache_write_1h * rates.cache_write_1h
+            + call.cache_read * rates.cache_read
+        )
+
+
+@functools.cache
+def price_table() -> dict[str, Any]:
+    """LiteLLM's table, as the installed package ships it ({} when it is not there)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return {}
+    path = Path(spec.origin).parent / TABLE
+    return orjson.loads(path.read_bytes()) if path.is_file() else {}
+
+
+@functools.cache
+def price_of(model: str) -> Price | None:
+    """The price of `model` as a client names it (a dated, provider-prefixed or
+    `[1m]` name is looked up as the model it names); None when the table has none."""
+    table = price_table()
+    name = model.replace("[1m]", "")
+    for candidate in (name, name.rsplit("/", 1)[-1], DATE.sub("", name.rsplit("/", 1)[-1])):
+        bare = (
+            candidate.split(".")[-1] if candidate.startswith(("us.", "eu.", "apac.")) else candidate
+        )
+        for key in (candidate, bare, DATE.sub("", bare)):
+            entry = table.get(key)
+            if isinstance(entry, dict) and isinstance(
+                entry.get("input_cost_per_token"), float | int
+            ):
+                return _price(entry)
+    return None
+
+
+def _price(entry: dict[str, Any], suffix: str = "") -> Price:
+    def rate(key: str, fallback: float = 0.0) -> float:
+        value = entry.get(key + suffix)
+        return float(value) if isinstance(value, float | int) else fallback
+
+    read = rate("input_cost_per_token")
+    write = rate("cache_creation_input_token_cost", read)
+    tiers = [int(m.group(1)) * 1000 for key in entry if (m := TIER.match(key))]
+    tier = _price(entry, f"_above_{tiers[0] // 1000}k_tokens") if tiers and not suffix else None
+    return Price(
+        read,
+        rate("output_cost_per_token"),
+        write,
+        rate("cache_creation_input_token_cost_above_1hr", write),
+        rate("cache_read_input_token_cost", read),
+        tiers[0] if tiers and not suffix else None,
+        tier,
+    )
+
+
+@dataclass
+class Spend:
+    """Calls added up: their tokens, and the dollars of those with a known price."""
+
+    calls: int = 0
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    dollars: float = 0.0
+    unpriced: set[str] = field(default_factory=set)  # models the table has no price for
+
+    def add(self, call: Usage) -> None:
+        self.calls += 1
+        self.input += call.input
+        self.output += call.output
+        self.cache_write += call.cache_write + call.cache_write_1h
+        self.cache_read += call.cache_read
+        price = price_of(call.model)
+        if price is None:
+            self.unpriced.add(call.model)
+        else:
+            self.dollars += price.of(call)
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.output + self.cache_write + self.cache_read
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {name: getattr(self, name) for name in COLUMNS}
+        row["dollars"] = round(self.dollars, 6)
+        if self.unpriced:
+            row["unpriced_models"] = sorted(self.unpriced)
+        return row
+
+
+def group_key(by: str, session: str, call: Usage) -> str:
+    """The row `call` of `session` adds to: the session, its UTC day or month, or its model."""
+    if by == "session":
+        return session
+    if by == "model":
+        return call.model
+    return (call.when[:10] if by == "day" else call.when[:7]) or "(no date)"
+
+
+def spend_by(
+    by: str, calls: Iterable[tuple[str, Usage]], since: str = "", until: str = ""
+) -> dict[str, Spend]:
+    """The calls (each with its session) added up by `by`, those dated from `since`
+    to `until` (inclusive, `YYYY-MM-DD`)."""
+    rows: dict[str, Spend] = {}
+    for session, call in calls:
+        day = call.when[:10]
+        if (since and day < since) or (until and day > until):
+            continue
+        rows.setdefault(group_key(by, session, call), Spend()).add(call)
+    return dict(sorted(rows.items()))

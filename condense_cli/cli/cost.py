@@ -1,0 +1,129 @@
+"""`condense cost`: what the model calls of many sessions cost, in dollars.
+
+No `from __future__ import annotations` (see `options`).
+"""
+
+import csv
+import io
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.many import said_logs, some_logs
+from condense_cli.cli.options import DialectOpt, local_paths
+from condense_cli.cli.output import echo
+from condense_cli.core.errors import CondenseError
+from condense_cli.core.jsonlines import indented
+from condense_cli.core.text import plural
+from condense_cli.core.usage import Usage
+from condense_cli.dialects import read_log
+from condense_cli.terminal.output import say, write_pieces
+
+# Where the clients keep their sessions: what `cost` reads when no log is named.
+CLIENT_FOLDERS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
+DAY = "YYYY-MM-DD"
+
+
+class By(StrEnum):
+    session = "session"
+    day = "day"
+    month = "month"
+    model = "model"
+
+
+class CostFormat(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+def _day(value: str | None) -> str | None:
+    if value is not None and not (len(value) == 10 and value[4] == value[7] == "-"):
+        raise usage_error(f"a day is written {DAY}, not {value!r}")
+    return value
+
+
+@guarded
+def cost(
+    logs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[LOG...]",
+            callback=local_paths,
+            help="Sessions: files, folders, trees (default: the clients' own folders, "
+            "~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp).",
+        ),
+    ] = None,
+    by: Annotated[
+        By, typer.Option("--by", help="One row per session, day, month or model.")
+    ] = By.day,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar=DAY, help="Only calls on this day or later (UTC)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar=DAY, help="Only calls on this day or earlier (UTC)."),
+    ] = None,
+    format: Annotated[
+        CostFormat, typer.Option("--format", "-f", help="text (a table), json or csv.")
+    ] = CostFormat.text,
+    dialect: DialectOpt = None,
+) -> None:
+    """What the sessions' model calls cost: tokens and dollars, by session, day,
+    month or model.
+
+    Each call the log records is counted once, with its input, output, cache writes
+    and cache reads, priced by LiteLLM's table as the installed litellm ships it (no
+    network). A model the table has no price for is counted in tokens and named.
+    """
+    from condense_cli.analysis.cost import COLUMNS, spend_by
+
+    first, last = _day(since), _day(until)
+    paths = logs or [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
+    if not paths:
+        raise usage_error("no sessions in the clients' folders; name a log or a folder")
+    found = some_logs(paths, dialect)
+    calls: list[tuple[str, Usage]] = []
+    unread: dict[str, int] = {}
+    failed = 0
+    for log in found.logs:
+        try:
+            with read_log(log, dialect=dialect) as replay:
+                usage = replay.usage()
+                if usage is None:
+                    unread[replay.dialect] = unread.get(replay.dialect, 0) + 1
+                    continue
+                calls += [(log, call) for call in usage]
+        except CondenseError as exc:
+            if len(found.logs) == 1:
+                raise
+            say(f"Error: {exc.message}")
+            failed += 1
+    rows = spend_by(by.value, calls, first or "", last or "")
+    total = spend_by("session", [("all", c) for _, c in calls], first or "", last or "")
+    totals = total.get("all")
+    if format is CostFormat.json:
+        data: dict[str, Any] = {
+            "by": by.value,
+            "rows": [{by.value: k, **v.to_json()} for k, v in rows.items()],
+        }
+        data["totals"] = totals.to_json() if totals is not None else None
+        write_pieces(indented(data), end=b"\n")
+    elif format is CostFormat.csv:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([by.value, *COLUMNS])
+        for key, spend in rows.items():
+            writer.writerow([key, *(spend.to_json()[c] for c in COLUMNS)])
+        echo(out.getvalue())
+    else:
+        from condense_cli.terminal.cost_text import cost_table
+
+        echo(cost_table(by.value, rows, totals))
+    for name, count in unread.items():
+        say(f"{plural(count, 'log')} of {name}: their usage is not read yet, so left out")
+    said_logs(found, failed)

@@ -1,0 +1,30 @@
+"""A model call a log records, with the tokens it used: what `condense cost` prices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One call's tokens, as the log records them. `input` is the input neither read
+    from nor written to the prompt cache; `cache_write` the 5-minute writes and
+    `cache_write_1h` the one-hour ones (priced apart)."""
+
+    when: str  # the call's timestamp as the log writes it (ISO 8601; "" when none)
+    model: str
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_write_1h: int = 0
+    cache_read: int = 0
+    line: int | None = None  # where the log records it
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.output + self.cache_write + self.cache_write_1h + self.cache_read
+
+    @property
+    def prompt(self) -> int:
+        """The tokens of the prompt: what a long-context price tier is judged by."""
+        return self.input + self.cache_write + self.cache_write_1h + self.cache_read

@@ -1,0 +1,60 @@
+"""The model calls a Codex rollout records: each `token_count` whose running total
+moved, its `last_token_usage` (Codex writes a count again without a new call: the
+total then stays), priced on the model of the `turn_context` before it. Codex's
+`input_tokens` hold the cached ones; `output_tokens` hold the reasoning ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from condense_cli.core.jsonlines import as_dict
+from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.core.usage import Usage
+
+
+def rollout_usage(source: LogSource) -> list[Usage]:
+    """Each call of the rollout, in its order (its lines read again, parsed only
+    where they are a turn context or a token count)."""
+    found = []
+    model = ""
+    total: Any = None
+    for number, raw in enumerate(source.raw_lines(), start=1):
+        if b'"turn_context"' not in raw and b'"token_count"' not in raw:
+            continue
+        try:
+            line = orjson.loads(line_body(raw, first=number == 1))
+        except orjson.JSONDecodeError:
+            continue
+        payload = as_dict(line.get("payload") if isinstance(line, dict) else None)
+        if line.get("type") == "turn_context" and isinstance(payload.get("model"), str):
+            model = payload["model"]
+            continue
+        info = as_dict(payload.get("info"))
+        if (
+            payload.get("type") != "token_count"
+            or not info
+            or info.get("total_token_usage") == total
+        ):
+            continue
+        total = info.get("total_token_usage")
+        last = as_dict(info.get("last_token_usage"))
+        cached = _count(last, "cached_input_tokens")
+        stamp = line.get("timestamp")
+        found.append(
+            Usage(
+                stamp if isinstance(stamp, str) else "",
+                model,
+                max(0, _count(last, "input_tokens") - cached),
+                _count(last, "output_tokens"),
+                cache_read=cached,
+                line=number,
+            )
+        )
+    return found
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

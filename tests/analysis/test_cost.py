@@ -1,0 +1,151 @@
+"""`condense cost`: each call once, priced by LiteLLM's table as the litellm installed
+here ships it; by session, day, month or model; text, JSON and CSV."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from condense_cli.analysis.cost import price_of, spend_by
+from condense_cli.core.usage import Usage
+from condense_cli.dialects import read_log
+from tests.conftest import CORPUS, require_corpus
+from tests.dialects.claude_code.test_replay import Builder
+
+OPUS = price_of("claude-opus-4-7")
+
+
+def usage(**counts: int) -> dict[str, Any]:
+    return {"input_tokens": 0, "output_tokens": 0, **{k: v for k, v in counts.items()}}
+
+
+def session(tmp_path: Path) -> Path:
+    """Three calls of claude-opus-4-7 on two days: one streamed as two lines (the same
+    message and request), one with a one-hour cache write; a reply the client wrote
+    itself, and a copy `condense run` wrote, which are no calls."""
+    b = Builder("claude-opus-4-7")
+    b.user("Fix the parser.", timestamp="2026-04-26T10:00:00Z")
+    for block in ("thinking", "text"):  # one answer, two lines
+        b.assistant([{"type": "text", "text": block}], "m1")
+        b.lines[-1] |= {"requestId": "r1", "timestamp": "2026-04-26T10:00:01Z"}
+        b.lines[-1]["message"]["usage"] = usage(input_tokens=100, output_tokens=50)
+    b.say("Done.", "m2")
+    hour = {"ephemeral_1h_input_tokens": 1_000, "ephemeral_5m_input_tokens": 2_000}
+    b.lines[-1] |= {"requestId": "r2", "timestamp": "2026-04-27T09:00:00Z"}
+    b.lines[-1]["message"]["usage"] = usage(
+        cache_creation_input_tokens=3_000, cache_creation=hour, cache_read_input_tokens=10_000
+    )
+    b.say("No response requested.", "m3")
+    b.lines[-1]["message"] |= {"model": "<synthetic>", "usage": usage(input_tokens=9)}
+    b.say("Done.", "m4")  # a copy condense wrote
+    b.lines[-1] |= {"condenseCopyOf": "u3", "timestamp": "2026-04-27T09:00:05Z"}
+    b.lines[-1]["message"]["usage"] = usage(input_tokens=7_777)
+    return b.write(tmp_path / "s.jsonl")
+
+
+def test_each_call_is_counted_once_and_priced_by_its_parts(tmp_path: Path) -> None:
+    assert OPUS is not None
+    with read_log(str(session(tmp_path))) as replay:
+        calls = [("s", u) for u in replay.usage() or []]
+    assert [
+        (u.input, u.output, u.cache_write, u.cache_write_1h, u.cache_read) for _, u in calls
+    ] == [
+        (100, 50, 0, 0, 0),
+        (0, 0, 2_000, 1_000, 10_000),
+    ]
+    days = spend_by("day", calls)
+    assert list(days) == ["2026-04-26", "2026-04-27"]
+    assert days["2026-04-26"].dollars == pytest.approx(100 * OPUS.input + 50 * OPUS.output)
+    # the one-hour writes at their own rate, which is not the five-minute one
+    assert OPUS.cache_write_1h > OPUS.cache_write
+    second = 2_000 * OPUS.cache_write + 1_000 * OPUS.cache_write_1h + 10_000 * OPUS.cache_read
+    assert days["2026-04-27"].dollars == pytest.approx(second)
+    assert list(spend_by("month", calls)) == ["2026-04"]
+    assert spend_by("day", calls, since="2026-04-27").keys() == {"2026-04-27"}
+    assert spend_by("day", calls, until="2026-04-26").keys() == {"2026-04-26"}
+
+
+def test_a_prompt_past_the_long_context_tier_is_priced_at_its_rates() -> None:
+    price = price_of("gemini-2.5-pro")  # its table entry has a tier above 200k
+    assert price is not None and price.tier is not None and price.above == 200_000
+    short = Usage("", "gemini-2.5-pro", input=200_000, output=10)
+    long = Usage("", "gemini-2.5-pro", input=200_001, output=10)
+    assert price.of(short) == pytest.approx(200_000 * price.input + 10 * price.output)
+    assert price.of(long) == pytest.approx(200_001 * price.tier.input + 10 * price.tier.output)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-opus-4-7",
+        "claude-opus-4-7[1m]",
+        "anthropic/claude-opus-4-7",
+        "claude-opus-4-7-20260416",
+    ],
+)
+def test_a_model_is_priced_by_the_name_it_is_known_by(name: str) -> None:
+    assert price_of(name) == OPUS
+
+
+def test_a_model_without_a_price_is_counted_in_tokens_and_named(tmp_path: Path, cli) -> None:
+    b = Builder("claude-nova-9")
+    b.user("Hi.")
+    b.say("Hello.", "m1")
+    log = b.write(tmp_path / "s.jsonl")
+    assert price_of("claude-nova-9") is None
+    data = orjson.loads(cli("cost", log, "-f", "json").stdout_bytes)
+    assert data["totals"]["tokens"] == 100 and data["totals"]["dollars"] == 0
+    assert data["totals"]["unpriced_models"] == ["claude-nova-9"]
+    text = cli("cost", log).stdout
+    assert "+? no price in LiteLLM's table for claude-nova-9" in text
+
+
+def test_the_corpus_sessions_cost_what_ccusage_says(cli) -> None:
+    """ccusage 20.0.24 --offline gave these totals for the corpus sessions (the client
+    tests run it again: `tests/clients/test_ccusage.py`)."""
+    require_corpus(CORPUS.parent / "codex")
+    folders = [CORPUS.parent / "claude-code", CORPUS.parent / "codex"]
+    data = orjson.loads(cli("cost", *folders, "--by", "session", "-f", "json").stdout_bytes)
+    dollars = {Path(r["session"]).name: r["dollars"] for r in data["rows"]}
+    assert dollars == pytest.approx(
+        {
+            "FundWise.claude-session.jsonl": 5.942159,
+            "posthog-impact-dashboard.claude-session.jsonl": 13.511958,
+            "FundWise.codex-session.jsonl": 0.300484,
+            "edgerunner.codex-session.jsonl": 24.836138,
+        },
+        abs=1e-6,
+    )
+    by_model = orjson.loads(cli("cost", *folders, "--by", "model", "-f", "json").stdout_bytes)
+    assert [r["model"] for r in by_model["rows"]] == [
+        "claude-opus-4-7",
+        "gpt-5.5",
+        "gpt-5.6-luna",
+        "gpt-5.6-sol",
+    ]
+    csv = cli("cost", *folders, "--by", "month", "-f", "csv").stdout.splitlines()
+    assert csv[0] == "month,calls,input,output,cache_write,cache_read,tokens,dollars"
+
+
+def test_cost_reads_the_clients_folders_when_no_log_is_named(tmp_path: Path, proc) -> None:
+    projects = tmp_path / ".claude" / "projects" / "-work"
+    projects.mkdir(parents=True)
+    session(projects)
+    done = proc(
+        "cost",
+        "--by",
+        "session",
+        "-f",
+        "json",
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["rows"]
+    assert row["calls"] == 2 and row["session"].endswith("s.jsonl")
+    empty = proc("cost", env={"HOME": str(tmp_path / "none"), "PATH": "/usr/bin:/bin"})
+    assert empty.returncode == 2 and b"no sessions in the clients' folders" in empty.stderr
+    assert proc("cost", projects, "--since", "26-04-2026").returncode == 2
