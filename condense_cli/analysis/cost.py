@@ -13,6 +13,7 @@ import importlib.util
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +136,21 @@ class Spend:
         return row
 
 
+BLOCK = timedelta(hours=5)  # a billing block, as ccusage draws them
+
+
 def group_key(by: str, session: str, call: Usage) -> str:
-    """The row `call` of `session` adds to: the session, its UTC day or month, or its model."""
+    """The row `call` of `session` adds to: the session, its UTC day, week (from its
+    Monday) or month, or its model (`block` is `spend_by`'s)."""
     if by == "session":
         return session
     if by == "model":
         return call.model
-    return (call.when[:10] if by == "day" else call.when[:7]) or "(no date)"
+    day = call.when[:10]
+    if by == "week" and day:
+        monday = date.fromisoformat(day) - timedelta(days=date.fromisoformat(day).weekday())
+        return monday.isoformat()
+    return (day if by == "day" else call.when[:7]) or "(no date)"
 
 
 def spend_by(
@@ -149,10 +158,42 @@ def spend_by(
 ) -> dict[str, Spend]:
     """The calls (each with its session) added up by `by`, those dated from `since`
     to `until` (inclusive, `YYYY-MM-DD`)."""
+    chosen = [
+        (session, call)
+        for session, call in calls
+        if not (since and call.when[:10] < since) and not (until and call.when[:10] > until)
+    ]
+    keys = blocks(c for _, c in chosen) if by == "block" else None
     rows: dict[str, Spend] = {}
-    for session, call in calls:
-        day = call.when[:10]
-        if (since and day < since) or (until and day > until):
-            continue
-        rows.setdefault(group_key(by, session, call), Spend()).add(call)
+    for index, (session, call) in enumerate(chosen):
+        key = keys[index] if keys is not None else group_key(by, session, call)
+        rows.setdefault(key, Spend()).add(call)
     return dict(sorted(rows.items()))
+
+
+def blocks(calls: Iterable[Usage]) -> list[str]:
+    """Each call's five-hour billing block, by the block's start: a block starts at the
+    hour of a call that comes five hours or more after the block before it started, or
+    after the call before it (the calls taken in time order)."""
+    calls = list(calls)
+    order = sorted(range(len(calls)), key=lambda i: calls[i].when)
+    keys = [""] * len(calls)
+    start = last = None
+    for index in order:
+        when = _moment(calls[index].when)
+        if when is None:
+            keys[index] = "(no date)"
+            continue
+        if start is None or last is None or when - start >= BLOCK or when - last >= BLOCK:
+            start = when.replace(minute=0, second=0, microsecond=0)
+        last = when
+        keys[index] = start.strftime("%Y-%m-%dT%H:00Z")
+    return keys
+
+
+def _moment(stamp: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -77,7 +77,8 @@ COMMANDS = (
         "cost",
         "cost",
         "cost",
-        "What the sessions' model calls cost: tokens and dollars, by session, day, month or model.",
+        "What the sessions' model calls cost: tokens and dollars, by session, day, week, "
+        "month, billing block or model.",
     ),
     Entry(
         "report",

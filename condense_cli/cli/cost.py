@@ -30,7 +30,9 @@ DAY = "YYYY-MM-DD"
 class By(StrEnum):
     session = "session"
     day = "day"
+    week = "week"
     month = "month"
+    block = "block"
     model = "model"
 
 
@@ -58,7 +60,12 @@ def cost(
         ),
     ] = None,
     by: Annotated[
-        By, typer.Option("--by", help="One row per session, day, month or model.")
+        By,
+        typer.Option(
+            "--by",
+            help="One row per session, day, week (from Monday), month, five-hour billing "
+            "block (by its start) or model.",
+        ),
     ] = By.day,
     since: Annotated[
         str | None,
@@ -73,8 +80,8 @@ def cost(
     ] = CostFormat.text,
     dialect: DialectOpt = None,
 ) -> None:
-    """What the sessions' model calls cost: tokens and dollars, by session, day,
-    month or model.
+    """What the sessions' model calls cost: tokens and dollars, by session, day, week,
+    month, billing block or model.
 
     Each call the log records is counted once, with its input, output, cache writes
     and cache reads, priced by LiteLLM's table as the installed litellm ships it (no

@@ -69,6 +69,30 @@ def test_each_call_is_counted_once_and_priced_by_its_parts(tmp_path: Path) -> No
     assert spend_by("day", calls, until="2026-04-26").keys() == {"2026-04-26"}
 
 
+def test_a_billing_block_lasts_five_hours_from_its_first_calls_hour() -> None:
+    from condense_cli.analysis.cost import blocks
+
+    def call(when: str) -> Usage:
+        return Usage(when, "claude-opus-4-7", input=1)
+
+    stamps = [
+        "2026-04-26T21:40:00Z",  # a block from 21:00
+        "2026-04-27T01:59:00Z",  # still in it (before 02:00)
+        "2026-04-27T02:10:00Z",  # five hours after its start: a block from 02:00
+        "2026-04-27T09:30:00Z",  # over five hours after the call before: from 09:00
+        "",
+    ]
+    assert blocks(call(s) for s in stamps) == [
+        "2026-04-26T21:00Z",
+        "2026-04-26T21:00Z",
+        "2026-04-27T02:00Z",
+        "2026-04-27T09:00Z",
+        "(no date)",
+    ]
+    calls = [("s", call(s)) for s in stamps[:3]]
+    assert list(spend_by("week", calls)) == ["2026-04-20", "2026-04-27"]  # from Mondays
+
+
 def test_a_prompt_past_the_long_context_tier_is_priced_at_its_rates() -> None:
     price = price_of("gemini-2.5-pro")  # its table entry has a tier above 200k
     assert price is not None and price.tier is not None and price.above == 200_000

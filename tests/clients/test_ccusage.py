@@ -70,9 +70,20 @@ def test_cost_agrees_with_ccusage_per_session_and_per_day(
     assert set(ours) == set(theirs)
     for name, row in ours.items():
         assert row["dollars"] == pytest.approx(theirs[name], rel=0.01)
-    days = {r["day"]: r["dollars"] for r in cost(proc, home, "--by", "day")["rows"]}
-    their_days = {d["period"]: d["totalCost"] for d in ccusage(clients, home, "daily")["daily"]}
-    assert days == pytest.approx(their_days, rel=0.01)
+    for by, report, key in (("day", "daily", "daily"), ("week", "weekly", "weekly")):
+        ours_by = {r[by]: r["dollars"] for r in cost(proc, home, "--by", by)["rows"]}
+        theirs_by = {d["period"]: d["totalCost"] for d in ccusage(clients, home, report)[key]}
+        assert ours_by == pytest.approx(theirs_by, rel=0.01), by
+    # billing blocks: ccusage draws them for Claude Code's calls, by their start
+    claude = home.parent / "claude-only"
+    shutil.copytree(home / ".claude", claude / ".claude")
+    ours_blocks = {r["block"]: r["dollars"] for r in cost(proc, claude, "--by", "block")["rows"]}
+    theirs_blocks = {
+        b["startTime"][:16] + "Z": b["costUSD"]  # 2026-04-26T21:00:00.000Z
+        for b in ccusage(clients, claude, "blocks")["blocks"]
+        if not b["isGap"]
+    }
+    assert ours_blocks == pytest.approx(theirs_blocks, rel=0.01)
 
 
 def test_after_condense_run_ccusage_counts_the_copies_and_cost_does_not(
