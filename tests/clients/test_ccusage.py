@@ -97,3 +97,32 @@ def test_after_condense_run_ccusage_counts_the_copies_and_cost_does_not(
     assert done.returncode == 0, done.stderr
     assert cost(proc, home, "--by", "session")["totals"]["dollars"] == pytest.approx(before)
     assert ccusage(clients, home, "claude", "daily")["totals"]["totalCost"] > their_before
+
+
+def test_a_gemini_session_costs_what_ccusage_says_after_a_tool_call_and_a_resume(
+    clients: Clients, proc: Any, tmp_path: Path
+) -> None:
+    """The client writes the model's message again with its tool calls, and the whole
+    list again when it resumes: each call is counted once, by both."""
+    from tests.clients.resume import gemini_run
+    from tests.clients.servers import GeminiServer
+    from tests.clients.test_gemini_cli import MODEL, READ
+
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("the parser lives in src/parse.py\n")
+    with GeminiServer() as server:
+        server.reply(READ, "The parser is in src/parse.py.")
+        first = gemini_run(
+            clients.gemini, tmp_path, server, "Where is it?", extra=(*MODEL, "--yolo")
+        )
+        assert first.returncode == 0, first.stderr[-2000:]
+    with GeminiServer() as server:
+        server.reply("Fine.")
+        again = gemini_run(clients.gemini, tmp_path, server, "Thanks.", True, MODEL)
+        assert again.returncode == 0 and again.session == first.session
+    home = tmp_path / "home"
+    [ours] = cost(proc, home, "--by", "session")["rows"]
+    [theirs] = ccusage(clients, home, "gemini", "session")["sessions"]
+    assert ours["calls"] == 3  # the call, the answer after the tool, the resumed turn
+    assert (ours["input"], ours["output"]) == (theirs["inputTokens"], theirs["outputTokens"])
+    assert ours["dollars"] == pytest.approx(theirs["totalCost"], rel=0.01)

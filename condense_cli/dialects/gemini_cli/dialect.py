@@ -61,6 +61,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
+    from condense_cli.core.usage import Usage
 
 
 def shown(events: list[GeminiEvent]) -> list[GeminiEvent]:
@@ -250,6 +251,11 @@ class GeminiReplay(Replay):
         session = self.session
         found = standing(session.model, session.prompt_tokens, session.tokens_line, client)
         return found.to_json() if found is not None else None
+
+    def usage(self) -> list[Usage]:
+        from condense_cli.dialects.gemini_cli.usage import session_usage
+
+        return session_usage(self.source)
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}
