@@ -96,6 +96,7 @@ def cost(
     found = some_logs(paths, dialect)
     calls: list[tuple[str, Usage]] = []
     unread: dict[str, int] = {}
+    seen: set[str] = set()
     failed = 0
     for log in found.logs:
         try:
@@ -104,7 +105,11 @@ def cost(
                 if usage is None:
                     unread[replay.dialect] = unread.get(replay.dialect, 0) + 1
                     continue
-                calls += [(log, call) for call in usage]
+                for call in usage:  # a call another session holds too (a fork): once
+                    if call.key is None or call.key not in seen:
+                        calls.append((log, call))
+                        if call.key is not None:
+                            seen.add(call.key)
         except CondenseError as exc:
             if len(found.logs) == 1:
                 raise

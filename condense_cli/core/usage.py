@@ -19,6 +19,9 @@ class Usage:
     cache_write_1h: int = 0
     cache_read: int = 0
     line: int | None = None  # where the log records it
+    # the call's identity where the log gives one (Claude Code: message and request
+    # ids): a copy of it in another session (a fork, a resumed copy) is the same call
+    key: str | None = None
 
     @property
     def tokens(self) -> int:

@@ -115,6 +115,17 @@ def test_a_model_is_priced_by_the_name_it_is_known_by(name: str) -> None:
     assert price_of(name) == OPUS
 
 
+def test_a_call_a_forked_session_holds_too_is_counted_once(tmp_path: Path, cli) -> None:
+    """A fork (`--fork-session`) starts with a copy of the conversation: the same
+    message and request ids, no new calls (ccusage counts them once too)."""
+    log = session(tmp_path)
+    fork = tmp_path / "fork" / "f.jsonl"
+    fork.parent.mkdir()
+    fork.write_bytes(log.read_bytes())
+    data = orjson.loads(cli("cost", tmp_path, "--by", "session", "-f", "json").stdout_bytes)
+    assert [(Path(r["session"]).name, r["calls"]) for r in data["rows"]] == [("f.jsonl", 2)]
+
+
 def test_a_model_without_a_price_is_counted_in_tokens_and_named(tmp_path: Path, cli) -> None:
     b = Builder("claude-nova-9")
     b.user("Hi.")

@@ -1,6 +1,7 @@
 """The model calls a Claude Code session records: every assistant line's `usage`,
 each call once. The client writes a line per content block of one answer, each with
-the same message id, request id and usage; `condense run`'s copies (`condenseCopyOf`)
+the same message id, request id and usage (the call's `key`, which a forked session's
+copy keeps too); `condense run`'s copies (`condenseCopyOf`)
 and the replies the client writes itself (`<synthetic>`) are no calls."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
 
 def session_usage(session: Session) -> list[Usage]:
     """Each call of the session, in the order the session records it."""
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     found = []
     for line in session.lines:
         if line.type != "assistant":
@@ -29,10 +30,11 @@ def session_usage(session: Session) -> list[Usage]:
         if data.get(COPY_OF):
             continue
         call, request = message.get("id"), data.get("requestId")
-        if isinstance(call, str) and isinstance(request, str):
-            if (call, request) in seen:
+        key = f"{call}:{request}" if isinstance(call, str) and isinstance(request, str) else None
+        if key is not None:
+            if key in seen:
                 continue
-            seen.add((call, request))
+            seen.add(key)
         written = _count(usage, "cache_creation_input_tokens")
         hour = min(
             written, _count(as_dict(usage.get("cache_creation")), "ephemeral_1h_input_tokens")
@@ -48,6 +50,7 @@ def session_usage(session: Session) -> list[Usage]:
                 hour,
                 _count(usage, "cache_read_input_tokens"),
                 line.number,
+                key,
             )
         )
     return found
