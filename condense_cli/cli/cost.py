@@ -6,20 +6,27 @@ No `from __future__ import annotations` (see `options`).
 import csv
 import io
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from condense_cli.cli.guard import guarded, usage_error
-from condense_cli.cli.many import said_logs, some_logs
-from condense_cli.cli.options import DialectOpt, local_paths
+from condense_cli.cli.many import each_log, said_logs, some_logs
+from condense_cli.cli.options import (
+    DEFAULT_WORKERS,
+    DialectOpt,
+    Workers,
+    local_paths,
+    with_workers,
+)
 from condense_cli.cli.output import echo
-from condense_cli.core.errors import CondenseError
+from condense_cli.core.errors import CondenseError, LogFailed
 from condense_cli.core.jsonlines import indented
 from condense_cli.core.text import plural
 from condense_cli.core.usage import Usage
-from condense_cli.dialects import read_log
+from condense_cli.dialects import read_usage
 from condense_cli.terminal.output import say, write_pieces
 
 # Where the clients keep their sessions: what `cost` reads when no log is named.
@@ -49,6 +56,7 @@ def _day(value: str | None) -> str | None:
 
 
 @guarded
+@with_workers
 def cost(
     logs: Annotated[
         list[str] | None,
@@ -79,6 +87,7 @@ def cost(
         CostFormat, typer.Option("--format", "-f", help="text (a table), json or csv.")
     ] = CostFormat.text,
     dialect: DialectOpt = None,
+    workers: Workers = DEFAULT_WORKERS,
 ) -> None:
     """What the sessions' model calls cost: tokens and dollars, by session, day, week,
     month, billing block or model.
@@ -98,23 +107,24 @@ def cost(
     unread: dict[str, int] = {}
     seen: set[str] = set()
     failed = 0
-    for log in found.logs:
-        try:
-            with read_log(log, dialect=dialect) as replay:
-                usage = replay.usage()
-                if usage is None:
-                    unread[replay.dialect] = unread.get(replay.dialect, 0) + 1
-                    continue
-                for call in usage:  # a call another session holds too (a fork): once
-                    if call.key is None or call.key not in seen:
-                        calls.append((log, call))
-                        if call.key is not None:
-                            seen.add(call.key)
-        except CondenseError as exc:
-            if len(found.logs) == 1:
-                raise
-            say(f"Error: {exc.message}")
-            failed += 1
+    work = partial(usage_one, dialect=dialect)
+    with each_log(work, found.logs, workers, "reading") as done:
+        for log, result in zip(found.logs, done, strict=True):
+            if isinstance(result, tuple) and isinstance(result[0], str) and len(result) == 3:
+                if len(found.logs) == 1:
+                    raise LogFailed(*result)
+                say(f"Error: {result[0]}")
+                failed += 1
+                continue
+            name, usage = result
+            if usage is None:
+                unread[name] = unread.get(name, 0) + 1
+                continue
+            for call in usage:  # a call another session holds too (a fork): once
+                if call.key is None or call.key not in seen:
+                    calls.append((log, call))
+                    if call.key is not None:
+                        seen.add(call.key)
     rows = spend_by(by.value, calls, first or "", last or "")
     total = spend_by("session", [("all", c) for _, c in calls], first or "", last or "")
     totals = total.get("all")
@@ -139,3 +149,12 @@ def cost(
     for name, count in unread.items():
         say(f"{plural(count, 'log')} of {name}: their usage is not read yet, so left out")
     said_logs(found, failed)
+
+
+def usage_one(log: str, dialect: str | None) -> Any:
+    """The dialect and calls of one log (in this process or a worker's), or the
+    message, hint and exit code of why they cannot be read."""
+    try:
+        return read_usage(log, dialect)
+    except CondenseError as exc:
+        return exc.message, exc.hint, exc.exit_code

@@ -34,6 +34,7 @@ from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
 from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
 if TYPE_CHECKING:
+    from condense_cli.core.usage import Usage
     from condense_cli.dialects.counting import TextCounts
 
 
@@ -153,6 +154,17 @@ def read_log(
             path, source, upto=upto, collect=collect, reading=reading, counts=counts
         ) as replay:
             yield replay
+
+
+def read_usage(path: str, dialect: str | None = None) -> tuple[str, list[Usage] | None]:
+    """The dialect of the log at `path` and the model calls it records (None: a
+    dialect whose calls `cost` does not read), read as plainly as the dialect can."""
+    if is_url(path) or (not is_stream(path) and Path(path).is_dir()):
+        with read_log(path, dialect=dialect) as replay:
+            return replay.dialect, replay.usage()
+    with LogSource.open(path) as source:
+        chosen = dialect_named(dialect) if dialect else detect_file(source)
+        return chosen.name, chosen.usage_of(path, source)
 
 
 @contextlib.contextmanager

@@ -413,6 +413,12 @@ class Dialect(ABC):
         """Validate and replay a log that is one file; with `locked`, the replay can
         append once through it. Every dialect reads files (V1 reads folders too)."""
 
+    def usage_of(self, path: str, source: LogSource | None) -> list[Usage] | None:
+        """The model calls of a log, as its `Replay.usage` gives them; a dialect whose
+        calls are plain in its lines reads them without replaying the log."""
+        with self.reading(path, source) as replay:
+            return replay.usage()
+
     @contextlib.contextmanager
     def reading(
         self,

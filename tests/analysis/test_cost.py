@@ -69,6 +69,24 @@ def test_each_call_is_counted_once_and_priced_by_its_parts(tmp_path: Path) -> No
     assert spend_by("day", calls, until="2026-04-26").keys() == {"2026-04-26"}
 
 
+def test_the_calls_read_from_the_file_are_the_calls_of_the_replay(tmp_path: Path) -> None:
+    """`cost` reads a session's calls from its lines, a block at a time, without
+    replaying it: the same calls, at the same lines, as the replayed session gives."""
+    from condense_cli.dialects import read_usage
+
+    logs = [session(tmp_path)]
+    if (CORPUS.parent / "claude-code").is_dir():
+        logs += sorted((CORPUS.parent / "claude-code").glob("*.jsonl"))
+    for log in logs:
+        with read_log(str(log)) as replay:
+            replayed = replay.usage()
+        assert read_usage(str(log)) == ("claude-code", replayed), log
+    crlf = tmp_path / "crlf.jsonl"  # the lines counted through other line ends too
+    crlf.write_bytes(logs[0].read_bytes().replace(b"\n", b"\r\n"))
+    lines = [[u.line for u in read_usage(str(log))[1] or []] for log in (crlf, logs[0])]
+    assert lines[0] == lines[1] and lines[0]
+
+
 def test_a_billing_block_lasts_five_hours_from_its_first_calls_hour() -> None:
     from condense_cli.analysis.cost import blocks
 
@@ -184,3 +202,17 @@ def test_cost_reads_the_clients_folders_when_no_log_is_named(tmp_path: Path, pro
     empty = proc("cost", env={"HOME": str(tmp_path / "none"), "PATH": "/usr/bin:/bin"})
     assert empty.returncode == 2 and b"no sessions in the clients' folders" in empty.stderr
     assert proc("cost", projects, "--since", "26-04-2026").returncode == 2
+
+
+def test_a_copy_of_a_codex_rollout_is_the_same_calls(tmp_path: Path, cli) -> None:
+    """The same counts at the same moments, in a copy under another session id: the
+    same calls (ccusage counts them once too)."""
+    require_corpus(CORPUS.parent / "codex")
+    original = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    first, rest = original.read_bytes().split(b"\n", 1)
+    meta = orjson.loads(first)
+    meta["payload"]["id"] = "00000000-0000-4000-8000-000000000000"
+    (tmp_path / "copy.jsonl").write_bytes(orjson.dumps(meta) + b"\n" + rest)
+    (tmp_path / "original.jsonl").write_bytes(original.read_bytes())
+    data = orjson.loads(cli("cost", tmp_path, "--by", "session", "-f", "json").stdout_bytes)
+    assert [(Path(r["session"]).name, r["calls"]) for r in data["rows"]] == [("copy.jsonl", 4)]

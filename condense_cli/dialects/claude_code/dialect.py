@@ -535,6 +535,11 @@ class ClaudeCode(Dialect):
     name = NAME
     label = "Claude Code session"
 
+    def usage_of(self, path: str, source: LogSource | None) -> list[Usage] | None:
+        from condense_cli.dialects.claude_code.usage import file_usage
+
+        return file_usage(source) if source is not None else super().usage_of(path, source)
+
     def replay_file(
         self,
         source: LogSource,

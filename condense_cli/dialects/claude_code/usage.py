@@ -6,28 +6,118 @@ and the replies the client writes itself (`<synthetic>`) are no calls."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+import msgspec
+import orjson
+
 from condense_cli.core.jsonlines import as_dict
+from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.core.usage import Usage
 from condense_cli.dialects.claude_code.events import COPY_OF
 from condense_cli.dialects.claude_code.lines import Session
 from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
 
 
+class _Message(msgspec.Struct, gc=False):
+    id: object = None
+    model: object = None
+    usage: object = None
+
+
+class _Line(msgspec.Struct, gc=False):
+    type: object = None
+    requestId: object = None
+    timestamp: object = None
+    condenseCopyOf: object = None
+    message: _Message | None = None
+
+
+LINES = msgspec.json.Decoder(list[_Line])
+
+
 def session_usage(session: Session) -> list[Usage]:
-    """Each call of the session, in the order the session records it."""
+    """Each call of a session read, in the order it records them."""
+    return _calls((x.number, x.parse()) for x in session.lines if x.type == "assistant")
+
+
+def file_usage(source: LogSource) -> list[Usage]:
+    """The same, from the file's lines, without replaying it: only the lines that
+    hold a usage are parsed."""
+    return _calls(_usage_lines(source))
+
+
+BLOCK = 8 << 20  # the file is read this much at a time, cut at a line's end
+
+
+def _usage_lines(source: LogSource) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The lines that may hold a call, each decoded only as far as `_calls` reads it:
+    found a block at a time where a `"usage"` key is, decoded by msgspec a block's
+    candidates at once (it skips the content, which is most of a line); one by one,
+    with orjson, where msgspec cannot take a line's shape."""
+    number, offset, carry = 1, 0, b""
+    while offset < source.size:
+        block = carry + source.read_at(offset, min(source.size, offset + BLOCK))
+        offset += BLOCK
+        end = block.rfind(b"\n") + 1 if offset < source.size else len(block)
+        block, carry = block[:end], block[end:]
+        at, start = 0, 0
+        found: list[tuple[int, bytes]] = []
+        while (hit := block.find(b'"usage"', start)) >= 0:
+            begin = block.rfind(b"\n", 0, hit) + 1
+            stop = block.find(b"\n", hit)
+            stop = len(block) if stop < 0 else stop
+            number += block.count(b"\n", at, begin)
+            at, start = begin, stop + 1
+            line = block[begin:stop]
+            if b'"assistant"' in line:
+                found.append((number, line_body(line, first=number == 1)))
+        number += block.count(b"\n", at)
+        yield from _decoded(found)
+
+
+def _decoded(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        values = LINES.decode(b"[" + b",".join(body for _, body in lines) + b"]")
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        yield from _one_by_one(lines)
+        return
+    for (number, _), line in zip(lines, values, strict=True):
+        message = line.message
+        yield (
+            number,
+            {
+                "type": line.type,
+                "requestId": line.requestId,
+                "timestamp": line.timestamp,
+                COPY_OF: line.condenseCopyOf,
+                "message": {"id": message.id, "model": message.model, "usage": message.usage}
+                if message is not None
+                else None,
+            },
+        )
+
+
+def _one_by_one(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, body in lines:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            yield number, data
+
+
+def _calls(lines: Iterable[tuple[int, dict[str, Any]]]) -> list[Usage]:
     seen: set[str] = set()
     found = []
-    for line in session.lines:
-        if line.type != "assistant":
+    for number, data in lines:
+        if data.get("type") != "assistant" or data.get(COPY_OF):
             continue
-        data = line.parse()
         message = as_dict(data.get("message"))
         usage, model = message.get("usage"), message.get("model")
         if not isinstance(usage, dict) or not isinstance(model, str) or model == SYNTHETIC_MODEL:
-            continue
-        if data.get(COPY_OF):
             continue
         call, request = message.get("id"), data.get("requestId")
         key = f"{call}:{request}" if isinstance(call, str) and isinstance(request, str) else None
@@ -36,9 +126,8 @@ def session_usage(session: Session) -> list[Usage]:
                 continue
             seen.add(key)
         written = _count(usage, "cache_creation_input_tokens")
-        hour = min(
-            written, _count(as_dict(usage.get("cache_creation")), "ephemeral_1h_input_tokens")
-        )
+        creation = as_dict(usage.get("cache_creation"))
+        hour = min(written, _count(creation, "ephemeral_1h_input_tokens"))
         stamp = data.get("timestamp")
         found.append(
             Usage(
@@ -49,7 +138,7 @@ def session_usage(session: Session) -> list[Usage]:
                 written - hour,
                 hour,
                 _count(usage, "cache_read_input_tokens"),
-                line.number,
+                number,
                 key,
             )
         )

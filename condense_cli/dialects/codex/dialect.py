@@ -343,6 +343,11 @@ class Codex(Dialect):
     name = NAME
     label = "Codex CLI rollout"
 
+    def usage_of(self, path: str, source: LogSource | None) -> list[Usage] | None:
+        from condense_cli.dialects.codex.usage import rollout_usage
+
+        return rollout_usage(source) if source is not None else super().usage_of(path, source)
+
     def replay_file(
         self,
         source: LogSource,

@@ -42,14 +42,19 @@ def rollout_usage(source: LogSource) -> list[Usage]:
         last = as_dict(info.get("last_token_usage"))
         cached = _count(last, "cached_input_tokens")
         stamp = line.get("timestamp")
+        when = stamp if isinstance(stamp, str) else ""
+        given, output = _count(last, "input_tokens"), _count(last, "output_tokens")
         found.append(
             Usage(
-                stamp if isinstance(stamp, str) else "",
+                when,
                 model,
-                max(0, _count(last, "input_tokens") - cached),
-                _count(last, "output_tokens"),
+                max(0, given - cached),
+                output,
                 cache_read=cached,
                 line=number,
+                # a copy of the rollout (a backup, a copy under another id) holds the
+                # same count at the same moment: the same call (ccusage counts it once)
+                key=f"{when}:{given}:{cached}:{output}" if when else None,
             )
         )
     return found

@@ -291,6 +291,11 @@ class GeminiCli(Dialect):
     name = NAME
     label = "Gemini CLI session"
 
+    def usage_of(self, path: str, source: LogSource | None) -> list[Usage] | None:
+        from condense_cli.dialects.gemini_cli.usage import session_usage
+
+        return session_usage(source) if source is not None else super().usage_of(path, source)
+
     def replay_file(
         self,
         source: LogSource,
