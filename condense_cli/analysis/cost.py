@@ -111,6 +111,7 @@ class Spend:
     cache_read: int = 0
     dollars: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # models the table has no price for
+    recorded: int = 0  # calls priced by the dollars the log records (none in the table)
 
     def add(self, call: Usage) -> None:
         self.calls += 1
@@ -119,10 +120,13 @@ class Spend:
         self.cache_write += call.cache_write + call.cache_write_1h
         self.cache_read += call.cache_read
         price = price_of(call.model)
-        if price is None:
-            self.unpriced.add(call.model)
-        else:
+        if price is not None:
             self.dollars += price.of(call)
+        elif call.cost is not None:  # the log's own price, where the table has none
+            self.dollars += call.cost
+            self.recorded += 1
+        else:
+            self.unpriced.add(call.model)
 
     @property
     def tokens(self) -> int:
@@ -133,6 +137,8 @@ class Spend:
         row["dollars"] = round(self.dollars, 6)
         if self.unpriced:
             row["unpriced_models"] = sorted(self.unpriced)
+        if self.recorded:
+            row["priced_as_the_log_records"] = self.recorded
         return row
 
 

@@ -22,6 +22,8 @@ class Usage:
     # the call's identity where the log gives one (Claude Code: message and request
     # ids): a copy of it in another session (a fork, a resumed copy) is the same call
     key: str | None = None
+    cost: float | None = None  # the dollars the log itself records for the call, if any
+    service: str = ""  # what made the call, where the log says (OpenHands: its condenser)
 
     @property
     def tokens(self) -> int:

@@ -22,7 +22,8 @@ def _cells(spend: Spend) -> list[str]:
         spend.cache_read,
         spend.tokens,
     )
-    dollars = f"${spend.dollars:,.2f}" + (" +?" if spend.unpriced else "")
+    dollars = f"${spend.dollars:,.2f}" + ("*" if spend.recorded else "")
+    dollars += " +?" if spend.unpriced else ""
     return [*(f"{n:,}" for n in numbers), dollars]
 
 
@@ -37,6 +38,11 @@ def cost_table(by: str, rows: dict[str, Spend], totals: Spend | None) -> str:
             ["all", *_cells(totals)],
         ]
     )
+    if totals.recorded:
+        lines.append(
+            f"* {totals.recorded:,} calls priced at the dollars their log records: LiteLLM's "
+            "table has no price for their model"
+        )
     if totals.unpriced:
         names = ", ".join(sorted(totals.unpriced))
         lines.append(

@@ -216,3 +216,20 @@ def test_a_copy_of_a_codex_rollout_is_the_same_calls(tmp_path: Path, cli) -> Non
     (tmp_path / "original.jsonl").write_bytes(original.read_bytes())
     data = orjson.loads(cli("cost", tmp_path, "--by", "session", "-f", "json").stdout_bytes)
     assert [(Path(r["session"]).name, r["calls"]) for r in data["rows"]] == [("copy.jsonl", 4)]
+
+
+def test_a_v1_conversation_costs_what_its_sdk_recorded(cli) -> None:
+    """An OpenHands V1 conversation's calls are in its `base_state.json`, the agent's
+    and its condenser's, each with the dollars the SDK recorded: LiteLLM's table has
+    no price for their model today, so those dollars stand."""
+    require_corpus(CORPUS.parent / "openhands-v1")
+    folders = sorted((CORPUS.parent / "openhands-v1").iterdir())
+    recorded = 0.0
+    for folder in folders:
+        stats = orjson.loads((folder / "event_service" / "base_state.json").read_bytes())["stats"]
+        recorded += sum(m["accumulated_cost"] for m in stats["service_to_metrics"].values())
+    data = orjson.loads(cli("cost", *folders, "-f", "json").stdout_bytes)
+    totals = data["totals"]
+    assert totals["dollars"] == pytest.approx(recorded, abs=1e-4)
+    assert totals["calls"] == totals["priced_as_the_log_records"] == 1208
+    assert "* 1,208 calls priced at the dollars their log records" in cli("cost", *folders).stdout
