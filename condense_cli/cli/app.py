@@ -78,7 +78,7 @@ COMMANDS = (
         "cost",
         "cost",
         "What the sessions' model calls cost: tokens and dollars, by session, day, week, "
-        "month, billing block or model.",
+        "month, billing block, model or project.",
     ),
     Entry(
         "report",

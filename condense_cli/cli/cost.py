@@ -27,6 +27,7 @@ from condense_cli.core.jsonlines import indented
 from condense_cli.core.text import plural
 from condense_cli.core.usage import Usage
 from condense_cli.dialects import read_usage
+from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
 
 # Where the clients keep their sessions: what `cost` reads when no log is named.
@@ -41,6 +42,7 @@ class By(StrEnum):
     month = "month"
     block = "block"
     model = "model"
+    project = "project"
 
 
 class CostFormat(StrEnum):
@@ -72,7 +74,8 @@ def cost(
         typer.Option(
             "--by",
             help="One row per session, day, week (from Monday), month, five-hour billing "
-            "block (by its start) or model.",
+            "block (by its start), model or project (a Codex rollout's working folder, "
+            "else the folder the session is in).",
         ),
     ] = By.day,
     since: Annotated[
@@ -90,7 +93,7 @@ def cost(
     workers: Workers = DEFAULT_WORKERS,
 ) -> None:
     """What the sessions' model calls cost: tokens and dollars, by session, day, week,
-    month, billing block or model.
+    month, billing block, model or project.
 
     Each call the log records is counted once, with its input, output, cache writes
     and cache reads, priced by LiteLLM's table as the installed litellm ships it (no
@@ -120,12 +123,15 @@ def cost(
             if usage is None:
                 unread[name] = unread.get(name, 0) + 1
                 continue
+            # the row a call goes to, when it is the log's: the log, or its project
+            label = group_of({"log": log, "dialect": name}, "project") if by is By.project else log
             for call in usage:  # a call another session holds too (a fork): once
                 if call.key is None or call.key not in seen:
-                    calls.append((log, call))
+                    calls.append((label, call))
                     if call.key is not None:
                         seen.add(call.key)
-    rows = spend_by(by.value, calls, first or "", last or "")
+    per = "session" if by is By.project else by.value  # (the calls carry their project)
+    rows = spend_by(per, calls, first or "", last or "")
     total = spend_by("session", [("all", c) for _, c in calls], first or "", last or "")
     totals = total.get("all")
     if format is CostFormat.json:

@@ -180,6 +180,13 @@ def test_the_corpus_sessions_cost_what_ccusage_says(cli) -> None:
         "gpt-5.6-luna",
         "gpt-5.6-sol",
     ]
+    projects = orjson.loads(cli("cost", *folders, "--by", "project", "-f", "json").stdout_bytes)
+    # a Codex rollout's working folder, else the folder the session is in
+    assert {r["project"]: r["calls"] for r in projects["rows"]} == {
+        "/Users/akash/Desktop/new": 173,
+        "/Users/sarthiborkar/Build/FundWise": 4,
+        "claude-code": 255,
+    }
     csv = cli("cost", *folders, "--by", "month", "-f", "csv").stdout.splitlines()
     assert csv[0] == "month,calls,input,output,cache_write,cache_read,tokens,dollars"
 
