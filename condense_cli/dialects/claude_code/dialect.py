@@ -71,6 +71,7 @@ from condense_cli.dialects.claude_code.resume import (
     last_model,
     resume_compaction,
     resume_notes,
+    usage_tokens,
 )
 from condense_cli.dialects.reports import StatsReport, Threshold
 from condense_cli.llm.messages import Conversion
@@ -521,8 +522,7 @@ def _context_tokens(view: View) -> int:
     for event in reversed(view.events):
         usage = (event.data.get("message") or {}).get("usage")
         if isinstance(usage, dict):
-            keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            return sum(v for k in keys if isinstance(v := usage.get(k), int))
+            return usage_tokens(usage, output=False)
     return 0
 
 

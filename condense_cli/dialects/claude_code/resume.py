@@ -191,12 +191,16 @@ def model_window(
     return Window(default, f"the {default:,}-token {named}")
 
 
-def usage_tokens(usage: Mapping[str, Any]) -> int:
-    """The context a response's `usage` says it took, as the client adds it up."""
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    total = sum(v for k in keys if isinstance(v := usage.get(k), int))
-    output = usage.get("output_tokens")
-    return total + (output if isinstance(output, int) else 0)
+def usage_tokens(usage: Mapping[str, Any], output: bool = True) -> int:
+    """The context a response's `usage` says it took, as the client adds it up (with
+    `output` False: its prompt alone, what a compaction's `preTokens` records)."""
+    keys: tuple[str, ...] = (
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
+    keys += ("output_tokens",) if output else ()
+    return sum(v for k in keys if isinstance(v := usage.get(k), int))
 
 
 @dataclass(frozen=True)
