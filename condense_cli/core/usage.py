@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +35,9 @@ class Usage:
     def prompt(self) -> int:
         """The tokens of the prompt: what a long-context price tier is judged by."""
         return self.input + self.cache_write + self.cache_write_1h + self.cache_read
+
+
+def count(usage: Mapping[str, Any], key: str) -> int:
+    """A token count a log records under `key` (0 when absent, negative or not a count)."""
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -14,7 +14,7 @@ import orjson
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.core.usage import Usage
+from condense_cli.core.usage import Usage, count
 from condense_cli.dialects.claude_code.events import COPY_OF
 from condense_cli.dialects.claude_code.lines import Session
 from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
@@ -125,26 +125,21 @@ def _calls(lines: Iterable[tuple[int, dict[str, Any]]]) -> list[Usage]:
             if key in seen:
                 continue
             seen.add(key)
-        written = _count(usage, "cache_creation_input_tokens")
+        written = count(usage, "cache_creation_input_tokens")
         creation = as_dict(usage.get("cache_creation"))
-        hour = min(written, _count(creation, "ephemeral_1h_input_tokens"))
+        hour = min(written, count(creation, "ephemeral_1h_input_tokens"))
         stamp = data.get("timestamp")
         found.append(
             Usage(
                 stamp if isinstance(stamp, str) else "",
                 model,
-                _count(usage, "input_tokens"),
-                _count(usage, "output_tokens"),
+                count(usage, "input_tokens"),
+                count(usage, "output_tokens"),
                 written - hour,
                 hour,
-                _count(usage, "cache_read_input_tokens"),
+                count(usage, "cache_read_input_tokens"),
                 number,
                 key,
             )
         )
     return found
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -11,7 +11,7 @@ import orjson
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.core.usage import Usage
+from condense_cli.core.usage import Usage, count
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
@@ -40,10 +40,10 @@ def rollout_usage(source: LogSource) -> list[Usage]:
             continue
         total = info.get("total_token_usage")
         last = as_dict(info.get("last_token_usage"))
-        cached = _count(last, "cached_input_tokens")
+        cached = count(last, "cached_input_tokens")
         stamp = line.get("timestamp")
         when = stamp if isinstance(stamp, str) else ""
-        given, output = _count(last, "input_tokens"), _count(last, "output_tokens")
+        given, output = count(last, "input_tokens"), count(last, "output_tokens")
         found.append(
             Usage(
                 when,
@@ -58,8 +58,3 @@ def rollout_usage(source: LogSource) -> list[Usage]:
             )
         )
     return found
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -98,7 +98,7 @@ class Reader:
         self.problems.append(Problem(line, message, severity))
 
     def read(self, source: LogSource, upto: str | None) -> Session:
-        if _is_document(source):
+        if is_document(source):
             return self.read_document(source, upto)
         limit = int(upto) if upto is not None and upto.isdigit() else None
         wanted = upto if upto is not None and limit is None else None
@@ -307,7 +307,7 @@ def _restored(before: list[GeminiEvent], listed: list[GeminiEvent]) -> bool:
     return bool(listed) and [e.number for e in tail] == [e.number for e in listed]
 
 
-def _is_document(source: LogSource) -> bool:
+def is_document(source: LogSource) -> bool:
     """Whether the file is one JSON document (its first line `{` alone)."""
     first = next(iter(source.raw_lines()), b"")
     return first.removeprefix(BOM).strip() == b"{"

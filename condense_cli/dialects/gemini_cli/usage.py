@@ -6,13 +6,15 @@ as output and `tool` (what tool use added to the prompt) as input."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import BOM, LogSource, line_body
-from condense_cli.core.usage import Usage
+from condense_cli.core.usage import Usage, count
+from condense_cli.dialects.gemini_cli.session import is_document
 
 
 def session_usage(source: LogSource) -> list[Usage]:
@@ -23,25 +25,24 @@ def session_usage(source: LogSource) -> list[Usage]:
         model = message.get("model")
         if message.get("type") != "gemini" or not tokens or not isinstance(model, str):
             continue
-        cached = _count(tokens, "cached")
+        cached = count(tokens, "cached")
         stamp = message.get("timestamp")
         call = Usage(
             stamp if isinstance(stamp, str) else "",
             model,
-            max(0, _count(tokens, "input") - cached) + _count(tokens, "tool"),
-            _count(tokens, "output") + _count(tokens, "thoughts"),
+            max(0, count(tokens, "input") - cached) + count(tokens, "tool"),
+            count(tokens, "output") + count(tokens, "thoughts"),
             cache_read=cached,
             line=number,
         )
         first = calls.get(message["id"])
-        calls[message["id"]] = call if first is None else _at(call, first.line)
+        calls[message["id"]] = call if first is None else replace(call, line=first.line)
     return list(calls.values())
 
 
 def _messages(source: LogSource) -> list[tuple[int, dict[str, Any]]]:
     """The message records of the file (lines), or the messages of its one document."""
-    first = next(iter(source.raw_lines()), b"")
-    if first.removeprefix(BOM).strip() == b"{":  # a 2025 release's one JSON document
+    if is_document(source):  # a 2025 release's one JSON document
         try:
             document = orjson.loads(source.read_at(0, source.size).removeprefix(BOM))
         except orjson.JSONDecodeError:
@@ -63,14 +64,3 @@ def _messages(source: LogSource) -> list[tuple[int, dict[str, Any]]]:
 
 def _message(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str) and "$set" not in value
-
-
-def _at(call: Usage, line: int | None) -> Usage:
-    from dataclasses import replace
-
-    return replace(call, line=line)
-
-
-def _count(tokens: dict[str, Any], key: str) -> int:
-    value = tokens.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

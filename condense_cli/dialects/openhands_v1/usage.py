@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.usage import Usage
+from condense_cli.core.usage import Usage, count
 
 
 def conversation_usage(base_state: dict[str, Any] | None) -> list[Usage]:
@@ -26,7 +26,7 @@ def conversation_usage(base_state: dict[str, Any] | None) -> list[Usage]:
             model = usage.get("model") or spent.get("model") or metrics.get("model_name")
             if not isinstance(model, str):
                 continue
-            read = _count(usage, "cache_read_tokens")
+            read = count(usage, "cache_read_tokens")
             cost, reply = spent.get("cost"), usage.get("response_id")
             recorded = (
                 float(cost)
@@ -37,9 +37,9 @@ def conversation_usage(base_state: dict[str, Any] | None) -> list[Usage]:
                 Usage(
                     _when(spent.get("timestamp")),
                     model,
-                    max(0, _count(usage, "prompt_tokens") - read),
-                    _count(usage, "completion_tokens"),
-                    _count(usage, "cache_write_tokens"),
+                    max(0, count(usage, "prompt_tokens") - read),
+                    count(usage, "completion_tokens"),
+                    count(usage, "cache_write_tokens"),
                     0,
                     read,
                     key=f"{service}:{reply}" if isinstance(reply, str) and reply else None,
@@ -59,8 +59,3 @@ def _when(stamp: Any) -> str:
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return ""
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
