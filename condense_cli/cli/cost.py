@@ -97,7 +97,8 @@ def cost(
 
     Each call the log records is counted once, with its input, output, cache writes
     and cache reads, priced by LiteLLM's table as the installed litellm ships it (no
-    network). A model the table has no price for is counted in tokens and named.
+    network); a model the table has no price for, at the dollars its log records
+    (OpenHands V1), else counted in tokens and named.
     """
     from condense_cli.analysis.cost import COLUMNS, spend_by
 
@@ -113,7 +114,7 @@ def cost(
     work = partial(usage_one, dialect=dialect)
     with each_log(work, found.logs, workers, "reading") as done:
         for log, result in zip(found.logs, done, strict=True):
-            if isinstance(result, tuple) and isinstance(result[0], str) and len(result) == 3:
+            if len(result) == 3:  # the message, hint and exit code of a log not read
                 if len(found.logs) == 1:
                     raise LogFailed(*result)
                 say(f"Error: {result[0]}")
