@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condense_cli.analysis.carrying import INDEX_MIN_FACTS, Memory, Scans, event_texts, unique_names
 from condense_cli.analysis.commands import core_command, exploring
@@ -27,6 +27,9 @@ from condense_cli.core.text import plural
 from condense_cli.dialects.base import CondensationStep, Replay
 from condense_cli.dialects.reports import Threshold
 from condense_cli.fast.halves import in_two, log_size, splits
+
+if TYPE_CHECKING:
+    from condense_cli.analysis.economics import Economics
 
 OVERALL = "overall"
 
@@ -90,6 +93,7 @@ class Audit:
     summary_chars: int | None
     kinds: dict[str, Tally]
     threshold: Threshold | None = None  # where it fired against its client's threshold
+    economics: Economics | None = None  # what it cost and saved, where the log says
 
     def lost(self) -> list[Fact]:
         """Every lost fact, by kind (contradictions and pins first, then the user's
@@ -108,7 +112,10 @@ class Audit:
             "kinds": {kind: tally.to_dict() for kind, tally in self.kinds.items()},
             "all": total(self.kinds).to_dict(),
             "lost": [lost_json(fact) for fact in self.lost()],
-        } | ({"threshold": self.threshold.to_json()} if self.threshold else {})
+        } | (
+            ({"threshold": self.threshold.to_json()} if self.threshold else {})
+            | ({"economics": self.economics.to_json()} if self.economics else {})
+        )
 
 
 @dataclass
@@ -356,6 +363,7 @@ def audit_log(
         thresholds = replay.thresholds(client)
     for audit in audits:
         audit.threshold = thresholds.get(audit.line) if audit.line is not None else None
+    weighed(replay, audits)
     view = replay.view()
     summaries = [e.text for e in view if e.is_summary]
     kept = [e for e in view if not e.is_summary]
@@ -477,6 +485,24 @@ def _audited_from(
     for number, step in enumerate(steps if stop is None else islice(steps, stop - first), first):
         if number not in skip:
             yield number, audit_step(step, pins, everything, f"condensation {number}", scans)
+
+
+def weighed(replay: Replay, audits: list[Audit]) -> None:
+    """Give each condensation's audit what it cost and saved (`analysis.economics`),
+    matched by its line, or in order where the lines are not the log's."""
+    from condense_cli.analysis.economics import weigh
+
+    spending = replay.spending()
+    if spending is None or not spending.compactions:
+        return
+    figures = dict(zip(spending.compactions, weigh(spending), strict=True))
+    by_line = {c.line: f for c, f in figures.items() if c.line is not None}
+    if all(a.line is not None and a.line in by_line for a in audits):
+        for audit in audits:
+            audit.economics = by_line.get(audit.line or 0)
+    elif len(figures) == len(audits):
+        for audit, each in zip(audits, figures.values(), strict=True):
+            audit.economics = each
 
 
 # --- thresholds (`--fail-under`) ------------------------------------------------------

@@ -61,11 +61,25 @@ def price_table() -> dict[str, Any]:
     return orjson.loads(path.read_bytes()) if path.is_file() else {}
 
 
+OWN: dict[str, Any] = {}  # a user's own rates (`--prices`), before LiteLLM's
+
+
+def use_prices(table: dict[str, Any]) -> None:
+    """Price by `table` (entries in LiteLLM's form, by model) before LiteLLM's."""
+    OWN.clear()
+    OWN.update(table)
+    price_of.cache_clear()
+
+
 @functools.cache
 def price_of(model: str) -> Price | None:
     """The price of `model` as a client names it (a dated, provider-prefixed or
-    `[1m]` name is looked up as the model it names); None when the table has none."""
-    table = price_table()
+    `[1m]` name is looked up as the model it names), in the user's own rates first;
+    None when neither has one."""
+    return _looked_up(OWN, model) or _looked_up(price_table(), model)
+
+
+def _looked_up(table: dict[str, Any], model: str) -> Price | None:
     name = model.replace("[1m]", "")
     for candidate in (name, name.rsplit("/", 1)[-1], DATE.sub("", name.rsplit("/", 1)[-1])):
         bare = (

@@ -5,11 +5,13 @@ No `from __future__ import annotations` (see `options`).
 
 import csv
 import io
+import tomllib
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import typer
 
 from condense_cli.cli.guard import guarded, usage_error
@@ -23,16 +25,18 @@ from condense_cli.cli.options import (
 )
 from condense_cli.cli.output import echo
 from condense_cli.core.errors import CondenseError, LogFailed
+from condense_cli.core.files import NotSmallFile, read_small
 from condense_cli.core.jsonlines import indented
 from condense_cli.core.text import plural
-from condense_cli.core.usage import Usage
-from condense_cli.dialects import read_usage
+from condense_cli.core.usage import Spending, Usage
+from condense_cli.dialects import read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
 
 # Where the clients keep their sessions: what `cost` reads when no log is named.
 CLIENT_FOLDERS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
 DAY = "YYYY-MM-DD"
+PRICES_LIMIT = 16 << 20  # bytes: a prices file larger than this is refused
 
 
 class By(StrEnum):
@@ -89,6 +93,25 @@ def cost(
     format: Annotated[
         CostFormat, typer.Option("--format", "-f", help="text (a table), json or csv.")
     ] = CostFormat.text,
+    compactions: Annotated[
+        bool,
+        typer.Option(
+            "--compactions",
+            help="Also weigh each compaction: its own call, the prompt cache it made "
+            "the calls after it write again, and what those calls did not send; the "
+            "net in dollars (the sessions are replayed for it).",
+        ),
+    ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            metavar="FILE",
+            help="Your own rates, before LiteLLM's: a JSON or TOML table of models, each "
+            "in LiteLLM's keys (input_cost_per_token, output_cost_per_token, "
+            "cache_creation_input_token_cost, cache_read_input_token_cost).",
+        ),
+    ] = None,
     dialect: DialectOpt = None,
     workers: Workers = DEFAULT_WORKERS,
 ) -> None:
@@ -100,9 +123,11 @@ def cost(
     network); a model the table has no price for, at the dollars its log records
     (OpenHands V1), else counted in tokens and named.
     """
-    from condense_cli.analysis.cost import COLUMNS, spend_by
+    from condense_cli.analysis.cost import COLUMNS, spend_by, use_prices
 
     first, last = _day(since), _day(until)
+    if prices is not None:
+        use_prices(own_prices(prices))
     paths = logs or [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
     if not paths:
         raise usage_error("no sessions in the clients' folders; name a log or a folder")
@@ -111,16 +136,19 @@ def cost(
     unread: dict[str, int] = {}
     seen: set[str] = set()
     failed = 0
-    work = partial(usage_one, dialect=dialect)
+    weighed: list[tuple[str, Spending]] = []
+    work = partial(usage_one, dialect=dialect, compactions=compactions)
     with each_log(work, found.logs, workers, "reading") as done:
         for log, result in zip(found.logs, done, strict=True):
-            if len(result) == 3:  # the message, hint and exit code of a log not read
+            if result[0] is None:  # the message, hint and exit code of a log not read
                 if len(found.logs) == 1:
-                    raise LogFailed(*result)
-                say(f"Error: {result[0]}")
+                    raise LogFailed(*result[1:])
+                say(f"Error: {result[1]}")
                 failed += 1
                 continue
-            name, usage = result
+            name, usage, spending = result
+            if spending is not None and spending.compactions:
+                weighed.append((log, spending))
             if usage is None:
                 unread[name] = unread.get(name, 0) + 1
                 continue
@@ -141,6 +169,8 @@ def cost(
             "rows": [{by.value: k, **v.to_json()} for k, v in rows.items()],
         }
         data["totals"] = totals.to_json() if totals is not None else None
+        if compactions:
+            data["compactions"] = compaction_rows(weighed)
         write_pieces(indented(data), end=b"\n")
     elif format is CostFormat.csv:
         out = io.StringIO()
@@ -153,15 +183,58 @@ def cost(
         from condense_cli.terminal.cost_text import cost_table
 
         echo(cost_table(by.value, rows, totals))
+        if compactions:
+            from condense_cli.terminal.cost_text import compaction_table
+
+            echo(compaction_table(weighed))
     for name, count in unread.items():
         say(f"{plural(count, 'log')} of {name}: their usage is not read yet, so left out")
     said_logs(found, failed)
 
 
-def usage_one(log: str, dialect: str | None) -> Any:
-    """The dialect and calls of one log (in this process or a worker's), or the
-    message, hint and exit code of why they cannot be read."""
+def usage_one(log: str, dialect: str | None, compactions: bool) -> Any:
+    """The dialect and calls of one log (in this process or a worker's), with its
+    spending where `compactions` asks for it, or (None and) the message, hint and
+    exit code of why they cannot be read."""
     try:
-        return read_usage(log, dialect)
+        name, usage = read_usage(log, dialect)
+        return name, usage, read_spending(log, dialect) if compactions else None
     except CondenseError as exc:
-        return exc.message, exc.hint, exc.exit_code
+        return None, exc.message, exc.hint, exc.exit_code
+
+
+def compaction_rows(weighed: list[tuple[str, Spending]]) -> dict[str, Any]:
+    """Each compaction's figures, by its session and number, and their total."""
+    from condense_cli.analysis.economics import total, weigh
+
+    rows, every = [], []
+    for log, spending in weighed:
+        for compaction, figures in zip(spending.compactions, weigh(spending), strict=True):
+            every.append(figures)
+            rows.append({"session": log, "compaction": compaction.number, **figures.to_json()})
+    return {"rows": rows, "totals": total(every).to_json()}
+
+
+def own_prices(path: Path) -> dict[str, Any]:
+    """The models of a `--prices` file, each checked to have its rates as numbers."""
+    try:
+        body = read_small(path, PRICES_LIMIT)
+    except NotSmallFile as exc:
+        raise usage_error(f"--prices {path} {exc}") from None
+    if body is None:
+        raise usage_error(f"--prices {path}: no such file")
+    try:
+        table = tomllib.loads(body.decode()) if path.suffix == ".toml" else orjson.loads(body)
+    except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise usage_error(f"--prices {path} is not valid JSON or TOML: {exc}") from None
+    for model, entry in table.items() if isinstance(table, dict) else [(None, None)]:
+        rates = entry if isinstance(entry, dict) else {}
+        for key in ("input_cost_per_token", "output_cost_per_token", *rates):
+            if key.endswith("_cost_per_token") or key.endswith("_token_cost"):
+                value = rates.get(key)
+                if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                    raise usage_error(
+                        f"--prices {path}: model {model!r} needs {key} as a number of "
+                        "dollars per token (for example 3e-06)"
+                    )
+    return table

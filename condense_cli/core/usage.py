@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,3 +42,37 @@ def count(usage: Mapping[str, Any], key: str) -> int:
     """A token count a log records under `key` (0 when absent, negative or not a count)."""
     value = usage.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A compaction among a log's calls: `after` of them came before it; `call` is its
+    own model call (the summariser's), as the log records it, or as it is built from
+    what the log says of it (`estimated`), or None where the log says nothing."""
+
+    number: int  # 1 for the log's first condensation, as `audit` and `stats` count them
+    after: int
+    call: Usage | None = None
+    estimated: bool = False
+    line: int | None = None  # where the log records it
+
+
+@dataclass(frozen=True, slots=True)
+class Spending:
+    """A log's calls to the agent's model, in order, and where its compactions fell
+    among them: what `cost`, `stats` and `audit` weigh a compaction by."""
+
+    calls: list[Usage]
+    compactions: list[Compaction]
+
+
+def placed(calls: list[Usage], lines: list[int], own: dict[int, Usage]) -> Spending:
+    """The spending of a log whose calls and compactions have lines of one file:
+    a compaction at each of `lines`, `own` its own call by its line (`calls` without
+    them)."""
+    at = sorted(call.line for call in calls if call.line is not None)
+    compactions = [
+        Compaction(number, bisect.bisect_left(at, line), own.get(line), line=line)
+        for number, line in enumerate(lines, start=1)
+    ]
+    return Spending(calls, compactions)

@@ -34,7 +34,7 @@ from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
 from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
 if TYPE_CHECKING:
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
     from condense_cli.dialects.counting import TextCounts
 
 
@@ -165,6 +165,13 @@ def read_usage(path: str, dialect: str | None = None) -> tuple[str, list[Usage] 
     with LogSource.open(path) as source:
         chosen = dialect_named(dialect) if dialect else detect_file(source)
         return chosen.name, chosen.usage_of(path, source)
+
+
+def read_spending(path: str, dialect: str | None = None) -> Spending | None:
+    """The agent's calls of the log at `path` and where its compactions fell among
+    them (None: a dialect whose calls `cost` does not read)."""
+    with read_log(path, dialect=dialect) as replay:
+        return replay.spending()
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ from condense_cli.llm.messages import NONE_KNOWN, Conversion, Known
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.llm.tokens import Tokenizer
 
@@ -242,6 +242,11 @@ class Replay(ABC):
     def usage(self) -> list[Usage] | None:
         """Every model call the log records with the tokens it used, each once (None:
         a dialect whose usage `cost` does not read)."""
+        return None
+
+    def spending(self) -> Spending | None:
+        """The agent's calls, in order, and where each compaction fell among them with
+        its own call (None: a dialect whose usage `cost` does not read)."""
         return None
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:

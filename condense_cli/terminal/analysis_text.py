@@ -7,7 +7,7 @@ exactly what a user sees.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
 from condense_cli.analysis.diff import ViewDiff, preview
@@ -15,6 +15,9 @@ from condense_cli.analysis.facts import KINDS, Fact
 from condense_cli.condensers.simulate import Run
 from condense_cli.core.events import Event
 from condense_cli.core.text import plural, sanitize
+
+if TYPE_CHECKING:
+    from condense_cli.analysis.economics import Economics
 
 
 def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -84,7 +87,10 @@ def audit_text(audit: LogAudit) -> Iterator[str]:
         title = f"{item.label} ({where}): forgot {plural(item.forgotten_events, 'event')}, {said}"
         if item.threshold is not None:
             title += f"; fired {item.threshold.describe()}"
-        yield _block(_audit_block(item, sanitize(title, one_line=True)))
+        block = _audit_block(item, sanitize(title, one_line=True))
+        if item.economics is not None:
+            block.insert(1, f"  {weighed_line(item.economics)}")
+        yield _block(block)
     current = audit.current
     if not count and not current.forgotten_events:
         yield _block(["nothing forgotten: every event is in the view, so no fact was lost"])
@@ -249,3 +255,32 @@ def simulate_csv(ids: list[object], runs: list[Run]) -> str:
             row += [run.events[step - 1], run.tokens[step - 1], int(step in steps)]
         writer.writerow(row)
     return out.getvalue()
+
+
+def weighed_line(figures: Economics) -> str:
+    """`cost: its own call ~$0.26; ...`: what one compaction (or many) cost and saved
+    (`+?` after dollars that leave out a model with no price)."""
+    unknown = " +?" if figures.unpriced else ""
+
+    def dollars(value: float) -> str:
+        return f"${value:,.2f}{unknown}"
+
+    own = (
+        ("~" if figures.own_estimated else "") + dollars(figures.own_dollars)
+        if figures.own_calls
+        else "not recorded"
+    )
+    if figures.unmeasured == figures.compactions:
+        said = f"cost: its own call {own}; no call before or after it to weigh the rest by"
+    else:
+        said = (
+            f"cost: its own call {own}; the cache rewritten after it "
+            f"{plural(figures.rewritten, 'token')} ({dollars(figures.rewritten_dollars)}); "
+            f"saved {plural(figures.saved, 'token')} ({dollars(figures.saved_dollars)}) on "
+            f"the {plural(figures.calls_after, 'call')} after it; "
+            f"net {dollars(figures.net_dollars)}"
+        )
+    if figures.unpriced:
+        names = ", ".join(sorted(figures.unpriced))
+        said += f" (+? LiteLLM's table has no price for {names}: `cost --prices` takes yours)"
+    return said

@@ -9,6 +9,8 @@ from condense_cli.terminal.analysis_text import table
 
 if TYPE_CHECKING:
     from condense_cli.analysis.cost import Spend
+    from condense_cli.analysis.economics import Economics
+    from condense_cli.core.usage import Spending
 
 HEAD = ("calls", "input", "output", "cache write", "cache read", "tokens", "dollars")
 
@@ -50,3 +52,56 @@ def cost_table(by: str, rows: dict[str, Spend], totals: Spend | None) -> str:
             "not their dollars"
         )
     return "\n".join(lines) + "\n"
+
+
+def compaction_table(weighed: list[tuple[str, Spending]]) -> str:
+    """Each compaction of the sessions: its own call, the cache it made the calls
+    after it write again, what those calls did not send, and the net; then a line on
+    how each is counted."""
+    from condense_cli.analysis.economics import total, weigh
+
+    rows, every = [], []
+    for log, spending in weighed:
+        for compaction, figures in zip(spending.compactions, weigh(spending), strict=True):
+            every.append(figures)
+            rows.append([sanitize(log, one_line=True), str(compaction.number), *_weighed(figures)])
+    if not rows:
+        return "no compaction in the sessions\n"
+    whole: Economics = total(every)
+    lines = table(
+        [
+            ["session", "compaction", "own call", "cache rewritten", "saved after", "net"],
+            *rows,
+            ["all", f"{whole.compactions:,}", *_weighed(whole)],
+        ]
+    )
+    lines += [
+        "own call: the summariser's, as the log records it (~ built from what the client "
+        "says of it: Claude Code records no such call; - none recorded)",
+        "cache rewritten: what the calls after it wrote to the prompt cache that they would "
+        "have read from it; saved after: the tokens it took out, not sent by each call "
+        "after it up to the next compaction (as cache reads where the calls use the cache)",
+        "net: saved, less the cache rewritten and its own call; assumes the session went on "
+        "as it did (? a compaction with no call before or after it to weigh it by)",
+    ]
+    if whole.unpriced:
+        names = ", ".join(sorted(whole.unpriced))
+        lines.append(f"+? no price for {names} (give your own with --prices)")
+    return "\n".join(lines) + "\n"
+
+
+def _weighed(figures: Economics) -> list[str]:
+    unpriced = " +?" if figures.unpriced else ""
+    if figures.own_calls:
+        mark = "~" if figures.own_estimated == figures.own_calls else ""
+        own = f"{mark}${figures.own_dollars:,.2f}{unpriced}"
+    else:
+        own = "-"
+    if figures.unmeasured == figures.compactions:
+        return [own, "?", "?", "?"]
+    return [
+        own,
+        f"{figures.rewritten:,} tok, ${figures.rewritten_dollars:,.2f}{unpriced}",
+        f"{figures.saved:,} tok, ${figures.saved_dollars:,.2f}{unpriced}",
+        f"${figures.net_dollars:,.2f}{unpriced}",
+    ]

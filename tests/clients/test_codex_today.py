@@ -510,3 +510,17 @@ def test_a_fresh_rollouts_piped_view_is_a_clean_rollout(
     from tests.test_pipes import assert_pipes_clean
 
     assert_pipes_clean(proc, request.getfixturevalue(kind))
+
+
+def test_a_remote_compactions_own_call_is_counted_and_weighed(compacted: Path, proc: Any) -> None:
+    """Codex writes a `token_usage_record` for every call; the call of a remote
+    compaction has that record and no `token_count`. `cost` counts it (three turns'
+    four calls and the three compactions': 7), and `--compactions` gives each its call."""
+    records = [d for d in lines(compacted) if d["type"] == "token_usage_record"]
+    counts = [d for d in lines(compacted) if d["payload"].get("type") == "token_count"]
+    assert len(records) == 7 and len(counts) == 7  # (three counts of no call, after compacting)
+    data = json.loads(proc("cost", compacted, "--compactions", "-f", "json").stdout)
+    assert data["totals"]["calls"] == 7
+    rows = data["compactions"]["rows"]
+    assert [r["compaction"] for r in rows] == [1, 2, 3]
+    assert all(r["own_call"] == {**r["own_call"], "recorded": 1, "tokens": 60_001} for r in rows)

@@ -245,6 +245,10 @@ def test_a_compression_is_a_set_of_the_whole_list_with_a_snapshot_and_new_ids(
     assert "⋯ 2 events forgotten (ids 2..3)" in view and "#4 user action:message" in view
     audit = condense("audit", run.session, "-f", "json").stdout
     assert "Keep the API stable." in audit
+    # weighed by the calls around it: the client records no call of its own
+    [weighed] = [c["economics"] for c in json.loads(audit)["condensations"]]
+    assert weighed["own_call"]["recorded"] == weighed["own_call"]["estimated"] == 0
+    assert weighed["calls_after"] == 1  # it compressed after the read, before the answer
     # what it sends when it resumes the compressed session is what condense replays
     expected = replayed(run.session)
     _, turn = resumed(clients, tmp_path, "What next?", "Fine.")

@@ -78,7 +78,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
     from condense_cli.llm.tokens import Tokenizer
 
 # --- the replay ----------------------------------------------------------------------
@@ -309,6 +309,11 @@ class ClaudeReplay(Replay):
         from condense_cli.dialects.claude_code.usage import session_usage
 
         return session_usage(self.session)
+
+    def spending(self) -> Spending:
+        from condense_cli.dialects.claude_code.usage import session_spending
+
+        return session_spending(self.session)
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}

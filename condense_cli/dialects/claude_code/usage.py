@@ -7,6 +7,7 @@ and the replies the client writes itself (`<synthetic>`) are no calls."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -14,7 +15,7 @@ import orjson
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.core.usage import Usage, count
+from condense_cli.core.usage import Spending, Usage, count, placed
 from condense_cli.dialects.claude_code.events import COPY_OF
 from condense_cli.dialects.claude_code.lines import Session
 from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
@@ -143,3 +144,25 @@ def _calls(lines: Iterable[tuple[int, dict[str, Any]]]) -> list[Usage]:
             )
         )
     return found
+
+
+def session_spending(session: Session) -> Spending:
+    """The session's calls and its compactions among them. The client does not record
+    a compaction's own call; its parts are built from what the boundary says
+    (`compactMetadata`): the context it read (`preTokens`, from the prompt cache, which
+    the call shares with the session's) and the summary it wrote (`postTokens`), on the
+    model of the call before it. A compaction `condense run` wrote has no such call."""
+    calls = session_usage(session)
+    own = {}
+    for boundary in (line for line in session.lines if line.is_boundary):
+        meta = as_dict(boundary.data.get("compactMetadata"))
+        read, wrote = count(meta, "preTokens"), count(meta, "postTokens")
+        model = next((c.model for c in reversed(calls) if (c.line or 0) < boundary.number), "")
+        if read and model and "condense" not in meta:
+            stamp = boundary.data.get("timestamp")
+            when = stamp if isinstance(stamp, str) else ""
+            own[boundary.number] = Usage(when, model, output=wrote, cache_read=read)
+    lines = [line.number for line in session.lines if line.is_boundary]
+    spending = placed(calls, lines, own)
+    estimated = [replace(c, estimated=c.call is not None) for c in spending.compactions]
+    return Spending(spending.calls, estimated)

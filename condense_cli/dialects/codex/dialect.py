@@ -55,7 +55,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
     from condense_cli.llm.tokens import Tokenizer
 
 
@@ -118,6 +118,13 @@ class CodexReplay(Replay):
         from condense_cli.dialects.codex.usage import rollout_usage
 
         return rollout_usage(self.source)
+
+    def spending(self) -> Spending:
+        from condense_cli.dialects.codex.usage import rollout_spending
+
+        # (the compactions of a fork's base rollout are in another file)
+        made = [c for c in self.state.compactions if not c.origin]
+        return rollout_spending(self.source, [(c.line, "by" in c.says) for c in made])
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         state = self.state

@@ -61,7 +61,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
 
 
 def shown(events: list[GeminiEvent]) -> list[GeminiEvent]:
@@ -256,6 +256,14 @@ class GeminiReplay(Replay):
         from condense_cli.dialects.gemini_cli.usage import session_usage
 
         return session_usage(self.source)
+
+    def spending(self) -> Spending:
+        """The session's calls and its compressions among them (the client records no
+        call of a compression's own)."""
+        from condense_cli.core.usage import placed
+
+        lines = [c.line for c in self.session.compressions]
+        return placed(self.usage(), lines, {})
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         found = {}

@@ -58,7 +58,7 @@ from condense_cli.llm.messages import Conversion
 
 if TYPE_CHECKING:
     from condense_cli.core.clientconfig import ClientConfig
-    from condense_cli.core.usage import Usage
+    from condense_cli.core.usage import Spending, Usage
     from condense_cli.dialects.counting import TextCounts
     from condense_cli.dialects.openhands_v1.steps import Step
     from condense_cli.llm.tokens import Tokenizer
@@ -375,6 +375,11 @@ class V1Replay(Replay):
         from condense_cli.dialects.openhands_v1.usage import conversation_usage
 
         return conversation_usage(self.conversation.base_state)
+
+    def spending(self) -> Spending:
+        from condense_cli.dialects.openhands_v1.usage import conversation_spending
+
+        return conversation_spending(self.conversation.base_state, self.conversation.records)
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:
         """Each condensation against the condenser's `max_size` that the folder's

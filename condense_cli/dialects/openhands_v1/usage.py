@@ -6,11 +6,19 @@ the writes, which it counts apart)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.usage import Usage, count
+from condense_cli.core.usage import Spending, Usage, count, placed
+from condense_cli.dialects.openhands_v1.detect import CONDENSATION
+
+if TYPE_CHECKING:
+    from condense_cli.dialects.openhands_v1.storage import StoredEvent
+
+CONDENSER = "condenser"  # the service of the SDK's condenser calls
 
 
 def conversation_usage(base_state: dict[str, Any] | None) -> list[Usage]:
@@ -59,3 +67,39 @@ def _when(stamp: Any) -> str:
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return ""
+
+
+def conversation_spending(
+    base_state: dict[str, Any] | None, records: Iterable[StoredEvent]
+) -> Spending:
+    """The agent's calls and the condensations among them: a call falls where the
+    first event of its response is (`llm_response_id`), or with the call before it
+    where none is; a condensation's own call is the condenser's of the response it
+    names, else the condenser's calls in order when there is one per condensation."""
+    usage = conversation_usage(base_state)
+    summaries = [c for c in usage if c.service == CONDENSER]
+    first_at: dict[str, int] = {}
+    condensations: list[tuple[int, object]] = []
+    for record in records:
+        reply = record.data.get("llm_response_id")
+        if record.kind == CONDENSATION:
+            condensations.append((record.position, reply))
+        elif isinstance(reply, str):
+            first_at.setdefault(reply, record.position)
+    calls, at = [], -1
+    for call in usage:
+        if call.service != CONDENSER:
+            at = first_at.get(_reply(call), at)
+            calls.append(replace(call, line=at))
+    by_reply = {_reply(c): c for c in summaries}
+    in_order = len(summaries) == len(condensations)
+    own = {}
+    for index, (position, reply) in enumerate(condensations):
+        named = by_reply.get(reply) if isinstance(reply, str) else None
+        if named is not None or in_order:
+            own[position] = named or summaries[index]
+    return placed(calls, [position for position, _ in condensations], own)
+
+
+def _reply(call: Usage) -> str:
+    return (call.key or "").partition(":")[2]
