@@ -263,7 +263,7 @@ def weighed_line(figures: Economics) -> str:
     unknown = " +?" if figures.unpriced else ""
 
     def dollars(value: float) -> str:
-        return f"${value:,.2f}{unknown}"
+        return "$?" if unknown and not value else f"${value:,.2f}{unknown}"
 
     own = (
         ("~" if figures.own_estimated else "") + dollars(figures.own_dollars)
