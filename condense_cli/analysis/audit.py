@@ -29,7 +29,7 @@ from condense_cli.dialects.reports import Threshold
 from condense_cli.fast.halves import in_two, log_size, splits
 
 if TYPE_CHECKING:
-    from condense_cli.analysis.economics import Economics
+    from condense_cli.core.usage import Economics
 
 OVERALL = "overall"
 
@@ -488,21 +488,14 @@ def _audited_from(
 
 
 def weighed(replay: Replay, audits: list[Audit]) -> None:
-    """Give each condensation's audit what it cost and saved (`analysis.economics`),
-    matched by its line, or in order where the lines are not the log's."""
-    from condense_cli.analysis.economics import weigh
+    """Give each condensation's audit what it cost and saved (`analysis.economics`)."""
+    from condense_cli.analysis.economics import matched
 
-    spending = replay.spending()
-    if spending is None or not spending.compactions:
+    if not audits:
         return
-    figures = dict(zip(spending.compactions, weigh(spending), strict=True))
-    by_line = {c.line: f for c, f in figures.items() if c.line is not None}
-    if all(a.line is not None and a.line in by_line for a in audits):
-        for audit in audits:
-            audit.economics = by_line.get(audit.line or 0)
-    elif len(figures) == len(audits):
-        for audit, each in zip(audits, figures.values(), strict=True):
-            audit.economics = each
+    found = matched(replay.spending(), [audit.line for audit in audits])
+    for audit, figures in zip(audits, found, strict=True):
+        audit.economics = figures
 
 
 # --- thresholds (`--fail-under`) ------------------------------------------------------

@@ -21,76 +21,10 @@ where the prompt would have passed the model's window, the client had no choice.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from condense_cli.analysis.cost import price_of
-from condense_cli.core.usage import Compaction, Spending, Usage
-
-
-@dataclass
-class Economics:
-    """One compaction's figures (or all of a log's, added up)."""
-
-    compactions: int = 0
-    own_calls: int = 0  # compactions whose own call the log records (or gives the parts of)
-    own_estimated: int = 0
-    own_tokens: int = 0
-    own_dollars: float = 0.0
-    dropped: int = 0  # tokens it took out of the prompt
-    calls_after: int = 0
-    rewritten: int = 0  # cache writes a read would have served
-    rewritten_dollars: float = 0.0
-    saved: int = 0  # prompt tokens the calls after it did not send
-    saved_dollars: float = 0.0
-    unmeasured: int = 0  # compactions with no call before or after them to weigh
-    unpriced: set[str] = field(default_factory=set)
-
-    @property
-    def net_dollars(self) -> float:
-        return self.saved_dollars - self.rewritten_dollars - self.own_dollars
-
-    def add(self, other: Economics) -> None:
-        for name in (
-            "compactions",
-            "own_calls",
-            "own_estimated",
-            "own_tokens",
-            "own_dollars",
-            "dropped",
-            "calls_after",
-            "rewritten",
-            "rewritten_dollars",
-            "saved",
-            "saved_dollars",
-            "unmeasured",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.unpriced |= other.unpriced
-
-    def to_json(self) -> dict[str, Any]:
-        row: dict[str, Any] = {
-            "compactions": self.compactions,
-            "own_call": {
-                "recorded": self.own_calls - self.own_estimated,
-                "estimated": self.own_estimated,
-                "tokens": self.own_tokens,
-                "dollars": round(self.own_dollars, 6),
-            },
-            "dropped_tokens": self.dropped,
-            "calls_after": self.calls_after,
-            "cache_rewritten": {
-                "tokens": self.rewritten,
-                "dollars": round(self.rewritten_dollars, 6),
-            },
-            "saved": {"tokens": self.saved, "dollars": round(self.saved_dollars, 6)},
-            "net_dollars": round(self.net_dollars, 6),
-        }
-        if self.unmeasured:
-            row["unmeasured"] = self.unmeasured
-        if self.unpriced:
-            row["unpriced_models"] = sorted(self.unpriced)
-        return row
+from condense_cli.core.usage import Compaction, Economics, Spending, Usage
 
 
 def weigh(spending: Spending) -> list[Economics]:
@@ -106,6 +40,21 @@ def weigh(spending: Spending) -> list[Economics]:
         before, after = calls[start : compaction.after], calls[compaction.after : end]
         found.append(_weigh(compaction, before, after, caching))
     return found
+
+
+def matched(spending: Spending | None, lines: list[int | None]) -> list[Economics | None]:
+    """The figures of the condensations at `lines` (each a line of the log, or None),
+    weighed by `spending`: matched by line, or in order where the lines are not the
+    log's (and the counts agree); None where nothing matches."""
+    if spending is None or not spending.compactions:
+        return [None] * len(lines)
+    figures = dict(zip(spending.compactions, weigh(spending), strict=True))
+    by_line = {c.line: f for c, f in figures.items() if c.line is not None}
+    if all(line is not None and line in by_line for line in lines):
+        return [by_line.get(line or 0) for line in lines]
+    if len(figures) == len(lines):
+        return list(figures.values())
+    return [None] * len(lines)
 
 
 def total(each: Iterable[Economics]) -> Economics:

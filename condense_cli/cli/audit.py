@@ -4,6 +4,7 @@ No `from __future__ import annotations` (see `options`).
 """
 
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -23,11 +24,14 @@ from condense_cli.cli.options import (
     ClientConfigOpt,
     DialectOpt,
     GroupByOpt,
+    PricesOpt,
     TableFormat,
     UptoOpt,
     Workers,
     local_paths,
+    use_own_prices,
     with_workers,
+    worker_prices,
 )
 from condense_cli.cli.output import echo, reading
 from condense_cli.core.clientconfig import read_client_config
@@ -85,6 +89,7 @@ def audit(
     client_config: ClientConfigOpt = None,
     group_by: GroupByOpt = None,
     workers: Workers = DEFAULT_WORKERS,
+    prices: PricesOpt = None,
 ) -> None:
     """What each condensation lost: the facts of the events it forgot, by kind.
 
@@ -97,6 +102,7 @@ def audit(
     """
 
     thresholds = [parse_threshold(value) for value in fail_under or []]
+    use_own_prices(prices)
     client = read_client_config(client_config) if client_config is not None else None
     found = some_logs(logs, dialect)
     work = partial(
@@ -106,6 +112,7 @@ def audit(
         everything=everything,
         client=client,
         progress=len(found.logs) == 1,
+        prices=prices,
     )
     # a row per log: written as each log is audited, only the totals kept
     table = None
@@ -154,9 +161,11 @@ def audit_one(
     everything: bool,
     client: "ClientConfig | None",
     progress: bool,
+    prices: Path | None = None,
 ) -> "LogAudit | tuple[str, str | None, int]":
     """One log audited (in this process or a worker's), or the message, hint and exit
-    code of why it cannot be."""
+    code of why it cannot be (its compactions priced at `prices` before LiteLLM's)."""
+    worker_prices(prices)
 
     shown = reading("reading") if progress else quiet_reading
     try:

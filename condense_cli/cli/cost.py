@@ -5,13 +5,11 @@ No `from __future__ import annotations` (see `options`).
 
 import csv
 import io
-import tomllib
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
 
 from condense_cli.cli.guard import guarded, usage_error
@@ -19,13 +17,14 @@ from condense_cli.cli.many import each_log, said_logs, some_logs
 from condense_cli.cli.options import (
     DEFAULT_WORKERS,
     DialectOpt,
+    PricesOpt,
     Workers,
     local_paths,
+    use_own_prices,
     with_workers,
 )
 from condense_cli.cli.output import echo
 from condense_cli.core.errors import CondenseError, LogFailed
-from condense_cli.core.files import NotSmallFile, read_small
 from condense_cli.core.jsonlines import indented
 from condense_cli.core.text import plural
 from condense_cli.core.usage import Spending, Usage
@@ -36,7 +35,6 @@ from condense_cli.terminal.output import say, write_pieces
 # Where the clients keep their sessions: what `cost` reads when no log is named.
 CLIENT_FOLDERS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
 DAY = "YYYY-MM-DD"
-PRICES_LIMIT = 16 << 20  # bytes: a prices file larger than this is refused
 
 
 class By(StrEnum):
@@ -102,16 +100,7 @@ def cost(
             "net in dollars (the sessions are replayed for it).",
         ),
     ] = False,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            "--prices",
-            metavar="FILE",
-            help="Your own rates, before LiteLLM's: a JSON or TOML table of models, each "
-            "in LiteLLM's keys (input_cost_per_token, output_cost_per_token, "
-            "cache_creation_input_token_cost, cache_read_input_token_cost).",
-        ),
-    ] = None,
+    prices: PricesOpt = None,
     dialect: DialectOpt = None,
     workers: Workers = DEFAULT_WORKERS,
 ) -> None:
@@ -123,11 +112,10 @@ def cost(
     network); a model the table has no price for, at the dollars its log records
     (OpenHands V1), else counted in tokens and named.
     """
-    from condense_cli.analysis.cost import COLUMNS, spend_by, use_prices
+    from condense_cli.analysis.cost import COLUMNS, spend_by
 
     first, last = _day(since), _day(until)
-    if prices is not None:
-        use_prices(own_prices(prices))
+    use_own_prices(prices)
     paths = logs or [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
     if not paths:
         raise usage_error("no sessions in the clients' folders; name a log or a folder")
@@ -213,28 +201,3 @@ def compaction_rows(weighed: list[tuple[str, Spending]]) -> dict[str, Any]:
             every.append(figures)
             rows.append({"session": log, "compaction": compaction.number, **figures.to_json()})
     return {"rows": rows, "totals": total(every).to_json()}
-
-
-def own_prices(path: Path) -> dict[str, Any]:
-    """The models of a `--prices` file, each checked to have its rates as numbers."""
-    try:
-        body = read_small(path, PRICES_LIMIT)
-    except NotSmallFile as exc:
-        raise usage_error(f"--prices {path} {exc}") from None
-    if body is None:
-        raise usage_error(f"--prices {path}: no such file")
-    try:
-        table = tomllib.loads(body.decode()) if path.suffix == ".toml" else orjson.loads(body)
-    except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise usage_error(f"--prices {path} is not valid JSON or TOML: {exc}") from None
-    for model, entry in table.items() if isinstance(table, dict) else [(None, None)]:
-        rates = entry if isinstance(entry, dict) else {}
-        for key in ("input_cost_per_token", "output_cost_per_token", *rates):
-            if key.endswith("_cost_per_token") or key.endswith("_token_cost"):
-                value = rates.get(key)
-                if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                    raise usage_error(
-                        f"--prices {path}: model {model!r} needs {key} as a number of "
-                        "dollars per token (for example 3e-06)"
-                    )
-    return table

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -253,6 +254,63 @@ DeepOpt = Annotated[
         "read anew after the one before lost them (walks every compaction; slower).",
     ),
 ]
+
+
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help="Your own rates, before LiteLLM's: a JSON or TOML table of models, each "
+        "in LiteLLM's keys (input_cost_per_token, output_cost_per_token, "
+        "cache_creation_input_token_cost, cache_read_input_token_cost).",
+    ),
+]
+PRICES_LIMIT = 16 << 20  # bytes: a prices file larger than this is refused
+
+
+def use_own_prices(path: Path | None) -> None:
+    """Price by the rates of a `--prices` file before LiteLLM's (none: LiteLLM's
+    alone), each model checked to have its rates as numbers of dollars per token."""
+    import tomllib
+
+    import orjson
+
+    from condense_cli.analysis.cost import use_prices
+    from condense_cli.cli.guard import usage_error
+    from condense_cli.core.files import NotSmallFile, read_small
+
+    if path is None:
+        use_prices({})
+        return
+    try:
+        body = read_small(path, PRICES_LIMIT)
+    except NotSmallFile as exc:
+        raise usage_error(f"--prices {path} {exc}") from None
+    if body is None:
+        raise usage_error(f"--prices {path}: no such file")
+    try:
+        table = tomllib.loads(body.decode()) if path.suffix == ".toml" else orjson.loads(body)
+    except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise usage_error(f"--prices {path} is not valid JSON or TOML: {exc}") from None
+    for model, entry in table.items() if isinstance(table, dict) else [(None, None)]:
+        rates = entry if isinstance(entry, dict) else {}
+        for key in ("input_cost_per_token", "output_cost_per_token", *rates):
+            if key.endswith("_cost_per_token") or key.endswith("_token_cost"):
+                value = rates.get(key)
+                if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                    raise usage_error(
+                        f"--prices {path}: model {model!r} needs {key} as a number of "
+                        "dollars per token (for example 3e-06)"
+                    )
+    use_prices(table)
+
+
+@functools.cache
+def worker_prices(path: Path | None) -> None:
+    """The rates of a `--prices` file used in a worker, read once per process (a
+    worker that did not fork from the command's process has not read them)."""
+    use_own_prices(path)
 
 
 @dataclass(frozen=True)

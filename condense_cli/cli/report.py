@@ -20,9 +20,11 @@ from condense_cli.cli.options import (
     ClientConfigOpt,
     ConfigsOpt,
     DialectOpt,
+    PricesOpt,
     SummaryTokensOpt,
     UptoOpt,
     local_paths,
+    use_own_prices,
 )
 from condense_cli.cli.output import print_notes, reading
 from condense_cli.condensers.simulate import TokenCache
@@ -87,6 +89,7 @@ def report(
     upto: UptoOpt = None,
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Write one HTML page of each log as the model saw it, and of its condensations.
 
@@ -99,6 +102,7 @@ def report(
     """
 
     client = read_client_config(client_config) if client_config is not None else None
+    use_own_prices(prices)
     found = some_logs(logs, dialect)
     pages: list[LogPage] = []
     failed = 0

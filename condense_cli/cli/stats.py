@@ -5,6 +5,7 @@ No `from __future__ import annotations` (see `options`).
 
 import functools
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -20,10 +21,13 @@ from condense_cli.cli.options import (
     DeepOpt,
     DialectOpt,
     GroupByOpt,
+    PricesOpt,
     TableFormat,
     Workers,
     local_paths,
+    use_own_prices,
     with_workers,
+    worker_prices,
 )
 from condense_cli.cli.output import echo, reading
 from condense_cli.config.loading import configured_tokenizer
@@ -76,12 +80,15 @@ def stats(
     group_by: GroupByOpt = None,
     workers: Workers = DEFAULT_WORKERS,
     deep: DeepOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Events, characters and tokens of a log against its view.
 
-    Also events and bytes by type, and what each condensation forgot. Over several
-    logs (or a tree), one row per log and the totals; exit 1 if a log cannot be read.
+    Also events and bytes by type, what each condensation forgot, and what each cost
+    and saved in dollars where the log records the model's calls. Over several logs
+    (or a tree), one row per log and the totals; exit 1 if a log cannot be read.
     """
+    use_own_prices(prices)
 
     tokenizer = configured_tokenizer(config) if tokens else None
     client = read_client_config(client_config) if client_config is not None else None
@@ -106,7 +113,7 @@ def stats(
     failed = 0
     # the tokenizer is made again in each worker: it does not cross processes
     counting = config if tokens else False
-    work = partial(_row, dialect=dialect, config=counting, client=client, deep=deep)
+    work = partial(_row, dialect=dialect, config=counting, client=client, deep=deep, prices=prices)
     with each_log(work, found.logs, workers) as results:
         for row, error in results:
             if row is not None:
@@ -124,11 +131,14 @@ def _row(
     config: str | bool | None,
     client: "ClientConfig | None",
     deep: bool,
+    prices: Path | None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One log's row of the table (in this process or a worker's), or why there is none;
-    tokens counted with the tokenizer `config` sets (`False`: none)."""
+    tokens counted with the tokenizer `config` sets (`False`: none), dollars at the
+    rates of `prices` before LiteLLM's."""
     from condense_cli.terminal.many import stats_row
 
+    worker_prices(prices)
     tokenizer = _tokenizer(config) if config is not False else None
     try:
         return stats_row(_report(log, dialect, tokenizer, client, deep, quiet_reading)), None
@@ -180,9 +190,26 @@ def _report(
         thresholds = replay.thresholds(client)
         for row in report.condensations:
             row.threshold = thresholds.get(row.line)
+        _weigh(replay, report)
         if client is not None and report.client is not None:  # as the user's settings say
             report.client["resume_compaction"] = replay.resume_figure(client)
     return report
+
+
+def _weigh(replay: "Replay", report: "StatsReport") -> None:
+    """Each condensation's figures (what it cost and saved), and their total, where the
+    log records the calls around them."""
+    from condense_cli.analysis.economics import matched, total
+
+    rows = report.condensations
+    if not rows:
+        return
+    found = matched(replay.spending(), [row.line for row in rows])
+    for row, figures in zip(rows, found, strict=True):
+        row.economics = figures
+    weighed = [figures for figures in found if figures is not None]
+    if weighed:
+        report.economics = total(weighed)
 
 
 # A view this long takes about 0.1 s to convert, what a forked child costs.

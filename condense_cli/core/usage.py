@@ -1,10 +1,11 @@
-"""A model call a log records, with the tokens it used: what `condense cost` prices."""
+"""A model call a log records, with the tokens it used: what `condense cost` prices;
+the calls around each compaction, and the figures a compaction is weighed in."""
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -76,3 +77,68 @@ def placed(calls: list[Usage], lines: list[int], own: dict[int, Usage]) -> Spend
         for number, line in enumerate(lines, start=1)
     ]
     return Spending(calls, compactions)
+
+
+@dataclass
+class Economics:
+    """One compaction's figures (or all of a log's, added up)."""
+
+    compactions: int = 0
+    own_calls: int = 0  # compactions whose own call the log records (or gives the parts of)
+    own_estimated: int = 0
+    own_tokens: int = 0
+    own_dollars: float = 0.0
+    dropped: int = 0  # tokens it took out of the prompt
+    calls_after: int = 0
+    rewritten: int = 0  # cache writes a read would have served
+    rewritten_dollars: float = 0.0
+    saved: int = 0  # prompt tokens the calls after it did not send
+    saved_dollars: float = 0.0
+    unmeasured: int = 0  # compactions with no call before or after them to weigh
+    unpriced: set[str] = field(default_factory=set)
+
+    @property
+    def net_dollars(self) -> float:
+        return self.saved_dollars - self.rewritten_dollars - self.own_dollars
+
+    def add(self, other: Economics) -> None:
+        for name in (
+            "compactions",
+            "own_calls",
+            "own_estimated",
+            "own_tokens",
+            "own_dollars",
+            "dropped",
+            "calls_after",
+            "rewritten",
+            "rewritten_dollars",
+            "saved",
+            "saved_dollars",
+            "unmeasured",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.unpriced |= other.unpriced
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "compactions": self.compactions,
+            "own_call": {
+                "recorded": self.own_calls - self.own_estimated,
+                "estimated": self.own_estimated,
+                "tokens": self.own_tokens,
+                "dollars": round(self.own_dollars, 6),
+            },
+            "dropped_tokens": self.dropped,
+            "calls_after": self.calls_after,
+            "cache_rewritten": {
+                "tokens": self.rewritten,
+                "dollars": round(self.rewritten_dollars, 6),
+            },
+            "saved": {"tokens": self.saved, "dollars": round(self.saved_dollars, 6)},
+            "net_dollars": round(self.net_dollars, 6),
+        }
+        if self.unmeasured:
+            row["unmeasured"] = self.unmeasured
+        if self.unpriced:
+            row["unpriced_models"] = sorted(self.unpriced)
+        return row

@@ -1,10 +1,13 @@
 """What `stats` reports of a log: its sizes against the view, each condensation as a
-row, and where each compaction fired against its client's threshold."""
+row, where each compaction fired against its client's threshold, and what each cost
+and saved."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from condense_cli.core.usage import Economics
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class CondensationRow:
     tokens_after: int | None = None
     log_says: dict[str, Any] | None = None
     threshold: Threshold | None = None
+    economics: Economics | None = None  # what it cost and saved, where the log says
 
     def to_json(self) -> dict[str, Any]:
         """The row as `stats --format json` prints it (the keys in this order)."""
@@ -88,6 +92,8 @@ class CondensationRow:
                 row[extra] = value
         if self.threshold is not None:
             row["threshold"] = self.threshold.to_json()
+        if self.economics is not None:
+            row["economics"] = self.economics.to_json()
         return row
 
 
@@ -137,6 +143,7 @@ class StatsReport:
     client: dict[str, Any] | None = None
     thrash: list[dict[str, Any]] | None = None  # compactions back to back (`analysis.thrash`)
     model: str | None = None  # the model the agent used last (`Replay.model`)
+    economics: Economics | None = None  # its compactions' figures, added up (by the command)
 
     def to_json(self) -> dict[str, Any]:
         """The report as `stats --format json` prints it (the keys in this order)."""
@@ -163,4 +170,6 @@ class StatsReport:
             report["client"] = self.client
         if self.thrash is not None:
             report["thrash"] = self.thrash
+        if self.economics is not None:
+            report["economics"] = self.economics.to_json()
         return report

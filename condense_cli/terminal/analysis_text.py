@@ -7,7 +7,7 @@ exactly what a user sees.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
 from condense_cli.analysis.diff import ViewDiff, preview
@@ -15,9 +15,7 @@ from condense_cli.analysis.facts import KINDS, Fact
 from condense_cli.condensers.simulate import Run
 from condense_cli.core.events import Event
 from condense_cli.core.text import plural, sanitize
-
-if TYPE_CHECKING:
-    from condense_cli.analysis.economics import Economics
+from condense_cli.terminal.dollars import weighed_line
 
 
 def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -255,32 +253,3 @@ def simulate_csv(ids: list[object], runs: list[Run]) -> str:
             row += [run.events[step - 1], run.tokens[step - 1], int(step in steps)]
         writer.writerow(row)
     return out.getvalue()
-
-
-def weighed_line(figures: Economics) -> str:
-    """`cost: its own call ~$0.26; ...`: what one compaction (or many) cost and saved
-    (`+?` after dollars that leave out a model with no price)."""
-    unknown = " +?" if figures.unpriced else ""
-
-    def dollars(value: float) -> str:
-        return "$?" if unknown and not value else f"${value:,.2f}{unknown}"
-
-    own = (
-        ("~" if figures.own_estimated else "") + dollars(figures.own_dollars)
-        if figures.own_calls
-        else "not recorded"
-    )
-    if figures.unmeasured == figures.compactions:
-        said = f"cost: its own call {own}; no call before or after it to weigh the rest by"
-    else:
-        said = (
-            f"cost: its own call {own}; the cache rewritten after it "
-            f"{plural(figures.rewritten, 'token')} ({dollars(figures.rewritten_dollars)}); "
-            f"saved {plural(figures.saved, 'token')} ({dollars(figures.saved_dollars)}) on "
-            f"the {plural(figures.calls_after, 'call')} after it; "
-            f"net {dollars(figures.net_dollars)}"
-        )
-    if figures.unpriced:
-        names = ", ".join(sorted(figures.unpriced))
-        said += f" (+? LiteLLM's table has no price for {names}: `cost --prices` takes yours)"
-    return said

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from condense_cli.core.text import sanitize
 from condense_cli.terminal.analysis_text import table
+from condense_cli.terminal.dollars import dollars, net, own_call
 
 if TYPE_CHECKING:
     from condense_cli.analysis.cost import Spend
-    from condense_cli.analysis.economics import Economics
-    from condense_cli.core.usage import Spending
+    from condense_cli.core.usage import Economics, Spending
 
 HEAD = ("calls", "input", "output", "cache write", "cache read", "tokens", "dollars")
 
@@ -91,17 +91,13 @@ def compaction_table(weighed: list[tuple[str, Spending]]) -> str:
 
 
 def _weighed(figures: Economics) -> list[str]:
-    unpriced = " +?" if figures.unpriced else ""
-    if figures.own_calls:
-        mark = "~" if figures.own_estimated == figures.own_calls else ""
-        own = f"{mark}${figures.own_dollars:,.2f}{unpriced}"
-    else:
-        own = "-"
+    unpriced = bool(figures.unpriced)
+    own = own_call(figures).replace("not recorded", "-")
     if figures.unmeasured == figures.compactions:
         return [own, "?", "?", "?"]
     return [
         own,
-        f"{figures.rewritten:,} tok, ${figures.rewritten_dollars:,.2f}{unpriced}",
-        f"{figures.saved:,} tok, ${figures.saved_dollars:,.2f}{unpriced}",
-        f"${figures.net_dollars:,.2f}{unpriced}",
+        f"{figures.rewritten:,} tok, {dollars(figures.rewritten_dollars, unpriced)}",
+        f"{figures.saved:,} tok, {dollars(figures.saved_dollars, unpriced)}",
+        net(figures),
     ]

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from condense_cli.analysis.audit import Audit, total
+from condense_cli.analysis.economics import total as economics_total
 from condense_cli.core.events import Event
 from condense_cli.core.intervals import runs as id_runs
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
+from condense_cli.terminal.dollars import net, weighed_line
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -95,6 +97,8 @@ class BandPage:
     fired: str | None  # against the client's threshold
     events: tuple[int, int]
     tokens: tuple[int, int]
+    cost: str | None = None  # what it cost and saved, in words, where the log says
+    net: str | None = None  # the same, as its net in dollars
 
     @property
     def heading(self) -> str:
@@ -213,7 +217,7 @@ def _lost(audit: Audit, anchors: dict[str, str]) -> list[LostFact]:
 
 def _band(band: Band, prefix: str, rows: list[Row], anchors: dict[str, str]) -> BandPage:
     covers = [(rows[first], rows[last]) for first, last in id_runs(band.forgotten)]
-    threshold = band.audit.threshold
+    threshold, figures = band.audit.threshold, band.audit.economics
     return BandPage(
         band.number,
         f"{prefix}-c{band.number}",
@@ -227,6 +231,8 @@ def _band(band: Band, prefix: str, rows: list[Row], anchors: dict[str, str]) -> 
         threshold.describe() if threshold is not None else None,
         band.events,
         band.tokens,
+        weighed_line(figures) if figures is not None else None,
+        net(figures) if figures is not None else None,
     )
 
 
@@ -351,6 +357,9 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
         (f"{unit} saved", f"{saved:,}" if line.whole else "unknown without the history"),
         ("facts lost", f"{lost:,}" if line.audited else "not audited for this dialect"),
     ]
+    weighed = [b.audit.economics for b in line.bands if b.audit.economics is not None]
+    if weighed:
+        figures.append(("compactions' net", net(economics_total(weighed))))
     return LogPage(
         number,
         prefix,

@@ -33,6 +33,7 @@ STATS_COLUMNS = (
     ("view_tokens", "view tokens"),
     ("saved", "saved"),
     ("thrash", "thrash"),
+    ("compactions_net_dollars", "compactions net $"),
 )
 
 
@@ -57,7 +58,20 @@ def stats_row(report: StatsReport) -> dict[str, Any]:
         "view_tokens": tokens.view if tokens is not None else None,
         "saved": saved,
         "thrash": len(report.thrash or ()),
+        "compactions_net_dollars": _net(report),
     }
+
+
+def _net(report: StatsReport) -> float | None:
+    """What the log's compactions saved less what they cost, in dollars; None where
+    one is not weighed or not priced."""
+    figures = report.economics
+    weighed = [c for c in report.condensations if c.economics is not None]
+    if figures is None or figures.unmeasured or figures.unpriced:
+        return None
+    if len(weighed) < len(report.condensations):
+        return None
+    return round(figures.net_dollars, 6)
 
 
 # The columns of `audit` over many logs: the facts lost, per kind, of every compaction.
@@ -99,7 +113,7 @@ class Sums:
 
     def __init__(self) -> None:
         self.logs = 0
-        self.numbers: dict[str, int | None] = {}
+        self.numbers: dict[str, float | None] = {}  # ints, but dollars
         self.names: dict[str, set[str]] = {key: set() for key in LABELS[1:]}
 
     def add(self, row: dict[str, Any]) -> None:
@@ -110,18 +124,19 @@ class Sums:
                     self.names[key].update(str(value).split(", "))
             elif key not in LABELS and key != "logs":
                 known = self.numbers.get(key)
-                if isinstance(value, int):
+                if isinstance(value, int | float):
                     self.numbers[key] = (known or 0) + value
                 else:
                     self.numbers.setdefault(key, None)
 
     def row(self, label: str | None = None) -> dict[str, Any]:
         """The totals; with `label`, a group's row (its names, its number of logs)."""
+        numbers = {k: round(v, 6) if isinstance(v, float) else v for k, v in self.numbers.items()}
         if label is None:
-            return {"log": plural(self.logs, "log"), "dialect": "", "model": ""} | self.numbers
+            return {"log": plural(self.logs, "log"), "dialect": "", "model": ""} | numbers
         names = {key: ", ".join(sorted(values)) for key, values in self.names.items()}
         logs = f"{label} ({plural(self.logs, 'log')})"
-        return {"log": logs, **names, **self.numbers, "logs": self.logs}
+        return {"log": logs, **names, **numbers, "logs": self.logs}
 
 
 class Table:
@@ -209,4 +224,6 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
     return sanitize(str(value), one_line=True)

@@ -145,3 +145,67 @@ def test_a_prices_file_that_is_wrong_is_refused_by_name(proc, tmp_path: Path) ->
     assert result.returncode == 2
     assert "model 'made-model' needs input_cost_per_token as a number" in result.stderr.decode()
     assert b"Traceback" not in result.stderr
+
+
+SONNET_4 = (  # Sonnet 4's rates, for the V1 conversations (their model has none in the table)
+    '["litellm_proxy/anthropic/claude-sonnet-4-20250514"]\n'
+    "input_cost_per_token = 3e-6\noutput_cost_per_token = 15e-6\n"
+    "cache_creation_input_token_cost = 3.75e-6\ncache_read_input_token_cost = 0.3e-6\n"
+)
+
+
+def test_cost_stats_audit_and_report_give_a_compaction_the_same_figures(
+    proc, tmp_path: Path
+) -> None:
+    """One compaction, four commands: the same dollars in each, as JSON and in words."""
+    require_corpus(POSTHOG.parent)
+    cost = json.loads(proc("cost", POSTHOG, "--compactions", "-f", "json").stdout)
+    [figures] = [
+        {k: v for k, v in r.items() if k not in ("session", "compaction")}
+        for r in cost["compactions"]["rows"]
+    ]
+    stats = json.loads(proc("stats", POSTHOG, "--no-tokens", "-f", "json").stdout)
+    assert stats["economics"] == figures == stats["condensations"][0]["economics"]
+    audit = json.loads(proc("audit", POSTHOG, "-f", "json").stdout)
+    assert audit["condensations"][0]["economics"] == figures
+    said = "saved 13,396,842 tokens ($6.70) on the 101 calls after it; net $5.56"
+    assert said in proc("stats", POSTHOG, "--no-tokens").stdout.decode()
+    assert said in proc("audit", POSTHOG).stdout.decode()
+    page = tmp_path / "page.html"
+    assert proc("report", POSTHOG, "--no-tokens", "-o", page).returncode == 0
+    html = page.read_text()
+    assert said in html and "<dd>$5.56</dd>" in html and 'band-net">net $5.56' in html
+
+
+def test_stats_over_a_tree_adds_up_each_logs_net_at_the_users_prices(
+    cli, proc, tmp_path: Path
+) -> None:
+    """Over the V1 conversations: a net per log where each compaction is weighed and
+    priced (an idle snapshot records no call: `-`), the total equal to `cost`'s, and
+    the same in two workers as in this process."""
+    require_corpus(V1)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(SONNET_4)
+    tree = V1.parent
+    cost = json.loads(proc("cost", tree, "--compactions", "--prices", prices, "-f", "json").stdout)
+    weighed = cost["compactions"]["totals"]
+    args = ("stats", tree, "--no-tokens", "--prices", prices, "-f", "json")
+    one = json.loads(cli(*args, "-j", "1").stdout)
+    two = json.loads(proc(*args, "-j", "2").stdout)
+    assert one == two
+    nets = {row["log"]: row["compactions_net_dollars"] for row in one["logs"]}
+    assert one["total"]["compactions_net_dollars"] == pytest.approx(
+        sum(n for n in nets.values() if n is not None)
+    )
+    unweighed = [
+        row
+        for row in one["logs"]
+        if row["condensations"] and row["compactions_net_dollars"] is None
+    ]
+    assert unweighed and weighed.get("unmeasured")
+    # without the rates, no log is priced: no net, where before there was
+    bare = json.loads(cli("stats", tree, "--no-tokens", "-f", "json", "-j", "1").stdout)
+    assert all(row["compactions_net_dollars"] is None for row in bare["logs"])
+    assert round(one["total"]["compactions_net_dollars"], 2) == round(
+        sum(r["net_dollars"] for r in cost["compactions"]["rows"] if "unmeasured" not in r), 2
+    )
