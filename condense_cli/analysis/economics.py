@@ -16,14 +16,20 @@ log records around it.
 
 The figures assume the session would have gone on as it did without the compaction;
 where the prompt would have passed the model's window, the client had no choice.
+
+A history `simulate` replays under a condenser is priced the same way (`price_run`):
+a call at each of the log's turns, sending the view then, the prefix it shares with
+the call before read from the prompt cache, and the summariser's calls.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from condense_cli.analysis.cost import price_of
+from condense_cli.analysis.cost import Spend, price_of
 from condense_cli.core.usage import Compaction, Economics, Spending, Usage
 
 
@@ -74,7 +80,7 @@ def _weigh(
         figures.own_calls = 1
         figures.own_estimated = int(compaction.estimated)
         figures.own_tokens = own.tokens
-        figures.own_dollars = _dollars(own, figures)
+        figures.own_dollars = _dollars(own, figures.unpriced)
     if not before or not after:
         figures.unmeasured = 1
         return figures
@@ -90,7 +96,9 @@ def _weigh(
         if not extra:
             break  # the cache is warm again
         figures.rewritten += extra
-        figures.rewritten_dollars += _dollars(call, figures) - _dollars(_read(call, extra), figures)
+        figures.rewritten_dollars += _dollars(call, figures.unpriced) - _dollars(
+            _read(call, extra), figures.unpriced
+        )
         previous = call.prompt
     for call in after:
         more = (
@@ -99,7 +107,7 @@ def _weigh(
             else replace(call, input=call.input + dropped)
         )
         figures.saved += dropped
-        figures.saved_dollars += _dollars(more, figures) - _dollars(call, figures)
+        figures.saved_dollars += _dollars(more, figures.unpriced) - _dollars(call, figures.unpriced)
     return figures
 
 
@@ -115,9 +123,141 @@ def _read(call: Usage, tokens: int) -> Usage:
     )
 
 
-def _dollars(call: Usage, figures: Economics) -> float:
+def _dollars(call: Usage, unpriced: set[str]) -> float:
+    """What `call` cost; 0 for a model with no price, named in `unpriced`."""
     price = price_of(call.model)
     if price is None:
-        figures.unpriced.add(call.model)
+        unpriced.add(call.model)
         return 0.0
     return price.of(call)
+
+
+# --- a simulated history in dollars (`simulate`) --------------------------------------
+
+
+@dataclass(frozen=True)
+class Turns:
+    """The recorded turns a simulated history is priced as: the agent's model; the
+    tokens its prompts hold beyond the view (the system prompt and tools: the first
+    recorded call's prompt less the view's tokens then); its answers' tokens, all
+    together (the same whatever the condenser); and how its calls use the prompt
+    cache (`none`, `reads` as OpenAI bills them, or `writes` too, as Anthropic does)."""
+
+    model: str
+    overhead: int = 0
+    output: int = 0
+    cache: str = "writes"
+    hour: bool = False  # cache writes kept an hour (Claude Code's)
+    recorded: int = 0  # the agent's calls the log records (0: none, or not read)
+    spent: Spend | None = None  # every call the log records, as `cost` adds them up
+
+
+def turns_of(model: str, calls: list[Usage] | None, first_view: int) -> Turns:
+    """The turns of a log whose agent recorded `calls` (None: not read), the first
+    of them made when the view held `first_view` tokens: priced as the model most of
+    them used (`model`, the one it used last, where the log records none)."""
+    agent = [c for c in calls or () if c.by_agent]
+    if not agent:
+        price = price_of(model)
+        writes = price is not None and price.cache_write > price.cache_read > 0
+        cache = "writes" if writes else "reads" if price and price.cache_read else "none"
+        return Turns(model, cache=cache)
+    used = Counter(c.model for c in agent)
+    most = max(used.values())
+    model = model if used.get(model) == most else next(m for m, n in used.items() if n == most)
+    spent = Spend()
+    for call in calls or ():
+        spent.add(call)
+    written = sum(c.cache_write for c in agent)
+    hour = sum(c.cache_write_1h for c in agent)
+    cache = "writes" if written or hour else "reads" if any(c.cache_read for c in agent) else "none"
+    return Turns(
+        model,
+        max(0, agent[0].prompt - first_view),
+        sum(c.output for c in agent),
+        cache,
+        hour > written,
+        len(agent),
+        spent,
+    )
+
+
+@dataclass
+class RunCost:
+    """A simulated history's model calls in tokens and dollars: the agent's (a call
+    at each of the log's turns) and the summariser's."""
+
+    calls: int = 0
+    prompt: int = 0  # tokens the agent's calls sent
+    cache_read: int = 0  # of them, read from the prompt cache
+    dollars: float = 0.0
+    summariser_calls: int = 0
+    summariser_tokens: int = 0  # prompts and answers
+    summariser_dollars: float = 0.0
+    summariser_model: str = ""
+    unpriced: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> float:
+        return self.dollars + self.summariser_dollars
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt,
+            "cache_read_tokens": self.cache_read,
+            "dollars": round(self.dollars, 6),
+            "summariser": {
+                "calls": self.summariser_calls,
+                "model": self.summariser_model or None,
+                "tokens": self.summariser_tokens,
+                "dollars": round(self.summariser_dollars, 6),
+            },
+            "total_dollars": round(self.total, 6),
+        }
+        if self.unpriced:
+            row["unpriced_models"] = sorted(self.unpriced)
+        return row
+
+
+def price_run(
+    turns: Turns,
+    at: list[int],
+    tokens: list[int],
+    shared: list[int],
+    summariser: Usage | None = None,
+    summariser_calls: int = 0,
+) -> RunCost:
+    """The calls made after the steps `at` (indexes into `tokens`, the view's tokens
+    after each step; `shared[i]`: those of step i's view the one before it starts with),
+    each sending the view with the turns' overhead, the prefix it shares with the call
+    before read from the cache; and the summariser's calls."""
+    cost = RunCost(calls=len(at))
+    each, extra = divmod(turns.output, len(at)) if at else (0, 0)
+    previous: int | None = None
+    for number, step in enumerate(at):
+        prompt = turns.overhead + tokens[step]
+        cached = 0
+        if previous is not None:
+            cached = turns.overhead + min(shared[previous + 1 : step + 1], default=tokens[step])
+        cached = min(cached, prompt) if turns.cache != "none" else 0
+        fresh = prompt - cached
+        call = Usage(
+            "",
+            turns.model,
+            input=fresh if turns.cache != "writes" else 0,
+            output=each + (1 if number < extra else 0),
+            cache_write=fresh if turns.cache == "writes" and not turns.hour else 0,
+            cache_write_1h=fresh if turns.cache == "writes" and turns.hour else 0,
+            cache_read=cached,
+        )
+        cost.prompt += prompt
+        cost.cache_read += cached
+        cost.dollars += _dollars(call, cost.unpriced)
+        previous = step
+    if summariser is not None and summariser.tokens:
+        cost.summariser_calls = summariser_calls
+        cost.summariser_model = summariser.model
+        cost.summariser_tokens = summariser.tokens
+        cost.summariser_dollars = _dollars(summariser, cost.unpriced)
+    return cost

@@ -4,7 +4,7 @@ No `from __future__ import annotations` (see `options`).
 """
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -15,14 +15,16 @@ from condense_cli.cli.options import (
     ConfigsOpt,
     DialectOpt,
     LogArg,
+    PricesOpt,
     SetOpt,
     SummaryTokensOpt,
     TypeOpt,
     UptoOpt,
     VariantOpt,
+    use_own_prices,
 )
 from condense_cli.cli.output import print_notes, reading
-from condense_cli.condensers.simulate import TokenCache
+from condense_cli.condensers.simulate import Priced, TokenCache, in_dollars
 from condense_cli.condensers.simulate import simulate as run_simulation
 from condense_cli.config.comparing import comparison_sides
 from condense_cli.config.loading import configured_tokenizer
@@ -54,14 +56,19 @@ def simulate(
     ] = SimulateFormat.text,
     upto: UptoOpt = None,
     dialect: DialectOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Replay the log's history under a condenser, in memory, step by step.
 
     After each event: when it would condense, the view in events and tokens, the
     tokens sent to the summariser, and the events rewritten where the prompt cache
-    is lost. One column per --config and per --variant group (each --variant
-    applies to every --config). Nothing is appended.
+    is lost; then the dollars of the agent's calls (one at each of the log's turns,
+    sending the view then, at its model's rates and prompt cache) and of the
+    summariser's, against the same history with no condensation. One column per
+    --config and per --variant group (each --variant applies to every --config).
+    Nothing is appended.
     """
+    use_own_prices(prices)
 
     notes: list[str] = []
     sides = comparison_sides(config, type, set, variant, call_model, summary_tokens, notes)
@@ -86,6 +93,11 @@ def simulate(
             )
             for side in sides
         ]
+        model, calls = replay.model, replay.usage()
+        priced = None
+        if model is not None:
+            summarisers = [side.model for side in sides]
+            priced = in_dollars(runs, history, tokens, model, calls, summarisers)
     events = [e for e in history if e is not None]
     if format is SimulateFormat.json:
         data = {
@@ -94,9 +106,30 @@ def simulate(
             "events": len(events),
             "tokenizer": tokenizer.name,
             "runs": [run.to_dict() for run in runs],
+            "dollars": priced_json(priced),
         }
         typer.echo(orjson.dumps(data).decode())
     elif format is SimulateFormat.csv:
         typer.echo(simulate_csv([e.id for e in events], runs), nl=False)
     else:
-        typer.echo(simulate_text(path, name, len(events), tokenizer.name, runs), nl=False)
+        typer.echo(simulate_text(path, name, len(events), tokenizer.name, runs, priced), nl=False)
+
+
+def priced_json(priced: Priced | None) -> dict[str, Any] | None:
+    """The dollars of `simulate --format json`: the turns priced as, each run's calls
+    (in the order of `runs`), and the history's with no condensation."""
+    if priced is None:
+        return None
+    turns = priced.turns
+    return {
+        "model": turns.model,
+        "turns": {
+            "calls_recorded": turns.recorded,
+            "prompt_beyond_the_view": turns.overhead,
+            "output_tokens": turns.output,
+            "prompt_cache": turns.cache,
+            "recorded": turns.spent.to_json() if turns.spent is not None else None,
+        },
+        "runs": [cost.to_json() for cost in priced.runs],
+        "uncondensed": priced.uncondensed.to_json(),
+    }

@@ -39,15 +39,29 @@ class Meter:
 
     def __init__(self, count: Count) -> None:
         self.count = count
-        self.sent = 0
+        self.sent = 0  # prompt tokens
+        self.calls = 0
+        self.received = 0  # answer tokens
         self.aside = False
         self._pricing: Feeder | None = None
 
-    def add_usage(self, usage: dict[str, Any]) -> None:
-        self.sent += int(usage.get("prompt_tokens") or 0)
+    def reset(self) -> None:
+        """Nothing counted yet, and no child to count the prompts."""
+        self.sent = self.calls = self.received = 0
+        self.aside = False
 
-    def price(self, prompt: str) -> None:
-        """Count the tokens of a prompt a condenser would have sent."""
+    def add_usage(self, usage: dict[str, Any]) -> None:
+        """A call the model made, as it reported it (nothing: no call was made)."""
+        if usage:
+            self.calls += 1
+        self.sent += int(usage.get("prompt_tokens") or 0)
+        self.received += int(usage.get("completion_tokens") or 0)
+
+    def price(self, prompt: str, answer: int = 0) -> None:
+        """Count the tokens of a prompt a condenser would have sent (and of the
+        `answer` it would have had)."""
+        self.calls += 1
+        self.received += answer
         if self.aside and self._pricing is None:
             from condense_cli.fast.halves import Feeder
 
@@ -92,12 +106,16 @@ def go_offline(condenser: Condenser, summary: str, meter: Meter) -> None:
 
 
 def _summarise_offline(condenser: LLMSummarizingCondenser, summary: str, meter: Meter) -> None:
+    answer: list[int] = []  # the placeholder's tokens, once counted
+
     def summarize(
         previous: Event | None, forgotten: list[Event], extra: str = ""
     ) -> tuple[str, dict[str, Any]]:
         start = previous.text if previous is not None else None
         texts = [format_event(e, condenser.config.max_event_length) for e in forgotten]
-        meter.price(condenser.prompt(start, texts, extra))
+        if not answer:
+            answer.append(meter.count(summary))
+        meter.price(condenser.prompt(start, texts, extra), answer[0])
         return summary, {}
 
     def tokens(events: list[Event]) -> list[int]:

@@ -8,15 +8,19 @@ running token total), so a step costs what the condenser costs, not a replay.
 A prompt cache holds the longest prefix a step shares with the step before; when a
 step's view is not the previous one plus new events, the cache is lost from the
 first event that differs (a *cache bust*), and every event after it is rewritten.
+
+In dollars (`in_dollars`), the agent calls its model at the log's own turns, each
+call sending the view then.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any
 
+from condense_cli.analysis.economics import RunCost, Turns, price_run, turns_of
 from condense_cli.condensers.base import Condenser, Result
 from condense_cli.condensers.offline import Meter
 from condense_cli.core.events import (
@@ -27,6 +31,7 @@ from condense_cli.core.events import (
     model_text,
     same_start,
 )
+from condense_cli.core.usage import Usage
 from condense_cli.dialects.counting import TextCounts
 
 
@@ -38,9 +43,13 @@ class Run:
     events: list[int] = field(default_factory=list)  # view size after each step
     tokens: list[int] = field(default_factory=list)  # view tokens after each step
     fired: list[int] = field(default_factory=list)  # steps at which it condensed
+    # tokens of each step's view that the view of the step before starts with
+    shared: list[int] = field(default_factory=list)
     cache_busts: int = 0
     rewritten: int = 0  # events re-read after a cache bust
-    summariser_tokens: int = 0
+    summariser_tokens: int = 0  # the prompts sent to the summariser
+    summariser_calls: int = 0
+    summariser_output: int = 0  # its answers' tokens
 
     @staticmethod
     def _figures(values: list[int]) -> dict[str, Any]:
@@ -94,6 +103,22 @@ class TokenCache:
         return self.by_text[text]
 
 
+def turn_steps(history: Sequence[Event | None]) -> list[int]:
+    """The steps (from 0) after which the agent called its model: those the agent's
+    actions follow, the first of each run of them (one response's actions come
+    together)."""
+    events = [e for e in history if e is not None]
+    return [
+        step
+        for step, (event, following) in enumerate(pairwise(events))
+        if _acts(following) and not _acts(event)
+    ]
+
+
+def _acts(event: Event) -> bool:
+    return event.source == "agent" and event.is_action
+
+
 def _same(a: Event, b: Event) -> bool:
     return a is b or (a.key is not None and a.key == b.key and a.text == b.text)
 
@@ -125,11 +150,12 @@ def simulate(
     try:
         run = _steps(history, start, tokens, condenser.condense, meter)
         if not meter.settle():
-            meter.sent, meter.aside = 0, False
+            meter.reset()
             run = _steps(history, start, tokens, condenser.condense, meter)
     finally:
         meter.stop()
     run.label, run.summariser_tokens = label, meter.sent
+    run.summariser_calls, run.summariser_output = meter.calls, meter.received
     return run
 
 
@@ -170,7 +196,9 @@ def _steps(
             now, now_tokens, plain = events, events_tokens, True
         else:
             now, now_tokens, plain = result.events, [], False
-        if not (plain and appended):
+        if plain and appended:
+            run.shared.append(run.tokens[-1] if run.tokens else 0)
+        else:
             own, prefix = _shared(sent[:read] if len(sent) > read else sent, now)
             if prefix < read:
                 run.cache_busts += 1
@@ -179,9 +207,46 @@ def _steps(
                 rest = map(tokens, now[own:])
                 now_tokens = list(accumulate(rest, initial=sent_tokens[own]))
                 now_tokens[:0] = sent_tokens[:own]
+            run.shared.append(now_tokens[min(prefix, read)])
         appended = plain
         sent, sent_tokens = (list(now), now_tokens) if not plain else (events, events_tokens)
         read = len(now)
         run.events.append(len(now))
         run.tokens.append(now_tokens[-1])
     return run
+
+
+@dataclass
+class Priced:
+    """The runs of `simulate` in dollars: the turns they are priced as, each run's
+    calls, and the history's with no condensation at all."""
+
+    turns: Turns
+    runs: list[RunCost]
+    uncondensed: RunCost
+
+
+def in_dollars(
+    runs: list[Run],
+    history: Sequence[Event | None],
+    tokens: TokenCache,
+    model: str,
+    calls: list[Usage] | None,
+    summarisers: list[str | None],
+) -> Priced:
+    """Each run's calls priced as the log's turns (`economics.price_run`: the agent's
+    `model`, its recorded `calls`), its summariser's at the model of `summarisers`
+    (None: as the agent's), and the same history with no condensation at all."""
+    at = turn_steps(history)
+    whole = list(accumulate(tokens(e) for e in history if e is not None))
+    turns = turns_of(model, calls, whole[at[0]] if at else 0)
+    costs = []
+    for run, summariser in zip(runs, summarisers, strict=True):
+        answers = Usage(
+            "",
+            summariser or turns.model,
+            input=run.summariser_tokens,
+            output=run.summariser_output,
+        )
+        costs.append(price_run(turns, at, run.tokens, run.shared, answers, run.summariser_calls))
+    return Priced(turns, costs, price_run(turns, at, whole, [0, *whole[:-1]]))

@@ -11,20 +11,25 @@ from pathlib import Path
 
 from condense_cli.condensers.base import Condenser
 from condense_cli.condensers.offline import Meter, go_offline, placeholder
-from condense_cli.config.loading import configured_condenser, configured_tokenizer
+from condense_cli.config.loading import (
+    configured_condenser,
+    configured_model,
+    configured_tokenizer,
+)
 from condense_cli.core.events import View
 from condense_cli.llm.tokens import Tokenizer
 
 
 @dataclass
 class Side:
-    """One column of a comparison: its label, its condenser, its meter and the pins
-    of its config."""
+    """One column of a comparison: its label, its condenser, its meter, the pins
+    of its config and the [llm] model it names."""
 
     label: str
     condenser: Condenser
     meter: Meter
     pins: tuple[str, ...] = ()
+    model: str | None = None
 
     def carrying(self, view: View) -> View:
         """`view` with this side's pins, as its condenser is to see it."""
@@ -63,5 +68,5 @@ def comparison_sides(
                 go_offline(condenser, placeholder(summary_tokens), meter)
             label = Path(file).name if file else condenser.name
             name = f"{label} {group}" if group else label
-            sides.append(Side(name, condenser, meter, configured.pins))
+            sides.append(Side(name, condenser, meter, configured.pins, configured_model(file)))
     return sides

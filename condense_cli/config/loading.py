@@ -296,10 +296,14 @@ def configured_condenser(
 COUNTING_MODEL = "gpt-4o-mini"
 
 
+def configured_model(config: str | None) -> str | None:
+    """The [llm] model `config` names (None: none)."""
+    settings = load_settings(config)
+    return naming_source(settings.path, lambda: LLMTables(settings.llm).default.model)
+
+
 def configured_tokenizer(config: str | None) -> Tokenizer:
     """The tokenizer of the [llm] model of `config` (as `stats` counts)."""
     from condense_cli.llm.tokens import tokenizer_for
 
-    settings = load_settings(config)
-    model = naming_source(settings.path, lambda: LLMTables(settings.llm).default.model)
-    return tokenizer_for(model or COUNTING_MODEL)
+    return tokenizer_for(configured_model(config) or COUNTING_MODEL)

@@ -8,6 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# The services whose calls compact the history, not the agent's turns
+CONDENSER = "condenser"  # OpenHands V1's condenser
+COMPACTION = "compaction"  # a Codex remote compaction's own call
+COMPACTING = (CONDENSER, COMPACTION)
+
 
 @dataclass(frozen=True, slots=True)
 class Usage:
@@ -32,6 +37,11 @@ class Usage:
     @property
     def tokens(self) -> int:
         return self.input + self.output + self.cache_write + self.cache_write_1h + self.cache_read
+
+    @property
+    def by_agent(self) -> bool:
+        """Whether the agent made the call (not its condenser or a compaction)."""
+        return self.service not in COMPACTING
 
     @property
     def prompt(self) -> int:

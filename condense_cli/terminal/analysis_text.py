@@ -11,11 +11,12 @@ from typing import Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
 from condense_cli.analysis.diff import ViewDiff, preview
+from condense_cli.analysis.economics import RunCost
 from condense_cli.analysis.facts import KINDS, Fact
-from condense_cli.condensers.simulate import Run
+from condense_cli.condensers.simulate import Priced, Run
 from condense_cli.core.events import Event
 from condense_cli.core.text import plural, sanitize
-from condense_cli.terminal.dollars import weighed_line
+from condense_cli.terminal.dollars import dollars, weighed_line
 
 
 def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -184,7 +185,9 @@ def _figure(values: dict[str, Any]) -> str:
     return f"{values['peak']:,} / {values['mean']:,.1f} / {values['final']:,}"
 
 
-def simulate_text(path: str, dialect: str, steps: int, tokenizer: str, runs: list[Run]) -> str:
+def simulate_text(
+    path: str, dialect: str, steps: int, tokenizer: str, runs: list[Run], priced: Priced | None
+) -> str:
     data = [run.to_dict(series=False) for run in runs]
     rows = [
         ["", *[d["label"] for d in data]],
@@ -196,12 +199,76 @@ def simulate_text(path: str, dialect: str, steps: int, tokenizer: str, runs: lis
         ["cache busts", *[f"{d['cache_busts']:,}" for d in data]],
         ["events rewritten", *[f"{d['events_rewritten']:,}" for d in data]],
     ]
+    notes = []
+    if priced is not None:
+        rows += _dollar_rows(priced)
+        notes = [sanitize(_priced_as(priced), one_line=True), ""]
+    else:
+        notes = ["dollars: the log names no model to price its calls by", ""]
     head = sanitize(
         f"simulate {path} ({dialect}): {plural(steps, 'event')} as the agent saw them; "
         f"tokens: {tokenizer}",
         one_line=True,
     )
-    return "\n".join([head, *table(rows), "", *chart(runs)]) + "\n"
+    return "\n".join([head, *table(rows), *notes, *chart(runs)]) + "\n"
+
+
+def _dollar_rows(priced: Priced) -> list[list[str]]:
+    """The runs' calls in tokens and dollars, and against no condensation."""
+    costs, none = priced.runs, priced.uncondensed
+
+    def cached(cost: RunCost) -> str:
+        return f"{cost.cache_read / cost.prompt:.0%}" if cost.prompt else "-"
+
+    def against(cost: RunCost) -> str:
+        if cost.unpriced or none.unpriced:
+            return "$?"
+        change = none.total - cost.total
+        return f"{dollars(abs(change))} {'saved' if change >= 0 else 'more'}"
+
+    return [
+        ["agent calls (the log's turns)", *[f"{c.calls:,}" for c in costs]],
+        ["prompt tokens they sent", *[f"{c.prompt:,}" for c in costs]],
+        ["of them read from the cache", *[cached(c) for c in costs]],
+        ["summariser calls", *[f"{c.summariser_calls:,}" for c in costs]],
+        ["dollars: agent", *[dollars(c.dollars, bool(c.unpriced)) for c in costs]],
+        ["dollars: summariser", *[dollars(c.summariser_dollars, bool(c.unpriced)) for c in costs]],
+        ["dollars: total", *[dollars(c.total, bool(c.unpriced)) for c in costs]],
+        ["against no condensation", *[against(c) for c in costs]],
+    ]
+
+
+def _priced_as(priced: Priced) -> str:
+    """How the calls were priced, and the history with no condensation."""
+    turns, none = priced.turns, priced.uncondensed
+    recorded = (
+        f"{plural(turns.recorded, 'call')} the log records"
+        if turns.recorded
+        else "no call the log records (the view alone, no answers)"
+    )
+    said = (
+        f"dollars: {turns.model}'s rates, a call at each turn the agent took ({recorded}); "
+        f"each sends the view and {turns.overhead:,} tokens beyond it (the system prompt "
+        f"and tools, from its first call), and the {turns.output:,} answer tokens are "
+        f"shared among them; prompt cache: {turns.cache}; with no condensation: "
+        f"{dollars(none.total, bool(none.unpriced))} ({none.prompt:,} prompt tokens)"
+    )
+    if turns.spent is not None:
+        spent = turns.spent
+        said += (
+            f"; the log's own {plural(spent.calls, 'call')}: "
+            f"{dollars(spent.dollars, bool(spent.unpriced))} (as `cost` counts them)"
+        )
+    summarisers = sorted({c.summariser_model for c in priced.runs if c.summariser_model})
+    if summarisers:
+        said += (
+            f"; the summariser at the rates of {', '.join(summarisers)} (its config's [llm] "
+            "model, else the agent's)"
+        )
+    unpriced = set().union(none.unpriced, *(c.unpriced for c in priced.runs))
+    if unpriced:
+        said += f"; +? no price for {', '.join(sorted(unpriced))} (--prices takes yours)"
+    return said
 
 
 def chart(runs: list[Run], width: int = CHART_WIDTH, height: int = CHART_HEIGHT) -> list[str]:

@@ -17,9 +17,8 @@ import orjson
 
 from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LogSource, line_body
-from condense_cli.core.usage import Spending, Usage, count, placed
+from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 
-COMPACTION = "compaction"  # the service of a compaction's own call
 WANTED = (b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"')
 
 

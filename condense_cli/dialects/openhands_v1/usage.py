@@ -12,13 +12,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.usage import Spending, Usage, count, placed
+from condense_cli.core.usage import CONDENSER, Spending, Usage, count, placed
 from condense_cli.dialects.openhands_v1.detect import CONDENSATION
 
 if TYPE_CHECKING:
     from condense_cli.dialects.openhands_v1.storage import StoredEvent
-
-CONDENSER = "condenser"  # the service of the SDK's condenser calls
 
 
 def conversation_usage(base_state: dict[str, Any] | None) -> list[Usage]:

@@ -1,0 +1,144 @@
+"""`simulate` in dollars: a call at each of the log's turns, sending the view then,
+its prefix read from the prompt cache, and the summariser's calls; against the same
+history with no condensation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from condense_cli.analysis.cost import use_prices
+from condense_cli.analysis.economics import Turns, price_run
+from condense_cli.condensers.offline import placeholder
+from condense_cli.condensers.simulate import turn_steps
+from condense_cli.config.loading import configured_tokenizer
+from condense_cli.core.usage import Usage
+from condense_cli.dialects import read_log
+from tests import stories
+from tests.conftest import CORPUS, require_corpus
+
+READ, WRITE, IN, OUT = 0.3e-6, 3.75e-6, 3e-6, 15e-6
+RATES = {
+    "made-model": {
+        "input_cost_per_token": IN,
+        "output_cost_per_token": OUT,
+        "cache_creation_input_token_cost": WRITE,
+        "cache_read_input_token_cost": READ,
+    }
+}
+V1 = CORPUS.parent / "openhands-v1" / "0535c419f44a4e248c72e40c77a06a32"
+V0 = CORPUS / "ponylang-ponyc-4588.jsonl"
+SONNET_4 = (  # the V1 conversation's model has no price in LiteLLM's table
+    '["litellm_proxy/anthropic/claude-sonnet-4-20250514"]\n'
+    f"input_cost_per_token = {IN}\noutput_cost_per_token = {OUT}\n"
+    f"cache_creation_input_token_cost = {WRITE}\ncache_read_input_token_cost = {READ}\n"
+)
+
+
+@pytest.fixture
+def made_prices() -> Iterator[None]:
+    use_prices(RATES)
+    yield
+    use_prices({})
+
+
+def test_each_call_reads_what_it_shares_with_the_call_before(made_prices) -> None:
+    """Calls after steps 0, 2 and 3 of views of 10, 20, 30 and 5 tokens, 100 tokens
+    of system prompt before each; step 3 shares 2 tokens with step 2 (a condensation)."""
+    turns = Turns("made-model", overhead=100, output=30, cache="writes")
+    at, tokens, shared = [0, 2, 3], [10, 20, 30, 5], [0, 10, 20, 2]
+    summariser = Usage("", "made-model", input=50, output=5)
+    cost = price_run(turns, at, tokens, shared, summariser, 1)
+    # written: 110, then 130 - (100 + 10), then 105 - (100 + 2); read: 110, then 102
+    assert (cost.calls, cost.prompt, cost.cache_read) == (3, 110 + 130 + 105, 212)
+    assert cost.dollars == pytest.approx(133 * WRITE + 212 * READ + 30 * OUT)
+    assert cost.summariser_dollars == pytest.approx(50 * IN + 5 * OUT)
+    assert cost.total == pytest.approx(cost.dollars + cost.summariser_dollars)
+    # a model that bills only reads of its cache (OpenAI's), and one with no cache
+    reads = price_run(Turns("made-model", 100, 30, "reads"), at, tokens, shared)
+    assert reads.dollars == pytest.approx(133 * IN + 212 * READ + 30 * OUT)
+    plain = price_run(Turns("made-model", 100, 30, "none"), at, tokens, shared)
+    assert (plain.cache_read, plain.dollars) == (0, pytest.approx(345 * IN + 30 * OUT))
+
+
+def test_a_turn_is_each_run_of_the_agents_actions() -> None:
+    """An OpenHands V0 observation is the agent's too: a turn starts where an action
+    of the agent follows anything that is not one."""
+    require_corpus(V0.parent)
+    with read_log(str(V0)) as replay:  # its events read their records while it is open
+        history = list(replay.history())
+        events = [e for e in history if e is not None]
+        steps = turn_steps(history)
+        assert len(steps) == 49
+        for step in steps:
+            after, before = events[step + 1], events[step]
+            assert after.source == "agent" and after.is_action
+            assert not (before.source == "agent" and before.is_action)
+
+
+def test_two_configurations_compared_in_dollars(cli, proc, tmp_path: Path) -> None:
+    """On a V1 conversation: the condenser that does nothing costs what the history
+    with no condensation costs; the summariser's calls are its condensations, priced
+    with the placeholder summaries it wrote; and the command says the same in a
+    subprocess as in this process."""
+    require_corpus(V1)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(SONNET_4)
+    summary = tmp_path / "summary.toml"
+    summary.write_text('[condenser]\ntype = "llm"\nmax_size = 80\nkeep_first = 4\n')
+    nothing = tmp_path / "nothing.toml"
+    nothing.write_text('[condenser]\ntype = "noop"\n')
+    args = ("simulate", V1, "-c", summary, "-c", nothing, "--prices", prices)
+    data = orjson.loads(proc(*args, "-f", "json").stdout)
+    assert orjson.loads(cli(*args, "-f", "json").stdout_bytes) == data
+    dollars = data["dollars"]
+    assert dollars["turns"]["calls_recorded"] == 167
+    assert dollars["turns"]["recorded"]["dollars"] == pytest.approx(3.72, abs=0.01)
+    (llm, noop), (llm_run, _) = dollars["runs"], data["runs"]
+    none = dollars["uncondensed"]
+    assert llm["calls"] == noop["calls"] == none["calls"] == 167
+    assert noop == none  # replayed step by step, or added up at once: the same calls
+    assert llm["summariser"]["calls"] == llm_run["condensations"] == 7
+    answer = configured_tokenizer(str(summary)).count(placeholder(500))  # each summary
+    assert llm["summariser"]["tokens"] == llm_run["summariser_tokens"] + 7 * answer
+    assert llm["total_dollars"] == pytest.approx(llm["dollars"] + llm["summariser"]["dollars"])
+    assert llm["prompt_tokens"] < none["prompt_tokens"]
+    text = proc(*args).stdout.decode()
+    assert "against no condensation" in text and "$0.00 saved" in text
+    assert "167 calls the log records" in text
+
+
+def test_a_log_with_no_model_is_not_priced(cli, tmp_path: Path) -> None:
+    log = stories.write("openhands-v0", tmp_path / "s.jsonl")
+    result = cli("simulate", log, "-f", "json")
+    assert orjson.loads(result.stdout_bytes)["dollars"] is None
+    assert "dollars: the log names no model" in cli("simulate", log).stdout
+
+
+def test_a_summariser_that_calls_its_model_is_priced_by_the_usage_it_reports(
+    config: Path, fake, cli, tmp_path: Path
+) -> None:
+    """With --call-model, the scripted model's own counts (1,000 prompt and 100 answer
+    tokens a call), at the rates of the config's [llm] model."""
+    require_corpus(V1)
+    fake.text("the summary", prompt_tokens=1000, completion_tokens=100).forever()
+    with config.open("a") as file:
+        file.write('[condenser]\ntype = "llm"\nmax_size = 80\nkeep_first = 4\n')
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        SONNET_4
+        + SONNET_4.replace("litellm_proxy/anthropic/claude-sonnet-4-20250514", "openai/test-model")
+    )
+    args = ("simulate", V1, "-c", config, "--call-model", "--prices", prices, "-f", "json")
+    data = orjson.loads(cli(*args).stdout_bytes)
+    [run], [cost] = data["runs"], data["dollars"]["runs"]
+    assert run["condensations"] == len(fake.requests) == 7
+    assert cost["summariser"] == {
+        "calls": 7,
+        "model": "openai/test-model",
+        "tokens": 7 * 1100,
+        "dollars": pytest.approx(7 * (1000 * IN + 100 * OUT)),
+    }
