@@ -20,7 +20,7 @@ from condense_cli.core.intervals import format_runs
 from condense_cli.core.redact import mask
 from condense_cli.core.text import plural, sanitize
 from condense_cli.dialects.base import Gap, Replay
-from condense_cli.terminal.dollars import net, weighed_line
+from condense_cli.terminal.dollars import weighed_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -307,17 +307,13 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
         table = new_table(title="condensations", title_justify="left")
         says = any(c.log_says for c in rows)
         fired = any(c.threshold for c in rows)
-        weighed = any(c.economics for c in rows)
         columns = ("id", "line", "forgot", "ids", "summary chars", "view after")
-        extras = (
-            (("the log says",) if says else ())
-            + (("fired against the threshold",) if fired else ())
-            + (("net $",) if weighed else ())
+        extras = (("the log says",) if says else ()) + (
+            ("fired against the threshold",) if fired else ()
         )
         for column in columns + extras:
             table.add_column(
-                column,
-                justify="right" if column in (*columns[:3], *columns[4:], "net $") else "left",
+                column, justify="right" if column in columns[:3] + columns[4:] else "left"
             )
         for c in rows[-20:]:
             row = [
@@ -333,8 +329,6 @@ def _stats_parts(report: StatsReport, plain: bool) -> list[Any]:
                 row.append(sanitize(said, one_line=True))
             if fired:
                 row.append(c.threshold.describe() if c.threshold else "-")
-            if weighed:
-                row.append(net(c.economics) if c.economics else "-")
             table.add_row(*row)
         if len(rows) > 20:
             table.caption = f"the last 20 of {len(rows):,}"
