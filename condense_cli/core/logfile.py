@@ -24,6 +24,22 @@ from condense_cli.core.remote import failed, is_url, open_url
 BOM = b"\xef\xbb\xbf"
 
 
+def _spans(block: bytes, words: tuple[bytes, ...]) -> list[tuple[int, int]]:
+    """Where each line of `block` that holds one of `words` begins and ends, in order."""
+    spans = []
+    for word in words:
+        start = 0
+        while (hit := block.find(word, start)) >= 0:
+            begin = block.rfind(b"\n", 0, hit) + 1
+            stop = block.find(b"\n", hit)
+            stop = len(block) if stop < 0 else stop
+            spans.append((begin, stop))
+            start = stop + 1
+    if len(words) > 1:
+        spans = sorted(set(spans))
+    return spans
+
+
 def line_body(raw: bytes, first: bool = False) -> bytes:
     """A line without its line ending (and without a byte-order mark on the first line)."""
     if raw.endswith(b"\n"):
@@ -65,6 +81,9 @@ def refuse_streams(path: str) -> None:
 
 READ_AHEAD = 1 << 18  # bytes `LogSource.read_at` reads at once when reads follow each other
 NEAR = 1 << 12  # a read that starts this close after the last one's end follows it
+
+
+BLOCK = 8 << 20  # `LogSource.lines_with` reads this much at a time, cut at a line's end
 
 
 class LogSource:
@@ -207,6 +226,25 @@ class LogSource:
                 report(offset)  # type: ignore[misc]
                 next_report += step
             yield raw
+
+    def lines_with(self, words: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+        """Each line that holds one of `words` (its number from 1, its bytes without
+        the newline), up to the size taken at open: found by searching a block of
+        `BLOCK` bytes at a time for the words, not by splitting every line."""
+        number, offset, carry = 1, 0, b""
+        while offset < self.size:
+            block = carry + self.read_at(offset, min(self.size, offset + BLOCK))
+            offset += BLOCK
+            end = block.rfind(b"\n") + 1 if offset < self.size else len(block)
+            block, carry = block[:end], block[end:]
+            at = 0
+            for begin, stop in _spans(block, words):
+                number += block.count(b"\n", at, begin)
+                at = begin
+                yield number, block[begin:stop]
+            number += block.count(b"\n", at)
+            if self.on_progress is not None:
+                self.on_progress(min(offset, self.size))
 
     def read_at(self, start: int, end: int) -> bytes:
         """The bytes from `start` to `end` (fewer if the file is shorter), read with

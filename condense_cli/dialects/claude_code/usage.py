@@ -49,33 +49,22 @@ def file_usage(source: LogSource) -> list[Usage]:
     return _calls(_usage_lines(source))
 
 
-BLOCK = 8 << 20  # the file is read this much at a time, cut at a line's end
-
-
 def _usage_lines(source: LogSource) -> Iterator[tuple[int, dict[str, Any]]]:
     """The lines that may hold a call, each decoded only as far as `_calls` reads it:
-    found a block at a time where a `"usage"` key is, decoded by msgspec a block's
-    candidates at once (it skips the content, which is most of a line); one by one,
-    with orjson, where msgspec cannot take a line's shape."""
-    number, offset, carry = 1, 0, b""
-    while offset < source.size:
-        block = carry + source.read_at(offset, min(source.size, offset + BLOCK))
-        offset += BLOCK
-        end = block.rfind(b"\n") + 1 if offset < source.size else len(block)
-        block, carry = block[:end], block[end:]
-        at, start = 0, 0
-        found: list[tuple[int, bytes]] = []
-        while (hit := block.find(b'"usage"', start)) >= 0:
-            begin = block.rfind(b"\n", 0, hit) + 1
-            stop = block.find(b"\n", hit)
-            stop = len(block) if stop < 0 else stop
-            number += block.count(b"\n", at, begin)
-            at, start = begin, stop + 1
-            line = block[begin:stop]
-            if b'"assistant"' in line:
-                found.append((number, line_body(line, first=number == 1)))
-        number += block.count(b"\n", at)
-        yield from _decoded(found)
+    found where a `"usage"` key is (`LogSource.lines_with`), decoded by msgspec
+    `DECODED_AT_ONCE` candidates at a time (it skips the content, which is most of a
+    line); one by one, with orjson, where msgspec cannot take a line's shape."""
+    found: list[tuple[int, bytes]] = []
+    for number, line in source.lines_with((b'"usage"',)):
+        if b'"assistant"' in line:
+            found.append((number, line_body(line, first=number == 1)))
+        if len(found) >= DECODED_AT_ONCE:
+            yield from _decoded(found)
+            found = []
+    yield from _decoded(found)
+
+
+DECODED_AT_ONCE = 2000  # candidate lines decoded by msgspec in one document
 
 
 def _decoded(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:

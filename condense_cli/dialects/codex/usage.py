@@ -19,19 +19,19 @@ from condense_cli.core.jsonlines import as_dict
 from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 
-WANTED = (b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"')
+# the lines read: turn contexts, token counts and records (one search finds both),
+# compactions; each is parsed and its type checked
+WANTED = (b'"turn_context"', b'"token_', b'"compacted"')
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
-    """Each call of the rollout, in its order (its lines read again, parsed only
-    where they are a turn context, a token count or record, or a compaction)."""
+    """Each call of the rollout, in its order (its lines searched again, parsed only
+    where they hold a turn context, a token count or record, or a compaction)."""
     found: list[Usage] = []
     model = ""
     total: Any = None
     pending: Usage | None = None  # a record no count has repeated yet
-    for number, raw in enumerate(source.raw_lines(), start=1):
-        if not any(word in raw for word in WANTED):
-            continue
+    for number, raw in source.lines_with(WANTED):
         try:
             line = orjson.loads(line_body(raw, first=number == 1))
         except orjson.JSONDecodeError:
