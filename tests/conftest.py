@@ -24,7 +24,7 @@ CONDENSE = Path(sys.executable).parent / "condense"
 
 @pytest.fixture(autouse=True, scope="session")
 def _cache_of_the_run(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """condense's cache (`llm.tokens.cache_dir`) in a folder of this test run, for the
+    """condense's cache (`core.files.cache_dir`) in a folder of this test run, for the
     tests and the commands they start: never the user's."""
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
 

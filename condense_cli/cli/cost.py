@@ -28,6 +28,7 @@ from condense_cli.core.errors import CondenseError, LogFailed
 from condense_cli.core.jsonlines import indented
 from condense_cli.core.text import plural
 from condense_cli.core.usage import Spending, Usage
+from condense_cli.core.usagecache import UsageCache
 from condense_cli.dialects import read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
@@ -101,6 +102,14 @@ def cost(
         ),
     ] = False,
     prices: PricesOpt = None,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Keep each file's calls in condense's cache (~/.cache/condense) and "
+            "read again only the files that changed since; --no-cache reads every one.",
+        ),
+    ] = True,
     dialect: DialectOpt = None,
     workers: Workers = DEFAULT_WORKERS,
 ) -> None:
@@ -126,8 +135,11 @@ def cost(
     failed = 0
     weighed: list[tuple[str, Spending]] = []
     work = partial(usage_one, dialect=dialect, compactions=compactions)
-    with each_log(work, found.logs, workers, "reading") as done:
-        for log, result in zip(found.logs, done, strict=True):
+    kept = UsageCache() if cache and not compactions else None
+    known = kept.known(found.logs) if kept is not None else {}  # as read before
+    with each_log(work, [log for log in found.logs if log not in known], workers) as read:
+        for log in found.logs:
+            result = (*known[log], None) if log in known else next(read)
             if result[0] is None:  # the message, hint and exit code of a log not read
                 if len(found.logs) == 1:
                     raise LogFailed(*result[1:])
@@ -135,6 +147,8 @@ def cost(
                 failed += 1
                 continue
             name, usage, spending = result
+            if kept is not None and log not in known and usage is not None:
+                kept.put(log, name, usage)
             if spending is not None and spending.compactions:
                 weighed.append((log, spending))
             if usage is None:
@@ -147,6 +161,8 @@ def cost(
                     calls.append((label, call))
                     if call.key is not None:
                         seen.add(call.key)
+    if kept is not None:
+        kept.close()
     per = "session" if by is By.project else by.value  # (the calls carry their project)
     rows = spend_by(per, calls, first or "", last or "")
     total = spend_by("session", [("all", c) for _, c in calls], first or "", last or "")

@@ -1,7 +1,7 @@
 """Small files condense reads and writes beside a log or for a client (pins,
 settings): each read only when it is a regular file of a bounded size, replaced whole
 (a reader sees the old file or the new one, never a part), and changed under the lock
-other writers of it take."""
+other writers of it take; and where condense keeps its cache."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """condense's cache: `$XDG_CACHE_HOME/condense`, by default `~/.cache/condense`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "condense"
 
 
 def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from condense_cli.core.files import cache_dir
+
 # What `tiktoken.Encoding` is made of (a cached encoding must hold them all)
 ENCODING_KEYS = {"name", "pat_str", "mergeable_ranks", "special_tokens"}
 HF_FAMILIES = ("llama-2", "llama-3", "replicate", "command-r")
@@ -151,12 +153,6 @@ def _write_cached(path: Path, made: dict[str, Any]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-
-
-def cache_dir() -> Path:
-    """condense's cache: `$XDG_CACHE_HOME/condense`, by default `~/.cache/condense`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "condense"
 
 
 def _use_bundled_encodings() -> None:

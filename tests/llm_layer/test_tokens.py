@@ -15,8 +15,9 @@ import tiktoken
 import tiktoken.registry
 from tiktoken_ext import openai_public
 
+from condense_cli.core.files import cache_dir
 from condense_cli.llm import tokens
-from condense_cli.llm.tokens import cache_dir, tokenizer_for
+from condense_cli.llm.tokens import tokenizer_for
 
 TEXTS = ["", "hello world", "def f(x):\n    return x * 2\n", "ünïcödé 漢字 🙂 " * 50]
 

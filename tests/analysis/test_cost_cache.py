@@ -1,0 +1,64 @@
+"""`condense cost` keeps each file's calls in condense's cache and reads again only
+the files that changed: by their identity (device, inode, size, time) and the code
+that read them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.analysis.test_cost import session
+
+
+def dollars(proc: Any, tree: Path, cache: Path, *args: str) -> dict[str, float]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = proc("cost", tree, "--by", "session", "-f", "json", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    return {Path(r["session"]).name: r["dollars"] for r in json.loads(done.stdout)["rows"]}
+
+
+def test_a_file_the_same_as_when_read_is_not_read_again(proc, tmp_path: Path) -> None:
+    """A call's input changed in place, the size and time of the file kept: the cache
+    cannot see it (the proof that the file was not read), `--no-cache` can; once its
+    time moves, the cache reads it again."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    log = session(tree)
+    first = dollars(proc, tree, cache)
+    assert (cache / "condense" / "usage.sqlite").is_file()
+    stat = log.stat()
+    body = log.read_bytes()
+    assert body.count(b'"input_tokens":100,') == 2  # the first call, streamed as two lines
+    log.write_bytes(body.replace(b'"input_tokens":100,', b'"input_tokens":900,'))
+    os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert dollars(proc, tree, cache) == first
+    fresh = dollars(proc, tree, cache, "--no-cache")
+    assert fresh["s.jsonl"] > first["s.jsonl"]
+    os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert dollars(proc, tree, cache) == fresh
+
+
+def test_a_cache_that_is_not_a_database_is_no_cache(proc, tmp_path: Path) -> None:
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    session(tree)
+    (cache / "condense").mkdir(parents=True)
+    (cache / "condense" / "usage.sqlite").write_bytes(b"not a database" * 100)
+    assert dollars(proc, tree, cache) == dollars(proc, tree, cache, "--no-cache")
+
+
+def test_a_log_that_grew_is_read_again(cli, proc, tmp_path: Path) -> None:
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    log = session(tree)
+    first = dollars(proc, tree, cache)
+    lines = log.read_bytes().splitlines(keepends=True)
+    line = json.loads(lines[2])  # the first call's first line: another call like it
+    line["message"]["id"], line["requestId"], line["uuid"] = "m9", "r9", "u9"
+    with log.open("ab") as out:
+        out.write(json.dumps(line).encode() + b"\n")
+    grown = dollars(proc, tree, cache)
+    assert grown["s.jsonl"] > first["s.jsonl"]
+    assert grown == dollars(proc, tree, cache, "--no-cache")
