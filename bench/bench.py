@@ -5,10 +5,11 @@ of the earlier figures) and `realistic`, at `--sizes`; and logs of the other dia
 (an OpenHands V1 conversation folder and its JSONL form, a Claude Code session, a Codex
 rollout) at `--dialect-sizes`. Every command is a real subprocess, timed in rounds
 with the floors a user would compare with (reading every line; `orjson.loads` of
-every line or event file), with a peer where one reads the same log (ccusage beside
-`stats --no-tokens` on a Claude Code session; see `bench/peers.py`) and, with
-`--baseline DIR`, with the same command run from an earlier checkout (same interpreter,
-`PYTHONPATH=DIR`), interleaved run by run.
+every line or event file), with a peer where one reads the same log (ccusage's native
+binary beside `cost` on a Claude Code session and a Codex rollout; see `bench/peers.py`)
+and, with `--baseline DIR`, with the same command run from an earlier checkout (same
+interpreter, `PYTHONPATH=DIR`), interleaved run by run. condense's cache is the
+benchmark's own (`XDG_CACHE_HOME` in its data folder).
 Medians, their spread and the peak memory go to a table and `bench/results.json`.
 
     python bench/bench.py                                # the full benchmark (GBs of logs)
@@ -83,6 +84,9 @@ COMMANDS: dict[str, list[str]] = {
         "--force",
     ],
     "simulate llm (placeholder summaries)": ["simulate", LOG, "--type", "llm", "--format", "json"],
+    # what the session cost: reading its calls, and from condense's cache of them
+    "cost --no-cache": ["cost", LOG, "--by", "session", "-f", "json", "--no-cache"],
+    "cost (cached)": ["cost", LOG, "--by", "session", "-f", "json"],
     "view --format jsonl --upto half": ["view", LOG, "--format", "jsonl", "--upto", HALF],
     "diff --upto half": ["diff", LOG, "--upto", HALF, "--format", "json"],
     # inside the agent: the hook's JSON (naming the log) on standard input
@@ -101,9 +105,13 @@ DIALECT_COMMANDS = (
     "audit",
     "run amortized --dry-run",
     "simulate llm (placeholder summaries)",
+    "cost --no-cache",
+    "cost (cached)",
     "view --format jsonl --upto half",
     "diff --upto half",
 )
+COST_COMMANDS = ("cost --no-cache", "cost (cached)")
+CACHED = "cost (cached)"  # run once before it is timed: the cache then holds the log
 STARTUP: dict[str, list[str]] = {
     "start-up: view tiny --format jsonl": ["view", LOG, "--format", "jsonl"],
     "start-up: view tiny": ["view", LOG],
@@ -120,7 +128,7 @@ MEMORY_AIM_MB = 60
 STARTUP_TARGET_S = 0.12
 STATS_TARGET = 0.4  # x the baseline's `stats`
 PEER = "peer: "  # a peer's variant starts so; the rest is what the report calls it
-PEER_COMMAND = "stats --no-tokens"  # the command timed beside ccusage
+PEER_COMMAND = "cost --no-cache"  # the command timed beside ccusage
 TARGET_EVENTS = 1_000_000
 
 PEAK_NOTE = (
@@ -177,7 +185,7 @@ def group_jobs(
                     name,
                     code.label,
                     code.argv(*args),
-                    code.env(),
+                    code.env({"XDG_CACHE_HOME": str(log.parent / "cache")}),  # the bench's
                     runs=runs[name],
                     required=required,
                     timeout=timeout,
@@ -296,6 +304,7 @@ def bench_log(
             n.startswith("simulate") and kind in logs.V0_KINDS and log_bytes > SIMULATE_MAX_BYTES
         )
         and (n not in HOOK_COMMANDS or logs.KINDS[kind].dialect in HOOK_DIALECTS)
+        and (n not in COST_COMMANDS or logs.KINDS[kind].dialect in peers.AGENTS)
     ]
     dialect = logs.KINDS[kind].dialect
     bounded = dialect in bounds.DIALECTS and log.is_file()
@@ -309,20 +318,24 @@ def bench_log(
         current = next(code for code in codes if code.label == "current")
         argv = [sys.executable, str(HERE / "bounds.py"), str(log), dialect]
         jobs.insert(len(FLOORS), Job(BOUND, "floor", argv, current.env(), plan[BOUND]))
-    if with_peers and kind == "claude-code" and PEER_COMMAND in names:
-        jobs += peer_jobs(log, data, plan[PEER_COMMAND], timeout_for(log_bytes, timeout))
+    if with_peers and PEER_COMMAND in names:
+        peer = peer_jobs(log, dialect, data, plan[PEER_COMMAND], timeout_for(log_bytes, timeout))
+        jobs += peer
+    for job in jobs:
+        if job.name == CACHED:
+            subprocess.run(job.argv, env=job.env, cwd=data, capture_output=True, check=False)
     measure_all(launcher, jobs, cwd=data, tree=tree)
     return rows_of(kind, events, log_bytes, jobs)
 
 
-def peer_jobs(log: Path, data: Path, runs: int, timeout: float) -> list[Job]:
-    """ccusage on a Claude Code session, beside `stats --no-tokens`; none (said so) when
-    it cannot be installed."""
+def peer_jobs(log: Path, dialect: str, data: Path, runs: int, timeout: float) -> list[Job]:
+    """ccusage on a Claude Code session or a Codex rollout, beside `cost`; none (said
+    so) when it cannot be installed."""
     binary = peers.ccusage_binary()
     if isinstance(binary, str):
         print(f"no ccusage beside {PEER_COMMAND}: {binary}", file=sys.stderr)
         return []
-    peer = peers.ccusage_on(log, data, binary)
+    peer = peers.ccusage_on(log, dialect, data, binary)
     variant = PEER + peer.label
     return [Job(PEER_COMMAND, variant, peer.argv, peer.env, runs, required=False, timeout=timeout)]
 
@@ -547,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-peers",
         action="store_true",
-        help="time no peer (ccusage beside stats --no-tokens on a Claude Code session)",
+        help="time no peer (ccusage beside cost on a Claude Code session and a Codex rollout)",
     )
     parser.add_argument(
         "--only", help="comma-separated command names to time (the floors always run)"

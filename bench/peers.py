@@ -1,27 +1,33 @@
 """Peers timed beside `condense`: other tools that read the same log.
 
-ccusage summarises Claude Code sessions' token usage; `condense stats --no-tokens`
-answers the same question of a session (its usage, with its counts and condensations),
-so the two are timed side by side on the same file, in the same rounds.
+ccusage reports what Claude Code and Codex sessions cost, from the usage they record;
+`condense cost` answers the same question, so the two are timed side by side on the
+same file, in the same rounds: `cost --by session` (reading the log, `--no-cache`, and
+from condense's cache) beside `ccusage claude session` or `ccusage codex session`.
 
-ccusage is pinned to 18.0.11, the last release that is plain JavaScript and runs on
-Node 20 (19 needs Node 22; 20 ships a native binary per platform). It installs from
-the npm registry into the user's cache, once, and reads the session through
-`CLAUDE_CONFIG_DIR`, a folder made for the benchmark that holds only a link to the
-generated log, with `--offline` (its bundled prices: no network).
+ccusage is its native binary, of the version the tests pin (`tests/clients/install.py`,
+which installs it from the npm registry with the clients). It reads the session from a
+folder made for the benchmark that holds a hard link to the generated log (it follows
+no symbolic link), through `CLAUDE_CONFIG_DIR` or `CODEX_HOME`, with `--offline` (its
+bundled prices: no network).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-CCUSAGE_VERSION = "18.0.11"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "condense" / "peers"
-INSTALL_TIMEOUT = 600
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make `tests` importable
+    sys.path.insert(0, str(ROOT))
+
+from tests.clients.install import TOOLS, ClientsUnavailable, ensure_clients  # noqa: E402
+
+CCUSAGE_VERSION = TOOLS["ccusage"]
+AGENTS = {"claude-code": "claude", "codex": "codex"}  # the dialects ccusage reads
 
 
 @dataclass(frozen=True)
@@ -33,40 +39,36 @@ class Peer:
     env: dict[str, str]
 
 
-def ccusage_binary(cache: Path | None = None) -> Path | str:
-    """ccusage's launcher, installed when missing; or why it cannot be had."""
-    prefix = (cache or CACHE) / f"ccusage-{CCUSAGE_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "ccusage"
-    if binary.exists():
-        return binary
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        return "node and npm are not on PATH"
-    prefix.mkdir(parents=True, exist_ok=True)
+def ccusage_binary() -> Path | str:
+    """ccusage's native binary, installed with the clients when missing; or why it
+    cannot be had."""
     try:
-        package = f"ccusage@{CCUSAGE_VERSION}"
-        subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", package],
-            check=True,
-            capture_output=True,
-            timeout=INSTALL_TIMEOUT,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"npm install ccusage@{CCUSAGE_VERSION} failed: {exc}"
-    return binary if binary.exists() else f"npm installed no {binary}"
+        return ensure_clients().ccusage
+    except ClientsUnavailable as exc:
+        return str(exc)
 
 
-def ccusage_on(log: Path, data: Path, binary: Path) -> Peer:
-    """ccusage's per-session report of one Claude Code session, from a folder of its own
-    that holds only a link to the log."""
+def ccusage_on(log: Path, dialect: str, data: Path, binary: Path) -> Peer:
+    """ccusage's per-session report of one session of `dialect`, from a folder of its
+    own that holds only a hard link to the log (a copy across file systems)."""
+    agent = AGENTS[dialect]
     home = data / "peers" / f"ccusage-{log.stem}"
-    project = home / "projects" / "bench"
-    project.mkdir(parents=True, exist_ok=True)
-    link = project / log.name
-    if not link.is_symlink() or link.resolve() != log.resolve():
-        link.unlink(missing_ok=True)
-        link.symlink_to(log.resolve())
+    if agent == "claude":
+        folder, variable = home / "projects" / "bench", "CLAUDE_CONFIG_DIR"
+        name = log.name
+    else:  # Codex keeps its rollouts by day, each named for its start
+        folder, variable = home / "sessions" / "2026" / "11" / "28", "CODEX_HOME"
+        name = f"rollout-2026-11-28T00-00-00-{log.stem}.jsonl"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    if not target.exists() or not os.path.samefile(target, log):
+        target.unlink(missing_ok=True)
+        try:
+            os.link(log, target)
+        except OSError:
+            shutil.copyfile(log, target)
     env = dict(os.environ)
-    env["CLAUDE_CONFIG_DIR"] = str(home)
-    argv = [str(binary), "session", "--json", "--offline"]
-    return Peer(f"ccusage {CCUSAGE_VERSION} session --json --offline", argv, env)
+    env[variable] = str(home)
+    env["TZ"] = "UTC"
+    argv = [str(binary), agent, "session", "--json", "--offline"]
+    return Peer(f"ccusage {CCUSAGE_VERSION} {agent} session --json --offline", argv, env)

@@ -475,11 +475,11 @@ def test_a_peer_is_timed_beside_its_command_and_judged(tmp_path: Path) -> None:
     jobs = [
         _job("floor: orjson.loads", "floor", [1.0], 13.0),
         _job("stats --no-tokens", "current", [2.0, 2.2, 1.8], 90.0),
-        _job("stats --no-tokens", "peer: ccusage 18.0.11 session", [2.5, 2.4, 2.6], 250.0),
+        _job("stats --no-tokens", "peer: ccusage 20.0.24 claude session", [2.5, 2.4, 2.6], 250.0),
     ]
     rows = bench.rows_of("claude-code", 1000, 2_000_000, jobs)
     assert {k: v for k, v in rows[1].items() if k.startswith(("peer", "over"))} == {
-        "peer": "ccusage 18.0.11 session",
+        "peer": "ccusage 20.0.24 claude session",
         "peer_seconds": 2.5,
         "peer_min": 2.4,
         "peer_max": 2.6,
@@ -490,10 +490,10 @@ def test_a_peer_is_timed_beside_its_command_and_judged(tmp_path: Path) -> None:
     lines = bench.table(rows).splitlines()
     assert lines[0].endswith("| peer | peer s | peer peak MB | x peer |")
     assert lines[2].endswith("| 1.00 | - | - | - | - |")  # the floor has no peer
-    assert lines[3].endswith("| ccusage 18.0.11 session | 2.500 | 250.0 | 0.80 |")
+    assert lines[3].endswith("| ccusage 20.0.24 claude session | 2.500 | 250.0 | 0.80 |")
     assert len({line.count("|") for line in lines}) == 1
     assert bench.verdicts(rows) == [
-        "stats --no-tokens: 2.0 s against ccusage 18.0.11 session: 2.5 s (target: faster): "
+        "stats --no-tokens: 2.0 s against ccusage 20.0.24 claude session: 2.5 s (target: faster): "
         "met (claude-code, 1,000 events)"
     ]
     rows[1]["seconds"] = 2.5
@@ -501,33 +501,41 @@ def test_a_peer_is_timed_beside_its_command_and_judged(tmp_path: Path) -> None:
     assert "MISSED" in bench.verdicts(rows)[0]
 
 
-def test_ccusage_reads_the_session_through_a_folder_of_its_own(tmp_path: Path) -> None:
-    # A stand-in for ccusage at the pinned place in the cache: it lists what it finds
-    # under CLAUDE_CONFIG_DIR, as ccusage's own search does, and reads it.
-    cache = tmp_path / "cache"
-    launcher = cache / f"ccusage-{peers.CCUSAGE_VERSION}" / "node_modules" / ".bin" / "ccusage"
-    launcher.parent.mkdir(parents=True)
+@pytest.mark.parametrize(
+    ("dialect", "found"),
+    [("claude-code", "projects/bench/*.jsonl"), ("codex", "sessions/2026/11/28/rollout-*.jsonl")],
+)
+def test_ccusage_reads_the_session_through_a_folder_of_its_own(
+    dialect: str, found: str, tmp_path: Path
+) -> None:
+    # A stand-in for ccusage: it lists what it finds where ccusage looks for the
+    # agent's sessions (CLAUDE_CONFIG_DIR, CODEX_HOME), as its own search does (it
+    # follows no symbolic link), and reads it.
+    launcher = tmp_path / "ccusage"
+    variable = "CLAUDE_CONFIG_DIR" if dialect == "claude-code" else "CODEX_HOME"
     launcher.write_text(
         f"#!{sys.executable}\n"
         "import os, sys, pathlib\n"
-        "home = pathlib.Path(os.environ['CLAUDE_CONFIG_DIR'])\n"
-        "found = sorted(home.glob('projects/*/*.jsonl'))\n"
+        f"home = pathlib.Path(os.environ[{variable!r}])\n"
+        f"found = [p for p in sorted(home.glob({found!r})) if not p.is_symlink()]\n"
         "print(len(found), sum(len(p.read_bytes()) for p in found), *sys.argv[1:])\n"
     )
     launcher.chmod(0o755)
-    assert peers.ccusage_binary(cache) == launcher
     data = tmp_path / "data"
-    log = logs.ensure_log(data, "claude-code", 50)
-    first = peers.ccusage_on(log, data, launcher)
-    again = peers.ccusage_on(log, data, launcher)  # the link is kept, not doubled
+    log = logs.ensure_log(data, dialect, 50)
+    first = peers.ccusage_on(log, dialect, data, launcher)
+    again = peers.ccusage_on(log, dialect, data, launcher)  # the link is kept, not doubled
     assert first == again
     done = subprocess.run(first.argv, env=first.env, capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["1", str(log.stat().st_size), "session", "--json", "--offline"]
-    stale = Path(first.env["CLAUDE_CONFIG_DIR"]) / "projects" / "bench" / log.name
-    stale.unlink()
-    stale.symlink_to(tmp_path)  # a link left by another data folder is made again
-    peers.ccusage_on(log, data, launcher)
-    assert stale.resolve() == log.resolve()
+    agent = peers.AGENTS[dialect]
+    size = str(log.stat().st_size)
+    assert done.stdout.split() == ["1", size, agent, "session", "--json", "--offline"]
+    [linked] = Path(first.env[variable]).glob(found)
+    assert os.path.samefile(linked, log)
+    linked.unlink()
+    linked.write_text("a file left by another data folder is linked again")
+    peers.ccusage_on(log, dialect, data, launcher)
+    assert os.path.samefile(linked, log)
 
 
 def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_path: Path) -> None:
@@ -555,7 +563,11 @@ def test_the_benchmark_script_runs_every_v0_command_on_both_kinds_of_log(tmp_pat
     results = orjson.loads(out.read_bytes())
     commands = [(row["log"], row["command"]) for row in results["rows"]]
     per_log = ["floor: read lines", "floor: orjson.loads", bench.BOUND]
-    per_log += [name for name in bench.COMMANDS if name not in bench.HOOK_COMMANDS]  # V0: no hooks
+    per_log += [  # V0: no hooks, and no usage for `cost` to read
+        name
+        for name in bench.COMMANDS
+        if name not in bench.HOOK_COMMANDS and name not in bench.COST_COMMANDS
+    ]
     assert commands == [
         *(("uniform", name) for name in bench.STARTUP),
         *(("uniform", name) for name in per_log),
