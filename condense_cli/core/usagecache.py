@@ -4,7 +4,7 @@ whole history reads again only the files that changed since it last read them.
 A file's calls are kept under its real path with what it was when read: device,
 inode, size and modification time, and the code that read it (the size and time of
 every module of `core/` and `dialects/`, and condense's version). A file that differs
-in any of them is read again. The cache is one SQLite file; only the command's own
+in any of them is read again; one that is gone is forgotten as a run ends. The cache is one SQLite file; only the command's own
 process reads and writes it (its workers read the logs), and a cache that cannot be
 opened or written is no cache: the logs are read.
 """
@@ -114,11 +114,14 @@ class UsageCache:
             self.close()
 
     def close(self) -> None:
-        """Write what was kept, and let the file go."""
+        """Write what was kept, forget the files that are gone, and let the file go."""
         db, self.db = self.db, None
         if db is None:
             return
         try:
+            paths = [row[0] for row in db.execute("SELECT path FROM calls")]
+            gone = [(path,) for path in paths if not os.path.exists(path)]
+            db.executemany("DELETE FROM calls WHERE path = ?", gone)
             db.commit()
         except sqlite3.Error:
             pass

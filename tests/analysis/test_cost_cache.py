@@ -62,3 +62,18 @@ def test_a_log_that_grew_is_read_again(cli, proc, tmp_path: Path) -> None:
     grown = dollars(proc, tree, cache)
     assert grown["s.jsonl"] > first["s.jsonl"]
     assert grown == dollars(proc, tree, cache, "--no-cache")
+
+
+def test_a_file_that_is_gone_is_forgotten(proc, tmp_path: Path) -> None:
+    import sqlite3
+
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    (tree / "a").mkdir(parents=True)
+    (tree / "b").mkdir()
+    kept, gone = session(tree / "a"), session(tree / "b")
+    dollars(proc, tree, cache)
+    gone.unlink()
+    dollars(proc, tree / "a", cache)
+    with sqlite3.connect(cache / "condense" / "usage.sqlite") as db:
+        paths = [row[0] for row in db.execute("SELECT path FROM calls")]
+    assert paths == [os.path.realpath(kept)]
