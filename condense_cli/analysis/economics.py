@@ -51,9 +51,12 @@ def weigh(spending: Spending) -> list[Economics]:
 def matched(spending: Spending | None, lines: list[int | None]) -> list[Economics | None]:
     """The figures of the condensations at `lines` (each a line of the log, or None),
     weighed by `spending`: matched by line, or in order where the lines are not the
-    log's (and the counts agree); None where nothing matches."""
+    log's (and the counts agree); None where nothing matches, or the log records no
+    model call to weigh them by."""
     if spending is None or not spending.compactions:
         return [None] * len(lines)
+    if not spending.calls and not any(c.call for c in spending.compactions):
+        return [None] * len(lines)  # the log records no model call at all
     figures = dict(zip(spending.compactions, weigh(spending), strict=True))
     by_line = {c.line: f for c, f in figures.items() if c.line is not None}
     if all(line is not None and line in by_line for line in lines):

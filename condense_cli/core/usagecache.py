@@ -4,9 +4,10 @@ whole history reads again only the files that changed since it last read them.
 A file's calls are kept under its real path with what it was when read: device,
 inode, size and modification time, and the code that read it (the size and time of
 every module of `core/` and `dialects/`, and condense's version). A file that differs
-in any of them is read again; one that is gone is forgotten as a run ends. The cache is one SQLite file; only the command's own
-process reads and writes it (its workers read the logs), and a cache that cannot be
-opened or written is no cache: the logs are read.
+in any of them is read again; one that is gone is forgotten as a run ends. The cache
+is one SQLite file; only the command's own process reads and writes it (its workers
+read the logs), and a cache that cannot be opened or written is no cache: the logs
+are read.
 """
 
 from __future__ import annotations
