@@ -67,6 +67,7 @@ CJK_NEGATIONS = ("不", "沒", "没", "別", "别", "勿", "禁止", "無", "无
 COORDINATION = re.compile(r"(,?\s+(?:and|but|then)\s+|,\s+so\s+)", re.I)
 PURPOSE = re.compile(r"\s(?:to ensure|to make sure|so that|in order to)\s", re.I)
 ABBREVIATIONS = re.compile(r"\b(?:i\.e\.|e\.g\.|etc\.|vs\.|cf\.)", re.I)
+KEPT_DOT = "\ue000"  # an abbreviation's dot while sentences are cut: put back after
 TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 NEGATIONS = frozenset(
     {"not", "never", "no", "without", "avoid", "nor", "neither", "forbidden", "prohibited"}
@@ -348,9 +349,9 @@ def sentences(message: str) -> Iterator[str]:
     for index, block in enumerate(found):
         if index + 1 < len(found) and _heading(block):
             continue
-        written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", ""), block)
+        written = ABBREVIATIONS.sub(lambda m: m.group(0).replace(".", KEPT_DOT), block)
         for sentence in SENTENCE.split(ENUMERATION.sub("\n", written)):
-            sentence = sentence.strip(" \t-*\u2022:>#,")
+            sentence = sentence.strip(" \t-*\u2022:>#,").replace(KEPT_DOT, ".")
             if LINK.fullmatch(sentence):
                 link = f"{link}{sentence} "
                 continue

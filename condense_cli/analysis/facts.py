@@ -121,7 +121,11 @@ EXTENSIONS = (
 # Path characters are ASCII: a name never runs into the text around it in another
 # script ("請閱讀/Users/me/doc.md, 這是" holds the path /Users/me/doc.md).
 _C = r"A-Za-z0-9_"
-_SLASHED = rf"(?:~|\.{{1,2}})?/?(?:[{_C}@+-][{_C}.@+-]*/)+[{_C}.@+-]*[{_C}@+-]"
+# (a component may start with a dot: ~/.config/app.toml, .claude/settings.json)
+_SLASHED = (
+    rf"(?:~|\.{{1,2}})?/?(?:\.?[{_C}@+-][{_C}.@+-]*/)+"
+    rf"\.?[{_C}.@+-]*[{_C}@+-]"
+)
 _BARE = rf"[{_C}-]+(?:\.[{_C}-]+)*\.(?:{EXTENSIONS})"
 PATH_IN_TEXT = re.compile(rf"(?<![{_C}/.:~@-])(?:{_SLASHED}|{_BARE})(?![{_C}/@-])")
 PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
@@ -242,8 +246,14 @@ def _set(fact: Fact, **values: object) -> Fact:
 
 def squash(text: str) -> str:
     """Case-folded, every run of white space one space, stripped (`str.split` knows
-    white space as `SPACE` does, and is twice as fast)."""
+    white space as `SPACE` does, and is twice as fast); the `>` that marks a line of a
+    quotation left out, as a clause reflowed from it leaves it out."""
+    if ">" in text:
+        text = QUOTE_MARKS.sub("", text)
     return " ".join(text.split()).casefold()
+
+
+QUOTE_MARKS = re.compile(r"^[ \t]*>[ \t]?", re.M)
 
 
 def paths_in(text: str) -> Iterator[str]:

@@ -30,7 +30,7 @@ def test_a_message_is_cut_into_its_clauses() -> None:
     ]
     # headings give no clause; i.e. does not end a sentence
     assert list(clauses("Phase 2.\nInstall it (i.e. all dependencies) first")) == [
-        "Install it (ie all dependencies) first"
+        "Install it (i.e. all dependencies) first"
     ]
     # what the user pasted is material, not instruction
     pasted = "Fix the parser bug.\n<issue>It must never crash.</issue>\n```\nrm -rf /x\n```"

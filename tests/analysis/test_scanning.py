@@ -16,6 +16,7 @@ from condense_cli.analysis.commands import PAGER_SUFFIX, without_pager
 from condense_cli.analysis.facts import (
     EXCEPTION,
     PATH_IN_TEXT,
+    QUOTE_MARKS,
     SPACE,
     Fact,
     exceptions,
@@ -42,7 +43,8 @@ TRICKY = [
 @settings(max_examples=3000, deadline=None)
 def test_paths_in_finds_what_the_pattern_finds_in_the_whole_text(text: str) -> None:
     assert list(paths_in(text)) == PATH_IN_TEXT.findall(text)
-    assert squash(text) == SPACE.sub(" ", text).strip().casefold()
+    # (a line's quotation mark left out, as a clause reflowed from the line leaves it)
+    assert squash(text) == SPACE.sub(" ", QUOTE_MARKS.sub("", text)).strip().casefold()
 
 
 def test_paths_in_on_tricky_texts() -> None:
