@@ -122,10 +122,7 @@ EXTENSIONS = (
 # script ("請閱讀/Users/me/doc.md, 這是" holds the path /Users/me/doc.md).
 _C = r"A-Za-z0-9_"
 # (a component may start with a dot: ~/.config/app.toml, .claude/settings.json)
-_SLASHED = (
-    rf"(?:~|\.{{1,2}})?/?(?:\.?[{_C}@+-][{_C}.@+-]*/)+"
-    rf"\.?[{_C}.@+-]*[{_C}@+-]"
-)
+_SLASHED = rf"(?:~|\.{{1,2}})?/?(?:\.?[{_C}@+-][{_C}.@+-]*/)+\.?[{_C}.@+-]*[{_C}@+-]"
 _BARE = rf"[{_C}-]+(?:\.[{_C}-]+)*\.(?:{EXTENSIONS})"
 PATH_IN_TEXT = re.compile(rf"(?<![{_C}/.:~@-])(?:{_SLASHED}|{_BARE})(?![{_C}/@-])")
 PATH_TOKEN = re.compile(rf"^(?:{_SLASHED}|{_BARE})$")
@@ -192,6 +189,7 @@ FAILING_TESTS = (
     (re.compile(r"^test (\S+) \.\.\. FAILED$", re.M), ((" ... FAILED",),)),  # cargo test
 )
 SPACE = re.compile(r"\s+")
+QUOTE_MARKS = re.compile(r"^[ \t]*>[ \t]?", re.M)  # the mark of a line of a quotation
 NOT_PATHS = ("/dev/", "/proc/")
 LINE_NUMBERS = re.compile(r":\d+(?::\d+)?$")  # `app.py:12`, `app.py:12:5`
 LETTER = re.compile(r"[A-Za-z]")
@@ -248,12 +246,8 @@ def squash(text: str) -> str:
     """Case-folded, every run of white space one space, stripped (`str.split` knows
     white space as `SPACE` does, and is twice as fast); the `>` that marks a line of a
     quotation left out, as a clause reflowed from it leaves it out."""
-    if ">" in text:
-        text = QUOTE_MARKS.sub("", text)
+    text = QUOTE_MARKS.sub("", text) if ">" in text else text
     return " ".join(text.split()).casefold()
-
-
-QUOTE_MARKS = re.compile(r"^[ \t]*>[ \t]?", re.M)
 
 
 def paths_in(text: str) -> Iterator[str]:

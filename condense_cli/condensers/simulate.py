@@ -50,6 +50,7 @@ class Run:
     summariser_tokens: int = 0  # the prompts sent to the summariser
     summariser_calls: int = 0
     summariser_output: int = 0  # its answers' tokens
+    final: list[Event] = field(default_factory=list)  # the view after the last step
 
     @staticmethod
     def _figures(values: list[int]) -> dict[str, Any]:
@@ -213,6 +214,8 @@ def _steps(
         read = len(now)
         run.events.append(len(now))
         run.tokens.append(now_tokens[-1])
+        run.final = now
+    run.final = list(run.final)
     return run
 
 

@@ -31,6 +31,7 @@ RATES = {
 }
 V1 = CORPUS.parent / "openhands-v1" / "0535c419f44a4e248c72e40c77a06a32"
 V0 = CORPUS / "ponylang-ponyc-4588.jsonl"
+CLAUDE = CORPUS.parent / "claude-code" / "FundWise.claude-session.jsonl"
 SONNET_4 = (  # the V1 conversation's model has no price in LiteLLM's table
     '["litellm_proxy/anthropic/claude-sonnet-4-20250514"]\n'
     f"input_cost_per_token = {IN}\noutput_cost_per_token = {OUT}\n"
@@ -142,3 +143,59 @@ def test_a_summariser_that_calls_its_model_is_priced_by_the_usage_it_reports(
         "tokens": 7 * 1100,
         "dollars": pytest.approx(7 * (1000 * IN + 100 * OUT)),
     }
+
+
+def test_compare_ranks_configurations_over_many_logs(cli, proc, tmp_path: Path) -> None:
+    """Two V1 conversations and a Claude Code session under three configurations:
+    the rows add up what `simulate` says of each log alone, are ranked by dollars, and
+    keeping everything keeps every fact and costs what no condensation costs."""
+    require_corpus(V1)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(SONNET_4)
+    configs = []
+    for name, table in (
+        ("nothing", 'type = "noop"'),
+        ("forget", 'type = "amortized_forgetting"\nmax_size = 60'),
+        ("summary", 'type = "llm"\nmax_size = 60\nkeep_first = 4'),
+    ):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f"[condenser]\n{table}\n")
+        configs += ["-c", path]
+    logs = [V1, V1.parent / "81f92eeb84c0468dbc1837c63c4f72ec", CLAUDE]
+    args = ("simulate", "--compare", *logs, *configs, "--prices", prices)
+    data = orjson.loads(proc(*args, "-f", "json", "-j", "2").stdout)
+    assert orjson.loads(cli(*args, "-f", "json", "-j", "1").stdout_bytes) == data
+    rows = {row["configuration"]: row for row in data["configurations"]}
+    assert [r["dollars"] for r in data["configurations"]] == sorted(
+        r["dollars"] for r in data["configurations"]
+    )
+    nothing = rows["nothing.toml"]
+    assert nothing["facts_kept"] == nothing["facts"] > 0
+    assert nothing["dollars"] == pytest.approx(nothing["uncondensed_dollars"])
+    assert nothing["condensations"] == 0 and nothing["priced_logs"] == 3
+    # each log alone, added up: the same calls, tokens and dollars
+    alone = [
+        orjson.loads(proc("simulate", log, *configs, "--prices", prices, "-f", "json").stdout)
+        for log in logs
+    ]
+    for index, name in enumerate(("nothing.toml", "forget.toml", "summary.toml")):
+        costs = [one["dollars"]["runs"][index] for one in alone]
+        assert rows[name]["calls"] == sum(c["calls"] for c in costs)
+        assert rows[name]["prompt_tokens"] == sum(c["prompt_tokens"] for c in costs)
+        assert rows[name]["dollars"] == pytest.approx(sum(c["total_dollars"] for c in costs))
+        fired = sum(one["runs"][index]["condensations"] for one in alone)
+        assert rows[name]["condensations"] == fired
+    assert rows["forget.toml"]["facts_kept"] < rows["forget.toml"]["facts"]
+    table = proc(*args).stdout.decode()
+    assert "cheapest first" in table and "$0.00 saved" in table
+    lines = proc(*args, "-f", "csv").stdout.decode().splitlines()
+    assert lines[0].startswith("rank,configuration,logs,calls,prompt_tokens")
+    assert len(lines) == 4
+
+
+def test_simulate_takes_one_log_unless_it_compares(cli, tmp_path: Path) -> None:
+    first = stories.write("openhands-v0", tmp_path / "a.jsonl")
+    second = stories.write("openhands-v0", tmp_path / "b.jsonl")
+    result = cli("simulate", first, second)
+    assert result.exit_code == 2
+    assert "give --compare" in result.stderr
