@@ -16,8 +16,9 @@ from condense_cli.condensers.masking import (
     BrowserOutputCondenser,
     NoopCondenser,
     ObservationMaskingCondenser,
+    ToolResultClearingCondenser,
 )
-from condense_cli.condensers.pipeline import PipelineCondenser
+from condense_cli.condensers.pipeline import HybridCondenser, PipelineCondenser
 from condense_cli.condensers.summarizing import (
     LLMSummarizingCondenser,
     StructuredSummaryCondenser,
@@ -29,6 +30,7 @@ REGISTRY: dict[str, type[Condenser]] = {
         NoopCondenser,
         ObservationMaskingCondenser,
         BrowserOutputCondenser,
+        ToolResultClearingCondenser,
         RecentEventsCondenser,
         AmortizedForgettingCondenser,
         ConversationWindowCondenser,
@@ -36,6 +38,7 @@ REGISTRY: dict[str, type[Condenser]] = {
         StructuredSummaryCondenser,
         LLMAttentionCondenser,
         PipelineCondenser,
+        HybridCondenser,
     )
 }
 
@@ -44,6 +47,7 @@ ALIASES: dict[str, str] = {
     "recent": "recent_events",
     "amortized": "amortized_forgetting",
     "structured": "structured_summary",
+    "context_editing": "tool_result_clearing",
 }
 
 

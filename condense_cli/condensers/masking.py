@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from condense_cli.condensers.base import Condenser, Result, require
+from condense_cli.condensers.base import Builder, Condenser, Result, require
 from condense_cli.core.events import Event, View, same_start
 
 MASK = "<MASKED>"
@@ -29,7 +29,7 @@ class PerEvent(Generic[T]):
     def of(self, events: list[Event]) -> list[T]:
         same = same_start(self.events, events)
         made = self.made[:same] + [self.work(e) for e in events[same:]]
-        self.events, self.made = events, made
+        self.events, self.made = list(events), made  # (a copy: the caller's list may grow)
         return made
 
 
@@ -112,3 +112,104 @@ def _is_page(event: Event) -> bool:
 def _page_note(event: Event) -> Event:
     """A browse observation's page replaced by a note of its address."""
     return event.masked(f"Visited URL {event.url}\nContent omitted")
+
+
+CLEARED = "[tool result cleared to save context]"
+
+
+@dataclass(frozen=True)
+class ToolResultClearingConfig:
+    trigger: int = 100_000  # tokens of the view past which tool results are cleared
+    keep: int = 3  # the newest tool uses whose results stay
+    clear_at_least: int = 0  # tokens a clearing must free, else it waits
+    exclude_tools: list[str] = field(default_factory=list)  # tools never cleared
+
+    def validate(self) -> None:
+        require(self.trigger >= 1, "trigger", "must be at least 1 token")
+        require(self.keep >= 0, "keep", "must be 0 or more")
+        require(self.clear_at_least >= 0, "clear_at_least", "must be 0 or more tokens")
+
+
+class ToolResultClearingCondenser(Condenser):
+    """Context editing: once the view passes `trigger` tokens, the results of every
+    tool use but the newest `keep` are replaced by a short note, at once, if that frees
+    at least `clear_at_least` tokens; a result once cleared stays cleared, so the
+    prompt cache is lost once a clearing, not at every step."""
+
+    name = "tool_result_clearing"
+    config_class = ToolResultClearingConfig
+
+    def __init__(self, config: Any, model: str | None = None) -> None:
+        super().__init__(config)
+        self.model = model
+        self.cleared: dict[object, Event] = {}  # the key of each result cleared -> its note
+        self.lengths = PerEvent(lambda event: len(event.text.encode()))
+        self._sizes: PerEvent[int] | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
+        return cls(config, llms.default.model)
+
+    def sizes(self, events: list[Event]) -> list[int]:
+        """Each event's tokens with the [llm] model's tokenizer (counted once)."""
+        if self._sizes is None:
+            from condense_cli.llm.tokens import COUNTING_MODEL, tokenizer_for
+
+            count = tokenizer_for(self.model or COUNTING_MODEL).count
+            self._sizes = PerEvent(lambda event: count(event.text))
+        return self._sizes.of(events)
+
+    def condense(self, view: View) -> Result:
+        events = view.events
+        results = _tool_results(events, self.config.exclude_tools)
+        if not results:
+            return view.with_note("no tool result to clear")
+        note = len(CLEARED) // 4
+        # a view of fewer bytes than the trigger holds fewer tokens (a token is a byte
+        # or more): it is not counted
+        if sum(self.lengths.of(events)) > self.config.trigger:
+            sizes = self.sizes(events)
+            tokens = sum(
+                note if e.key in self.cleared else size
+                for e, size in zip(events, sizes, strict=True)
+            )
+            if tokens > self.config.trigger:
+                uses = sorted({use for _, use in results})
+                newest = set(uses[len(uses) - self.config.keep :]) if self.config.keep else set()
+                fresh = [
+                    index
+                    for index, use in results
+                    if use not in newest
+                    and events[index].key is not None
+                    and events[index].key not in self.cleared
+                ]
+                freed = sum(max(0, sizes[i] - note) for i in fresh)
+                if fresh and freed >= self.config.clear_at_least:
+                    self.cleared.update((events[i].key, events[i].masked(CLEARED)) for i in fresh)
+        if not self.cleared:
+            return view.with_note("within the trigger: nothing cleared")
+        cleared = self.cleared
+        return view.with_events([cleared.get(e.key, e) if e.key is not None else e for e in events])
+
+
+def _tool_results(events: list[Event], excluded: list[str]) -> list[tuple[int, int]]:
+    """Each tool result of `events` (its index) with the index of its tool use; those
+    of an `excluded` tool left out."""
+    uses: dict[object, int] = {}
+    found = []
+    for index, event in enumerate(events):
+        if event.is_action:
+            call = event.tool_call
+            if call is not None and call[0] not in excluded:
+                for key in (event.tool_call_id, event.key):
+                    if key is not None:
+                        uses[key] = index
+            continue
+        if event.is_summary:
+            continue
+        use = uses.get(event.tool_call_id) if event.tool_call_id is not None else None
+        if use is None and event.cause is not None:
+            use = uses.get(event.cause)
+        if use is not None:
+            found.append((index, use))
+    return found

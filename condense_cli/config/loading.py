@@ -293,7 +293,6 @@ def configured_condenser(
 
 
 # What `stats` counts with when no model is named: its tokenizer (o200k_base), not a call.
-COUNTING_MODEL = "gpt-4o-mini"
 
 
 def configured_model(config: str | None) -> str | None:
@@ -304,6 +303,6 @@ def configured_model(config: str | None) -> str | None:
 
 def configured_tokenizer(config: str | None) -> Tokenizer:
     """The tokenizer of the [llm] model of `config` (as `stats` counts)."""
-    from condense_cli.llm.tokens import tokenizer_for
+    from condense_cli.llm.tokens import COUNTING_MODEL, tokenizer_for
 
     return tokenizer_for(configured_model(config) or COUNTING_MODEL)

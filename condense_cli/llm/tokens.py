@@ -45,6 +45,10 @@ class Tokenizer:
         return [count(text) for text in texts]
 
 
+# The model whose tokenizer counts where the configuration names none.
+COUNTING_MODEL = "gpt-4o-mini"
+
+
 def tokenizer_for(model: str) -> Tokenizer:
     """The tokenizer litellm would use for `model`."""
     lowered = model.lower()

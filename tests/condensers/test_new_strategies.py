@@ -1,0 +1,106 @@
+"""The strategies measured since OpenHands V0's condensers: context editing's
+`tool_result_clearing`, and `hybrid` (masking, and a summary only when the masked
+view is still too long); against results worked out by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from condense_cli.condensers.offline import Meter, go_offline
+from condense_cli.config.loading import LLMTables, build_condenser
+from condense_cli.core.events import Condensation, View
+from condense_cli.dialects.openhands_v0.replay import load_view
+from tests.conftest import msg, run_action, run_obs
+
+OUTPUT = "word " * 100  # 101 tokens as gpt-4o-mini's tokenizer counts them
+
+
+def make(type: str, **config: Any):
+    return build_condenser({"type": type, **config}, LLMTables({}))
+
+
+def uses(first: int, count: int, tool: str = "run") -> list[dict[str, Any]]:
+    """`count` tool uses from id `first`, each with an output of 101 tokens."""
+    out: list[dict[str, Any]] = []
+    for k in range(count):
+        a = first + 2 * k
+        action = run_action(a, f"call{a}")
+        action["action"] = tool
+        out += [action, run_obs(a + 1, a, f"call{a}", OUTPUT)]
+    return out
+
+
+def view_of(make_log, events: list[dict[str, Any]]) -> View:
+    return load_view(str(make_log(events)))[0]
+
+
+def outputs(view: View) -> dict[Any, str]:
+    return {e.id: e.text[:11] for e in view if not e.is_action}
+
+
+def test_past_the_trigger_every_result_but_the_newest_is_cleared(make_log) -> None:
+    view = view_of(make_log, [msg(0, "fix it"), *uses(1, 4)])  # results 2, 4, 6, 8: 404 tokens
+    cleared = "[tool resul"
+    result = make("tool_result_clearing", trigger=300, keep=1).condense(view)
+    assert isinstance(result, View)
+    assert outputs(result) == {2: cleared, 4: cleared, 6: cleared, 8: "word word w"}
+    assert [e.id for e in result] == list(range(9))  # each keeps its place and id
+    # under the trigger, or freeing less than clear_at_least: the view as it is
+    assert make("tool_result_clearing", trigger=500, keep=1).condense(view).events == view.events
+    waits = make("tool_result_clearing", trigger=300, keep=1, clear_at_least=400)
+    assert waits.condense(view).events == view.events
+
+
+def test_an_excluded_tool_keeps_its_results(make_log) -> None:
+    view = view_of(make_log, [msg(0), *uses(1, 2, "read"), *uses(5, 2)])
+    result = make("tool_result_clearing", trigger=300, keep=1, exclude_tools=["read"])
+    assert outputs(result.condense(view)) == {
+        2: "word word w",
+        4: "word word w",
+        6: "[tool resul",
+        8: "word word w",
+    }
+
+
+def test_a_cleared_result_stays_cleared_so_the_cache_is_lost_once_a_clearing(
+    make_log, tmp_path, cli
+) -> None:
+    """Over a history that grows by one use a step, past the trigger each step would
+    clear one more result; with clear_at_least, it clears in batches, and the prompt
+    cache is lost once a batch."""
+    log = make_log([msg(0, "fix it"), *uses(1, 12)])
+    runs = []
+    for at_least in (0, 300):
+        args = ["trigger=500", "keep=2", f"clear_at_least={at_least}"]
+        sets = [item for pair in (("-s", a) for a in args) for item in pair]
+        done = cli("simulate", log, "-t", "tool_result_clearing", *sets, "-f", "json")
+        [run] = orjson.loads(done.stdout_bytes)["runs"]
+        runs.append(run)
+    every, batches = runs
+    assert every["cache_busts"] > batches["cache_busts"] >= 2
+    assert every["view_tokens"]["final"] <= 500 + 2 * 101 + 60  # two uses kept, and notes
+
+
+def test_hybrid_masks_and_summarises_only_past_the_limit_reading_the_outputs_whole(
+    make_log,
+) -> None:
+    view = view_of(make_log, [msg(0, "fix it"), *uses(1, 8)])  # 17 events
+    prompts: list[str] = []
+
+    def words(text: str) -> int:  # (tokens counted as words; the prompts kept)
+        prompts.append(text)
+        return len(text.split())
+
+    hybrid = make("hybrid", attention_window=4, max_tokens=1000, max_size=500, keep_first=1)
+    go_offline(hybrid, "[summary]", Meter(words))
+    masked = hybrid.condense(view)
+    assert isinstance(masked, View)  # 2 outputs of 100 words in the window: within 1,000
+    assert sum(e.text == "<MASKED>" for e in masked) == 6  # all but the 4 newest events'
+    tight = make("hybrid", attention_window=4, max_tokens=150, max_size=500, keep_first=1)
+    go_offline(tight, "[summary]", Meter(words))
+    made = tight.condense(view)
+    assert isinstance(made, Condensation)  # masked, still over 150: a summary
+    assert made.summary == "[summary]"
+    assert "word word" in prompts[-1] and "<MASKED>" not in prompts[-1]
