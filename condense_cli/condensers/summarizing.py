@@ -29,7 +29,6 @@ from condense_cli.core.text import plural
 if TYPE_CHECKING:
     from condense_cli.llm.client import Answer
 
-MIN_SHARE = 0.10  # forgetting less than this share of the view is not worth a model call
 
 SUMMARY_PROMPT = """\
 You keep the working memory of an AI coding agent. The events below are about to be
@@ -69,6 +68,8 @@ class LLMSummarizingConfig:
     verify: bool = False
     max_fact_loss: float = 0.1
     keep_task: bool = True
+    minimum_progress: float = 0.1  # forgetting less of the view is not worth a model call
+    hard_context_reset: bool = True  # when a condensation is due and none is worth it
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first, reserved=1)
@@ -80,6 +81,11 @@ class LLMSummarizingConfig:
         )
         if self.max_tokens is not None:
             require(self.max_tokens >= 100, "max_tokens", "must be at least 100")
+        require(
+            0 < self.minimum_progress < 1,
+            "minimum_progress",
+            f"must be a share between 0 and 1 (got {self.minimum_progress})",
+        )
 
 
 class LLMSummarizingCondenser(ModelCondenser):
@@ -109,15 +115,19 @@ class LLMSummarizingCondenser(ModelCondenser):
         events = list(view)
         tail = self._tail_length(events)
         middle = events[keep_first : max(keep_first, len(events) - tail)]
-        forget = close_over_pairs(
-            view, forget_ids(view, middle), forget_ids(view, events[:keep_first])
-        )
+        head = forget_ids(view, events[:keep_first])
+        forget = close_over_pairs(view, forget_ids(view, middle), head)
+        least = self.config.minimum_progress
+        if len(forget) < least * len(view) and self.config.hard_context_reset and self._due(view):
+            # due now, and the usual cut frees too little: a hard context reset, the
+            # whole view after its head into the summary
+            forget = close_over_pairs(view, forget_ids(view, events[keep_first:]), head)
         if not forget:
             return view.with_note(f"nothing to forget in a view of {plural(len(view), 'event')}")
-        if len(forget) < MIN_SHARE * len(view):
+        if len(forget) < least * len(view):
             return view.with_note(
                 f"only {len(forget):,} of {plural(len(view), 'event')} could be forgotten, "
-                f"less than {MIN_SHARE:.0%}; not worth a summary"
+                f"less than minimum_progress {least:.0%}; not worth a summary"
             )
         previous = view.summary
         if previous is None and keep_first < len(events) and events[keep_first].is_summary:
@@ -131,6 +141,14 @@ class LLMSummarizingCondenser(ModelCondenser):
         else:
             summary, usage = self.summarize(previous, forgotten)
         return Condensation(tuple(sorted(forget)), summary, summary_offset(view, forget), usage)
+
+    def _due(self, view: View) -> bool:
+        """Whether the view must be condensed now: a request is pending, or it holds
+        more than `max_tokens` (more events than `max_size` can wait)."""
+        if view.unhandled_request:
+            return True
+        limit = self.config.max_tokens
+        return limit is not None and sum(self._tokens(view.events)) > limit
 
     def _tail_length(self, events: list[Event]) -> int:
         """Newest events to keep: by `max_size`, and by `max_tokens` when it is set."""

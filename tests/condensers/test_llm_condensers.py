@@ -188,14 +188,20 @@ def test_too_little_to_matter_makes_no_model_call(cli, config, fake, make_log) -
     ]
     log = make_log(events)  # 50 events; keep 1 + 48: forget 1 event, 2% of the view
     before = log.read_bytes()
-    result = cli("run", log, "-c", config, "-t", "llm", "-s", "keep_task=false")
+    args = ("run", log, "-c", config, "-t", "llm", "-s", "keep_task=false")
+    result = cli(*args, "-s", "hard_context_reset=false")
     assert result.exit_code == 0
     assert (
-        "only 1 of 50 events could be forgotten, less than 10%; not worth a summary"
-        in result.stderr
+        "only 1 of 50 events could be forgotten, less than minimum_progress 10%; "
+        "not worth a summary" in result.stderr
     )
     assert fake.requests == []
     assert log.read_bytes() == before
+    # by default the request is answered: every event after the head but the newest
+    fake.text("the summary")
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    assert "forgot 47 events" in result.stderr and len(fake.requests) == 1
 
 
 def test_max_tokens_trigger_keeps_about_half(cli, config, fake, make_log) -> None:

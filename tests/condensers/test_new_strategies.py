@@ -12,7 +12,7 @@ from condense_cli.condensers.offline import Meter, go_offline
 from condense_cli.config.loading import LLMTables, build_condenser
 from condense_cli.core.events import Condensation, View
 from condense_cli.dialects.openhands_v0.replay import load_view
-from tests.conftest import msg, run_action, run_obs
+from tests.conftest import msg, request, run_action, run_obs
 
 OUTPUT = "word " * 100  # 101 tokens as gpt-4o-mini's tokenizer counts them
 
@@ -104,3 +104,30 @@ def test_hybrid_masks_and_summarises_only_past_the_limit_reading_the_outputs_who
     assert isinstance(made, Condensation)  # masked, still over 150: a summary
     assert made.summary == "[summary]"
     assert "word word" in prompts[-1] and "<MASKED>" not in prompts[-1]
+
+
+def test_a_due_condensation_that_frees_too_little_is_a_hard_context_reset(make_log) -> None:
+    """A request is pending and the newest events `max_size` keeps are the whole view:
+    the usual cut frees nothing, so the summariser takes every event after the head
+    (the task stays) but the newest; without `hard_context_reset`, nothing is
+    condensed."""
+    events = [msg(0, "fix the parser"), *uses(1, 3), request(7)]
+    view = view_of(make_log, events)
+    reset = make("llm", max_size=100)
+    go_offline(reset, "[summary]", Meter(len))
+    made = reset.condense(view)
+    assert isinstance(made, Condensation)
+    # all but the task, and the newest tool use (no condensation forgets the newest)
+    assert sorted(made.forgotten) == [1, 2, 3, 4]
+    waits = make("llm", max_size=100, hard_context_reset=False)
+    go_offline(waits, "[summary]", Meter(len))
+    assert isinstance(waits.condense(view), View)
+
+
+def test_minimum_progress_is_a_share(make_log) -> None:
+    import pytest
+
+    from condense_cli.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="minimum_progress"):
+        make("llm", minimum_progress=1.5)
