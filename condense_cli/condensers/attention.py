@@ -10,13 +10,17 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from condense_cli.condensers.base import (
+    EventTokens,
     ModelCondenser,
     Result,
     check_window,
     close_over_pairs,
+    fitting_tail,
     forget_ids,
     kept_head,
+    require,
     size_trigger,
+    token_trigger,
 )
 from condense_cli.condensers.prompting import format_event
 from condense_cli.core.errors import CondenserError
@@ -63,9 +67,12 @@ class LLMAttentionConfig:
     keep_first: int = 1
     llm_config: str | dict[str, Any] | None = None
     keep_task: bool = True
+    max_tokens: int | None = None  # also condense once the view holds more tokens
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first)
+        if self.max_tokens is not None:
+            require(self.max_tokens >= 100, "max_tokens", "must be at least 100")
 
 
 class LLMAttentionCondenser(ModelCondenser):
@@ -73,13 +80,27 @@ class LLMAttentionCondenser(ModelCondenser):
 
     name = "llm_attention"
     config_class = LLMAttentionConfig
+    _counts: EventTokens | None = None  # each event's tokens, once max_tokens asks
 
     def skip_reason(self, view: View) -> str | None:
-        return size_trigger(view, self.config.max_size)
+        reason = size_trigger(view, self.config.max_size)
+        if reason is None or self.config.max_tokens is None:
+            return reason
+        by_tokens = token_trigger(self.counted(view.events), self.config.max_tokens)
+        return None if by_tokens is None else f"{reason}; {by_tokens}"
+
+    def counted(self, events: list[Any]) -> list[int]:
+        """Each event's tokens, with the condenser's model's tokenizer."""
+        if self._counts is None:
+            self._counts = EventTokens(self.llm.model)
+        return self._counts.of(events)
 
     def get_condensation(self, view: View) -> Result:
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
+        if self.config.max_tokens is not None:
+            budget = self.config.max_tokens // 2
+            wanted = fitting_tail(self.counted(view.events), keep_first, budget, wanted)
         events = list(view)
         head_length = kept_head(view, keep_first, self.config.keep_task)
         head = forget_ids(view, events[:head_length])

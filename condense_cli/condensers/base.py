@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from condense_cli.core.errors import ConfigError
-from condense_cli.core.events import Condensation, View
+from condense_cli.core.events import Condensation, Event, View, same_start
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
@@ -235,3 +235,64 @@ def check_window(max_size: int, keep_first: int, reserved: int = 0) -> None:
         f"({keep_first}) must be less than {what} ({limit}) so at least one recent event "
         f"is kept; raise max_size (now {max_size}) or lower keep_first",
     )
+
+
+T = TypeVar("T")
+
+
+class PerEvent(Generic[T]):
+    """What `work` makes of each event of a list, remembered for the next list: the
+    events it starts with that the last list held at the same places are not worked
+    out again. A condenser run after every step of a history (`simulate`) is asked
+    about the same events, plus one, at each step; without this, an event that reads
+    its record back from the log would parse it at every step."""
+
+    def __init__(self, work: Callable[[Event], T]) -> None:
+        self.work = work
+        self.events: list[Event] = []
+        self.made: list[T] = []  # of `events`
+
+    def of(self, events: list[Event]) -> list[T]:
+        same = same_start(self.events, events)
+        made = self.made[:same] + [self.work(e) for e in events[same:]]
+        self.events, self.made = list(events), made  # (a copy: the caller's list may grow)
+        return made
+
+
+class EventTokens:
+    """Each event's tokens with the [llm] model's tokenizer (or the counting model's
+    where it names none), counted once; the tokenizer is made when first asked."""
+
+    def __init__(self, model: str | None) -> None:
+        self.model = model
+        self._counted: PerEvent[int] | None = None
+
+    def of(self, events: list[Event]) -> list[int]:
+        if self._counted is None:
+            from condense_cli.llm.tokens import COUNTING_MODEL, tokenizer_for
+
+            count = tokenizer_for(self.model or COUNTING_MODEL).count
+            self._counted = PerEvent(lambda event: count(event.text))
+        return self._counted.of(events)
+
+
+def fitting_tail(counts: list[int], head: int, budget: int, most: int) -> int:
+    """How many of the newest events (at most `most`, at least one) fit in `budget`
+    tokens beside the first `head` ones (`counts`: each event's tokens)."""
+    left = budget - sum(counts[:head])
+    fitting = 0
+    for count in reversed(counts[head:]):
+        if left - count < 0:
+            break
+        left -= count
+        fitting += 1
+    return max(1, min(most, fitting))
+
+
+def token_trigger(counts: list[int], max_tokens: int | None) -> str | None:
+    """Why a view of events of `counts` tokens may wait: within `max_tokens` (None
+    when it holds more)."""
+    if max_tokens is None:
+        return "no max_tokens"
+    total = sum(counts)
+    return None if total > max_tokens else f"{total:,} tokens, within max_tokens {max_tokens:,}"

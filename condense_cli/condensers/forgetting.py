@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from condense_cli.condensers.base import (
+    Builder,
     Condenser,
+    EventTokens,
     Result,
     RollingCondenser,
     check_window,
     close_over_pairs,
+    fitting_tail,
     forget_ids,
     kept_head,
     require,
     size_trigger,
+    token_trigger,
 )
 from condense_cli.core.events import Condensation, Event, View
 from condense_cli.core.text import plural
@@ -58,27 +63,44 @@ class AmortizedForgettingConfig:
     max_size: int = 100
     keep_first: int = 1
     keep_task: bool = True
+    max_tokens: int | None = None  # also forget once the view holds more tokens
 
     def validate(self) -> None:
         check_window(self.max_size, self.keep_first)
+        if self.max_tokens is not None:
+            require(self.max_tokens >= 100, "max_tokens", "must be at least 100")
 
 
 class AmortizedForgettingCondenser(RollingCondenser):
-    """Once the view outgrows `max_size`, forgets the middle down to half of it."""
+    """Once the view outgrows `max_size` events (or `max_tokens`), forgets the middle
+    down to half of it."""
 
     name = "amortized_forgetting"
     config_class = AmortizedForgettingConfig
 
+    def __init__(self, config: Any, model: str | None = None) -> None:
+        super().__init__(config)
+        self.tokens = EventTokens(model)
+
+    @classmethod
+    def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
+        return cls(config, llms.default.model)
+
     def skip_reason(self, view: View) -> str | None:
-        return size_trigger(view, self.config.max_size)
+        reason = size_trigger(view, self.config.max_size)
+        if reason is None or self.config.max_tokens is None:
+            return reason
+        by_tokens = token_trigger(self.tokens.of(view.events), self.config.max_tokens)
+        return None if by_tokens is None else f"{reason}; {by_tokens}"
 
     def get_condensation(self, view: View) -> Result:
-        return forget_middle(
-            view,
-            self.config.keep_first,
-            self.config.max_size // 2 - self.config.keep_first,
-            self.config.keep_task,
-        )
+        keep_last = self.config.max_size // 2 - self.config.keep_first
+        if self.config.max_tokens is not None:
+            counts = self.tokens.of(view.events)
+            keep_last = fitting_tail(
+                counts, self.config.keep_first, self.config.max_tokens // 2, keep_last
+            )
+        return forget_middle(view, self.config.keep_first, keep_last, self.config.keep_task)
 
 
 def forget_middle(view: View, keep_first: int, keep_last: int, keep_task: bool = False) -> Result:

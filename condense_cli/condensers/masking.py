@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-from condense_cli.condensers.base import Builder, Condenser, Result, require
-from condense_cli.core.events import Event, View, same_start
+from condense_cli.condensers.base import Builder, Condenser, EventTokens, PerEvent, Result, require
+from condense_cli.core.events import Event, View
 
 MASK = "<MASKED>"
-
-T = TypeVar("T")
-
-
-class PerEvent(Generic[T]):
-    """What `work` makes of each event of a list, remembered for the next list: the
-    events it starts with that the last list held at the same places are not worked
-    out again. A condenser run after every step of a history (`simulate`) is asked
-    about the same events, plus one, at each step; without this, an event that reads
-    its record back from the log would parse it at every step."""
-
-    def __init__(self, work: Callable[[Event], T]) -> None:
-        self.work = work
-        self.events: list[Event] = []
-        self.made: list[T] = []  # of `events`
-
-    def of(self, events: list[Event]) -> list[T]:
-        same = same_start(self.events, events)
-        made = self.made[:same] + [self.work(e) for e in events[same:]]
-        self.events, self.made = list(events), made  # (a copy: the caller's list may grow)
-        return made
 
 
 @dataclass(frozen=True)
@@ -144,20 +122,11 @@ class ToolResultClearingCondenser(Condenser):
         self.model = model
         self.cleared: dict[object, Event] = {}  # the key of each result cleared -> its note
         self.lengths = PerEvent(lambda event: len(event.text.encode()))
-        self._sizes: PerEvent[int] | None = None
+        self.tokens = EventTokens(model)
 
     @classmethod
     def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
         return cls(config, llms.default.model)
-
-    def sizes(self, events: list[Event]) -> list[int]:
-        """Each event's tokens with the [llm] model's tokenizer (counted once)."""
-        if self._sizes is None:
-            from condense_cli.llm.tokens import COUNTING_MODEL, tokenizer_for
-
-            count = tokenizer_for(self.model or COUNTING_MODEL).count
-            self._sizes = PerEvent(lambda event: count(event.text))
-        return self._sizes.of(events)
 
     def condense(self, view: View) -> Result:
         events = view.events
@@ -168,7 +137,7 @@ class ToolResultClearingCondenser(Condenser):
         # a view of fewer bytes than the trigger holds fewer tokens (a token is a byte
         # or more): it is not counted
         if sum(self.lengths.of(events)) > self.config.trigger:
-            sizes = self.sizes(events)
+            sizes = self.tokens.of(events)
             tokens = sum(
                 note if e.key in self.cleared else size
                 for e, size in zip(events, sizes, strict=True)

@@ -14,6 +14,7 @@ from condense_cli.condensers.base import (
     Result,
     check_window,
     close_over_pairs,
+    fitting_tail,
     forget_ids,
     require,
     size_trigger,
@@ -156,14 +157,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         if self.config.max_tokens is None:
             return tail
         counts = self._tokens(events)
-        budget: int = self.config.max_tokens // 2 - sum(counts[: self.config.keep_first])
-        fitting = 0
-        for count in reversed(counts[self.config.keep_first :]):
-            if budget - count < 0:
-                break
-            budget -= count
-            fitting += 1
-        return max(1, min(tail, fitting))
+        return fitting_tail(counts, self.config.keep_first, self.config.max_tokens // 2, tail)
 
     def _tokens(self, events: list[Event]) -> list[int]:
         from condense_cli.llm.client import count_tokens

@@ -131,3 +131,19 @@ def test_minimum_progress_is_a_share(make_log) -> None:
 
     with pytest.raises(ConfigError, match="minimum_progress"):
         make("llm", minimum_progress=1.5)
+
+
+def test_forgetting_condensers_fire_on_tokens_too(make_log) -> None:
+    """Nine events, far within max_size, but more than max_tokens: the middle goes,
+    and the newest events kept fit in half of max_tokens (the newest tool use here)."""
+    view = view_of(make_log, [msg(0, "fix it"), *uses(1, 4)])  # 404 tokens of outputs
+    within = make("amortized_forgetting", max_size=100, max_tokens=1000).condense(view)
+    assert isinstance(within, View) and "within max_tokens 1,000" in (within.note or "")
+    made = make("amortized_forgetting", max_size=100, max_tokens=300).condense(view)
+    assert isinstance(made, Condensation)
+    assert sorted(made.forgotten) == [1, 2, 3, 4, 5, 6]
+    attention = make("llm_attention", max_size=100, max_tokens=300)
+    go_offline(attention, "", Meter(len))  # (no model: it keeps the newest)
+    ranked = attention.condense(view)
+    assert isinstance(ranked, Condensation)
+    assert sorted(ranked.forgotten) == [1, 2, 3, 4, 5, 6]
