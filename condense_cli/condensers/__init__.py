@@ -19,6 +19,7 @@ from condense_cli.condensers.masking import (
     ToolResultClearingCondenser,
 )
 from condense_cli.condensers.pipeline import HybridCondenser, PipelineCondenser
+from condense_cli.condensers.pruning import TaskPruningCondenser
 from condense_cli.condensers.summarizing import (
     LLMSummarizingCondenser,
     StructuredSummaryCondenser,
@@ -31,6 +32,7 @@ REGISTRY: dict[str, type[Condenser]] = {
         ObservationMaskingCondenser,
         BrowserOutputCondenser,
         ToolResultClearingCondenser,
+        TaskPruningCondenser,
         RecentEventsCondenser,
         AmortizedForgettingCondenser,
         ConversationWindowCondenser,

@@ -74,7 +74,8 @@ def compare_text(rows: list[Standing], logs: int, placeholder: int | None) -> st
     if unpriced:
         lines.append(
             f"+? no price for {', '.join(unpriced)}: the dollars are those of the other "
-            "logs (--prices takes yours), and the rows are ranked by tokens sent"
+            "logs (--prices takes yours), and the rows are ranked by the tokens sent, the "
+            "summariser's included"
         )
     return "\n".join(lines) + "\n"
 

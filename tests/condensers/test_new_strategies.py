@@ -147,3 +147,43 @@ def test_forgetting_condensers_fire_on_tokens_too(make_log) -> None:
     ranked = attention.condense(view)
     assert isinstance(ranked, Condensation)
     assert sorted(ranked.forgotten) == [1, 2, 3, 4, 5, 6]
+
+
+LOG_LINES = [f"line {n} of the build log" for n in range(60)]
+LOG_LINES[20] = "checking the parser module"
+LOG_LINES[30] = "Error: tokenizer exploded"
+LOG_LINES[40] = "parser tests: 3 passed"
+
+
+def test_task_pruning_keeps_the_lines_about_the_task(make_log) -> None:
+    """A 60-line output: its 2 first and 2 last lines stay, the lines that name the
+    task's words (the parser) and the error; each run cut is one marker."""
+    events = [
+        msg(0, "fix the parser"),
+        run_action(1, "c1"),
+        run_obs(2, 1, "c1", "\n".join(LOG_LINES)),
+    ]
+    events += [msg(3, "go on")]
+    view = view_of(make_log, events)
+    pruning = make("task_pruning", keep_head=2, keep_tail=2, attention_window=1, recent_turns=0)
+    result = pruning.condense(view)
+    assert isinstance(result, View)
+    assert result[2].text.splitlines() == [
+        "line 0 of the build log",
+        "line 1 of the build log",
+        "[... 18 lines cut: not about the task ...]",
+        "checking the parser module",
+        "[... 9 lines cut: not about the task ...]",
+        "Error: tokenizer exploded",
+        "[... 9 lines cut: not about the task ...]",
+        "parser tests: 3 passed",
+        "[... 17 lines cut: not about the task ...]",
+        "line 58 of the build log",
+        "line 59 of the build log",
+    ]
+    # within the attention window the output stays whole
+    close = make("task_pruning", keep_head=2, keep_tail=2, attention_window=2, recent_turns=0)
+    assert close.condense(view).events == view.events
+    # a later step with other words keeps the cut it made (the cache holds)
+    later = view_of(make_log, [*events, msg(4, "now about the build log lines")])
+    assert pruning.condense(later)[2].text == result[2].text
