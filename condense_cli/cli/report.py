@@ -27,7 +27,8 @@ from condense_cli.cli.options import (
     use_own_prices,
 )
 from condense_cli.cli.output import print_notes, reading
-from condense_cli.condensers.simulate import TokenCache
+from condense_cli.condensers.compare import Standing, standings
+from condense_cli.condensers.simulate import TokenCache, in_dollars
 from condense_cli.condensers.simulate import simulate as run_simulation
 from condense_cli.config.comparing import comparison_sides
 from condense_cli.config.loading import configured_tokenizer
@@ -179,6 +180,7 @@ def log_page(
         line = timeline(replay, history, count, everything, client)
         start = View([], make_summary=replay.view().make_summary)
         runs = []  # simulated while the log is open: a history reads its events then
+        rows: list[Standing] = []
         if sides:
             measure = cache if tokens else TokenCache(TextCounts(None), history, 0)
             aside = splits(log_size(replay.path))
@@ -194,7 +196,13 @@ def log_page(
                 )
                 for side in sides
             ]
-        return lay_out(number, line, runs, unit)  # its events' texts are read from the log
+            if tokens and replay.model is not None:  # in dollars, as `simulate --compare`
+                summarisers = [side.model for side in sides]
+                priced = in_dollars(
+                    runs, history, measure, replay.model, replay.usage(), summarisers
+                )
+                rows = standings(history, runs, priced)
+        return lay_out(number, line, runs, unit, rows)  # its events' texts are read from the log
 
 
 def _chars(event: "Event") -> int:

@@ -12,11 +12,12 @@ if TYPE_CHECKING:
 
 
 def dollars(value: float, unpriced: bool = False) -> str:
-    """`$1,234.56`, and ` +?` after it where a model with no price is left out of it
-    (`$?` when nothing at all was priced)."""
+    """`$1,234.56` (`-$0.25`), and ` +?` after it where a model with no price is left
+    out of it (`$?` when nothing at all was priced)."""
     if unpriced and not value:
         return "$?"
-    return f"${value:,.2f}" + (" +?" if unpriced else "")
+    sign = "-" if round(value, 2) < 0 else ""
+    return f"{sign}${abs(value):,.2f}" + (" +?" if unpriced else "")
 
 
 def own_call(figures: Economics) -> str:

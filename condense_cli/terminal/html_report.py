@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from markupsafe import Markup
 
     from condense_cli.analysis.timeline import Band, Timeline
+    from condense_cli.condensers.compare import Standing
     from condense_cli.condensers.simulate import Run
 
 EAGER_EVENTS = 2000  # drawn when the page opens
@@ -126,6 +127,50 @@ class Chart:
     height: int = CHART_HEIGHT
 
 
+@dataclass(frozen=True)
+class Configured:
+    """One simulated configuration's row of a log's page, and its bar."""
+
+    label: str
+    tokens: str
+    cached: str
+    condensations: int
+    kept: str
+    dollars: str
+    against: str
+    width: float  # of its bar, in percent of the dearest's
+
+
+def _ranked(rows: list[Standing]) -> list[Configured]:
+    """The configurations, cheapest first, each with a bar of its dollars (of its
+    tokens sent, where the log's model has no price)."""
+    from condense_cli.condensers.compare import ranked
+    from condense_cli.terminal.dollars import dollars
+
+    order = ranked(rows)
+    priced = all(row.priced for row in order)
+    sizes = [row.dollars if priced else float(row.prompt) for row in order]
+    top = max(sizes, default=0) or 1
+    made = []
+    for row, size in zip(order, sizes, strict=True):
+        change = row.uncondensed - row.dollars
+        made.append(
+            Configured(
+                shown(row.label),
+                f"{row.prompt:,}",
+                f"{row.cached_share:.0%}" if row.cached_share is not None else "-",
+                row.condensations,
+                f"{row.kept_share:.0%} of {row.facts:,}" if row.kept_share is not None else "-",
+                dollars(row.dollars) if row.priced else "$?",
+                f"{dollars(abs(change))} {'saved' if change >= 0 else 'more'}"
+                if row.priced
+                else "?",
+                round(100 * size / top, 1),
+            )
+        )
+    return made
+
+
 @dataclass
 class LogPage:
     """One log's part of the page."""
@@ -141,6 +186,7 @@ class LogPage:
     current_lost: list[LostFact]
     unit: str  # what the view is measured in: tokens or chars
     counts: dict[str, int] = field(default_factory=dict)  # for the index and the view now
+    configurations: list[Configured] = field(default_factory=list)  # ranked, cheapest first
 
 
 def _who(event: Event) -> str:
@@ -317,8 +363,15 @@ def _round_up(value: int) -> int:
         scale *= 10
 
 
-def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage:
-    """The part of the page for one log (`runs`: the simulated condensers)."""
+def log_page(
+    number: int,
+    line: Timeline,
+    runs: list[Run],
+    unit: str,
+    standings_of: list[Standing] | None = None,
+) -> LogPage:
+    """The part of the page for one log (`runs`: the simulated condensers; `rows`:
+    the same in dollars and facts kept, as `simulate --compare` ranks them)."""
     prefix = f"l{number}"
     by = line.forgotten_by
     anchors: dict[str, str] = {}  # an event's id -> its anchor
@@ -378,6 +431,7 @@ def log_page(number: int, line: Timeline, runs: list[Run], unit: str) -> LogPage
             "saved": saved,
             "lost": lost,
         },
+        _ranked(standings_of or []),
     )
 
 

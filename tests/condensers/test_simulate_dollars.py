@@ -199,3 +199,27 @@ def test_simulate_takes_one_log_unless_it_compares(cli, tmp_path: Path) -> None:
     result = cli("simulate", first, second)
     assert result.exit_code == 2
     assert "give --compare" in result.stderr
+
+
+def test_the_report_ranks_its_configurations_as_compare_does(proc, tmp_path: Path) -> None:
+    require_corpus(V1)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(SONNET_4)
+    configs = []
+    for name, table in (("forget", 'type = "amortized_forgetting"'), ("nothing", 'type = "noop"')):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f"[condenser]\n{table}\n")
+        configs += ["-c", path]
+    page = tmp_path / "page.html"
+    done = proc("report", V1, *configs, "--prices", prices, "-o", page)
+    assert done.returncode == 0, done.stderr
+    data = orjson.loads(
+        proc("simulate", "--compare", V1, *configs, "--prices", prices, "-f", "json").stdout
+    )
+    html = page.read_text()
+    rows = [row for row in data["configurations"]]
+    at = [html.index(f"<tr><td>{row['configuration']}</td>") for row in rows]
+    assert at == sorted(at)  # cheapest first, as simulate --compare ranks them
+    for row in rows:
+        assert f"${row['dollars']:,.2f}</td>" in html
+    assert 'style="width:100.0%"' in html  # the dearest's bar is whole
