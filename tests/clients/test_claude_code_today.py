@@ -123,14 +123,16 @@ def test_an_interrupted_call_is_repaired_as_the_client_repairs_it(
     assert proc("check", "--strict", resumed).returncode == 0
 
 
+@pytest.mark.parametrize("kind", ["llm", "hybrid"])
 def test_the_client_follows_a_condensation_of_an_interrupted_session(
-    interrupted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+    kind: str, interrupted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
 ) -> None:
+    """`llm`'s condensation, and `hybrid`'s (masking, then the same summary)."""
     session = copy(interrupted, tmp_path)
     fake = FakeLLM().text("SUMMARY: the user waits for the server.")
     try:
         config = _llm_config(tmp_path, fake)
-        done = proc("run", session, "-c", config, "-t", "llm", "-s", "condenser.max_size=6")
+        done = proc("run", session, "-c", config, "-t", kind, "-s", "condenser.max_size=6")
     finally:
         fake.close()
     assert done.returncode == 0, done.stderr

@@ -138,16 +138,19 @@ def test_codex_follows_a_compaction_condense_appended_to_a_paginated_rollout(
         assert checked.returncode == 0, checked.stdout
 
 
+@pytest.mark.parametrize("kind", ["llm", "hybrid"])
 def test_codex_resumes_in_place_after_condense_ran_in_its_own_home(
-    clients: Clients, fake_llm: Path, tmp_path: Path
+    kind: str, clients: Clients, fake_llm: Path, tmp_path: Path
 ) -> None:
     """The path a user takes: condense the rollout where Codex keeps it (beside its
-    thread_history SQLite), then `codex exec resume` in the same CODEX_HOME."""
+    thread_history SQLite), then `codex exec resume` in the same CODEX_HOME (`llm`'s
+    condensation, and `hybrid`'s)."""
     with OpenAIServer() as server:
         server.reply(TOOL_CALL, "Fixed.", "Added.", "Done.")
         rollout = new_codex_session(clients.codex, tmp_path, server, PROMPTS)
     assert (tmp_path / "home" / ".codex" / "thread_history_1.sqlite").exists()
-    condense("run", rollout, "-c", fake_llm, "-t", "llm", "-s", "max_size=8")
+    done = condense("run", rollout, "-c", fake_llm, "-t", kind, "-s", "max_size=8")
+    assert "appended" in done.stderr, done.stderr
     expected = [normal(item) for item in view_items(rollout)]
     before = len(lines(rollout))
     with OpenAIServer() as server:
