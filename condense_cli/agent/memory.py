@@ -11,15 +11,13 @@ agent saw them (for ranges); an event is named by its own id, the number `view`,
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
 
-from condense_cli.core.events import Event
+from condense_cli.analysis.search import fts_query, kind_of, text_of
 from condense_cli.dialects.base import Replay
 
 SNIPPET_TOKENS = 24
-TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -33,28 +31,6 @@ class Forgotten:
 
     def heading(self) -> str:
         return f"#{self.id} ({self.kind}, {len(self.text):,} characters)"
-
-
-def kind_of(event: Event) -> str:
-    """A short name for what an event is: a tool call, a tool's output, a message."""
-    if event.tool_call is not None:
-        return f"call to {event.tool_call[0]}"
-    if event.tool_call_id is not None:
-        return "tool output"
-    if event.type == "message":
-        return f"{event.source or ''} message".strip()
-    return str(event.type or "event")
-
-
-def text_of(event: Event) -> str:
-    """An event's text as the agent saw it; a tool call as its name and arguments."""
-    text = event.text or ""
-    if event.tool_call is not None and not text:
-        import orjson
-
-        name, arguments = event.tool_call
-        return f"{name} {orjson.dumps(arguments).decode()}"
-    return text
 
 
 class ForgottenIndex:
@@ -95,10 +71,9 @@ class ForgottenIndex:
     def search(self, query: str, limit: int) -> list[tuple[Forgotten, str]]:
         """The events that best match `query` (its words, any order; best first),
         each with a snippet around the match."""
-        words = TOKEN.findall(query)
-        if not words:
+        match = fts_query(query)
+        if match is None:
             return []
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         rows = self.db.execute(
             "SELECT rowid, snippet(forgotten, 0, '[', ']', ' … ', ?) FROM forgotten "
             "WHERE forgotten MATCH ? ORDER BY bm25(forgotten) LIMIT ?",

@@ -81,6 +81,12 @@ COMMANDS = (
         "month, billing block, model or project.",
     ),
     Entry(
+        "search",
+        "search",
+        "search",
+        "Search every session of every dialect: ranked hits, in view or forgotten.",
+    ),
+    Entry(
         "report",
         "report",
         "report",

@@ -7,13 +7,12 @@ import csv
 import io
 from enum import StrEnum
 from functools import partial
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from condense_cli.cli.guard import guarded, usage_error
-from condense_cli.cli.many import each_log, said_logs, some_logs
+from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
 from condense_cli.cli.options import (
     DEFAULT_WORKERS,
     DialectOpt,
@@ -33,8 +32,6 @@ from condense_cli.dialects import read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
 
-# Where the clients keep their sessions: what `cost` reads when no log is named.
-CLIENT_FOLDERS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
 DAY = "YYYY-MM-DD"
 
 
@@ -125,9 +122,7 @@ def cost(
 
     first, last = _day(since), _day(until)
     use_own_prices(prices)
-    paths = logs or [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
-    if not paths:
-        raise usage_error("no sessions in the clients' folders; name a log or a folder")
+    paths = logs or client_folders()
     found = some_logs(paths, dialect)
     calls: list[tuple[str, Usage]] = []
     unread: dict[str, int] = {}

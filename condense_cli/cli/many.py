@@ -86,3 +86,24 @@ def _ticking(results: Iterator[R], done: Callable[[], None]) -> Iterator[R]:
     for result in results:
         done()
         yield result
+
+
+# Where the clients keep their sessions: what `cost` and `search` read when no log
+# is named.
+CLIENT_FOLDERS = (
+    ".claude/projects",
+    ".codex/sessions",
+    ".gemini/tmp",
+    ".openhands/conversations",
+)
+
+
+def client_folders() -> list[str]:
+    """The clients' session folders under the user's home that are there; none is a
+    usage error (exit 2)."""
+    from pathlib import Path
+
+    found = [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
+    if not found:
+        raise usage_error("no sessions in the clients' folders; name a log or a folder")
+    return found

@@ -1,0 +1,287 @@
+"""Every session searchable: one SQLite FTS5 index of the events of many logs, kept in
+condense's cache and brought up to date as the logs change.
+
+A log is indexed whole, each event of its history once: its id (the number `view`
+prints), its place, who wrote it (the user, the agent, a tool), when, what it is, and
+whether the log's current view still holds it or which condensation forgot it. Its
+text is masked (`core.redact`) before it is stored. A log is indexed again when its
+device, inode, size or time, or the code that reads it, changed; a log that is gone is
+forgotten. Only the command's own process writes the index, in one transaction a log;
+SQLite's locking lets several `search` runs share it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from condense_cli.core.events import Event
+from condense_cli.core.files import cache_dir
+from condense_cli.core.redact import mask
+from condense_cli.core.usagecache import readers
+from condense_cli.dialects.base import Replay
+
+INDEX_FILE = "search.sqlite"
+BUSY_SECONDS = 30.0  # another `search` writing the index: wait this long for it
+SNIPPET_TOKENS = 16
+TOKEN = re.compile(r"\w+", re.UNICODE)
+WHO = ("user", "agent", "tool")
+
+
+def kind_of(event: Event) -> str:
+    """A short name for what an event is: a tool call, a tool's output, a message."""
+    if event.tool_call is not None:
+        return f"call to {event.tool_call[0]}"
+    if event.tool_call_id is not None:
+        return "tool output"
+    if event.type == "message":
+        return f"{event.source or ''} message".strip()
+    return str(event.type or "event")
+
+
+def text_of(event: Event) -> str:
+    """An event's text as the agent saw it; a tool call as its name and arguments."""
+    text = event.text or ""
+    if event.tool_call is not None and not text:
+        name, arguments = event.tool_call
+        return f"{name} {orjson.dumps(arguments).decode()}"
+    return text
+
+
+def who_of(event: Event) -> str:
+    """`user` (what the user typed), `tool` (a tool's output, the environment's) or
+    `agent` (the rest: what the agent said and called)."""
+    if event.is_instruction or (event.source == "user" and event.is_action):
+        return "user"
+    if not event.is_action and (
+        event.tool_call_id is not None or event.cause is not None or event.source != "agent"
+    ):
+        return "tool"
+    return "agent"
+
+
+def fts_query(query: str) -> str | None:
+    """The words of `query` as an FTS5 query that matches any of them (best first by
+    bm25); None when it has no word."""
+    words = TOKEN.findall(query)
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def state_of(path: str) -> str | None:
+    """What a log file (or a conversation folder) is now, as the index compares it:
+    None when it is gone."""
+    try:
+        stat = os.stat(path)
+        if os.path.isdir(path):  # a conversation folder: its newest file
+            newest = max((e.stat().st_mtime_ns for e in os.scandir(path)), default=0)
+            return orjson.dumps([stat.st_ino, newest, readers()]).decode()
+    except OSError:
+        return None
+    return orjson.dumps(
+        [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, readers()]
+    ).decode()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One event as the index keeps it."""
+
+    id: str
+    position: int  # 1, 2, ... in the order the agent saw them
+    who: str
+    kind: str
+    when: str
+    forgotten: str  # "": in the view now; else the condensation that forgot it ("?": unknown)
+    text: str
+
+
+def rows_of(replay: Replay) -> list[Row]:
+    """Each event of a log's history (its view, for a dialect that keeps none), with
+    whether its current view still holds it."""
+    view = list(replay.view())
+    shown = {str(e.id) for e in view}
+    by = _forgotten_by(replay)
+    events = replay.history() if replay.simulates else iter(view)
+    rows: list[Row] = []
+    for event in events:
+        if event is None or event.is_summary:
+            continue
+        key = str(event.id)
+        forgotten = "" if key in shown else by.get(event.key, "?")
+        stamp = event.data.get("timestamp") if isinstance(event.data, dict) else None
+        rows.append(
+            Row(
+                key,
+                len(rows) + 1,
+                who_of(event),
+                kind_of(event),
+                stamp if isinstance(stamp, str) else "",
+                forgotten,
+                mask(text_of(event)),
+            )
+        )
+    return rows
+
+
+def _forgotten_by(replay: Replay) -> dict[object, str]:
+    """Each forgotten key -> the number of the condensation that first forgot it."""
+    found: dict[object, str] = {}
+    for number, record in enumerate(replay.condensations, start=1):
+        for first, last in record.first_forgotten or record.ranges:
+            for key in range(first, last + 1):
+                found.setdefault(key, str(number))
+    return found
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One event that matched, ranked."""
+
+    log: str
+    dialect: str
+    project: str
+    row: Row
+    snippet: str
+
+
+class SearchIndex:
+    """The index of every log searched so far."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        where = folder or cache_dir()
+        where.mkdir(parents=True, exist_ok=True)
+        self.path = where / INDEX_FILE
+        self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS logs (path TEXT PRIMARY KEY, state TEXT, "
+            "dialect TEXT, project TEXT, events INTEGER)"
+        )
+        self.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS events USING fts5(body, path UNINDEXED, "
+            "id UNINDEXED, position UNINDEXED, who UNINDEXED, kind UNINDEXED, "
+            "stamp UNINDEXED, forgotten UNINDEXED, tokenize='unicode61')"
+        )
+        self.db.commit()
+
+    def stale(self, logs: Iterable[str]) -> list[str]:
+        """The logs of `logs` that are not indexed as they are now."""
+        known = dict(self.db.execute("SELECT path, state FROM logs"))
+        return [log for log in logs if known.get(_real(log)) != state_of(log)]
+
+    def store(self, log: str, dialect: str, project: str, rows: list[Row]) -> None:
+        """`log`'s events, in place of those indexed before (one transaction)."""
+        path = _real(log)
+        with self.db:
+            self.db.execute("DELETE FROM events WHERE path = ?", (path,))
+            self.db.executemany(
+                "INSERT INTO events (body, path, id, position, who, kind, stamp, forgotten) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (r.text, path, r.id, r.position, r.who, r.kind, r.when, r.forgotten)
+                    for r in rows
+                ),
+            )
+            self.db.execute(
+                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?)",
+                (path, state_of(log), dialect, project, len(rows)),
+            )
+
+    def clear(self) -> None:
+        """Forget every log (`--rebuild`)."""
+        with self.db:
+            self.db.execute("DELETE FROM events")
+            self.db.execute("DELETE FROM logs")
+
+    def project_of(self, log: str) -> str:
+        """The project a log is indexed under ("" when it is not)."""
+        row = self.db.execute("SELECT project FROM logs WHERE path = ?", (_real(log),)).fetchone()
+        return str(row[0]) if row else ""
+
+    def forget_gone(self) -> int:
+        """Forget the logs that are no longer there; how many."""
+        gone = [p for (p,) in self.db.execute("SELECT path FROM logs") if state_of(p) is None]
+        with self.db:
+            for path in gone:
+                self.db.execute("DELETE FROM events WHERE path = ?", (path,))
+                self.db.execute("DELETE FROM logs WHERE path = ?", (path,))
+        return len(gone)
+
+    def search(
+        self,
+        query: str,
+        logs: list[str],
+        limit: int,
+        who: str | None = None,
+        forgotten: bool = False,
+        since: str = "",
+        until: str = "",
+    ) -> Iterator[Hit]:
+        """The events of `logs` that best match `query`, best first."""
+        match = fts_query(query)
+        if match is None:
+            return
+        paths = {_real(log) for log in logs}
+        meta = {
+            path: (dialect, project)
+            for path, dialect, project in self.db.execute("SELECT path, dialect, project FROM logs")
+            if path in paths
+        }
+        cursor = self.db.execute(
+            "SELECT path, id, position, who, kind, stamp, forgotten, body, "
+            "snippet(events, 0, '[', ']', ' … ', ?) FROM events WHERE events MATCH ? "
+            "ORDER BY bm25(events)",
+            (SNIPPET_TOKENS, match),
+        )
+        given = 0
+        for path, key, position, by, kind, stamp, gone, body, snippet in cursor:
+            if path not in meta or (who and by != who) or (forgotten and not gone):
+                continue
+            day = stamp[:10]
+            if (since and day and day < since) or (until and day and day > until):
+                continue
+            dialect, project = meta[path]
+            row = Row(key, position, by, kind, stamp, gone, body)
+            yield Hit(path, dialect, project, row, snippet)
+            given += 1
+            if given >= limit:
+                return
+
+    def counts(self) -> tuple[int, int]:
+        """The logs and events the index holds."""
+        logs, events = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(events), 0) FROM logs"
+        ).fetchone()
+        return int(logs), int(events)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _real(log: str) -> str:
+    return os.path.realpath(log)
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    row = hit.row
+    return {
+        "log": hit.log,
+        "dialect": hit.dialect,
+        "project": hit.project,
+        "id": row.id,
+        "position": row.position,
+        "who": row.who,
+        "kind": row.kind,
+        "when": row.when or None,
+        "forgotten_by": (row.forgotten or None) if row.forgotten != "?" else "unknown",
+        "in_view": not row.forgotten,
+        "snippet": hit.snippet,
+    }

@@ -1,0 +1,156 @@
+"""`condense search`: every session of every dialect, searched at once.
+
+No `from __future__ import annotations` (see `options`).
+"""
+
+from enum import StrEnum
+from functools import partial
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
+from condense_cli.cli.options import DEFAULT_WORKERS, DialectOpt, Workers, with_workers
+from condense_cli.cli.output import echo
+from condense_cli.core.errors import CondenseError
+from condense_cli.core.text import plural, sanitize
+from condense_cli.terminal.output import say
+
+DAY = "YYYY-MM-DD"
+
+
+class SearchFormat(StrEnum):
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class Who(StrEnum):
+    user = "user"
+    agent = "agent"
+    tool = "tool"
+
+
+@guarded
+@with_workers
+def search(
+    query: Annotated[str, typer.Argument(help="The words to look for (any of them, best first).")],
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[PATH...]",
+            help="Sessions: files, folders, trees (default: the clients' own folders, "
+            "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, "
+            "~/.openhands/conversations).",
+        ),
+    ] = None,
+    who: Annotated[
+        Who | None, typer.Option("--who", help="Only what the user, the agent or a tool wrote.")
+    ] = None,
+    forgotten: Annotated[
+        bool, typer.Option("--forgotten", help="Only events a condensation forgot.")
+    ] = False,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            help="Only sessions whose project (its folder, a Codex rollout's working "
+            "folder) holds this text.",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", metavar=DAY, help="Only events on this day or later.")
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar=DAY, help="Only events on this day or earlier."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Hits at most.")] = 20,
+    open_: Annotated[
+        bool,
+        typer.Option(
+            "--open",
+            help="Under each hit, the command that shows the view as it was when the "
+            "event came (`condense view LOG --upto ID`).",
+        ),
+    ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Index every session again, from nothing.")
+    ] = False,
+    format: Annotated[
+        SearchFormat, typer.Option("--format", "-f", help="text, json or jsonl (a hit a line).")
+    ] = SearchFormat.text,
+    dialect: DialectOpt = None,
+    workers: Workers = DEFAULT_WORKERS,
+) -> None:
+    """Search every session of every dialect: ranked hits with the session, its
+    dialect and project, the event's id (as `view` prints it), who wrote it, when,
+    whether the view still holds it or which condensation forgot it, and a snippet.
+
+    The sessions are indexed in condense's cache (SQLite FTS5), each again only when
+    it changed; their texts are masked before they are stored.
+    """
+    from condense_cli.analysis.search import SearchIndex, hit_json
+
+    first, last = _day(since), _day(until)
+    found = some_logs(paths or client_folders(), dialect)
+    index = SearchIndex()
+    try:
+        if rebuild:
+            index.clear()
+        index.forget_gone()
+        stale = index.stale(found.logs)
+        failed = 0
+        with each_log(partial(index_one, dialect=dialect), stale, workers, "indexing") as done:
+            for log, result in zip(stale, done, strict=True):
+                if isinstance(result[0], str) and result[1] is None:
+                    say(f"Error: {result[0]}")
+                    failed += 1
+                    continue
+                name, project_of, rows = result
+                index.store(log, name, project_of, rows)
+        logs = [log for log in found.logs if project is None or project in index.project_of(log)]
+        hits = list(
+            index.search(query, logs, limit, who.value if who else None, forgotten, first, last)
+        )
+        logs_held, events_held = index.counts()
+    finally:
+        index.close()
+    if format is SearchFormat.json:
+        data = {"query": query, "hits": [hit_json(h) for h in hits]}
+        echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif format is SearchFormat.jsonl:
+        echo("".join(orjson.dumps(hit_json(h)).decode() + "\n" for h in hits))
+    else:
+        from condense_cli.terminal.search_text import hits_text
+
+        echo(hits_text(query, hits, len(logs), len(stale), open_))
+    say(f"index: {plural(logs_held, 'session')}, {plural(events_held, 'event')}")
+    said_logs(found, failed)
+
+
+def index_one(log: str, dialect: str | None) -> Any:
+    """One log's dialect, project and rows (in this process or a worker's), or the
+    message of why it cannot be read and None."""
+    from condense_cli.analysis.search import rows_of
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.base import quiet_reading
+    from condense_cli.dialects.discovery import group_of
+
+    try:
+        with read_log(log, dialect=dialect, reading=quiet_reading) as replay:
+            rows = rows_of(replay)
+            name = replay.dialect
+    except CondenseError as exc:
+        return exc.message, None
+    return name, group_of({"log": log, "dialect": name}, "project"), rows
+
+
+def _day(value: str | None) -> str:
+    if value is None:
+        return ""
+    if not (len(value) == 10 and value[4] == value[7] == "-"):
+        raise usage_error(f"a day is written {DAY}, not {sanitize(value, one_line=True)!r}")
+    return value

@@ -1,0 +1,45 @@
+"""`condense search` as text for people: a hit a paragraph."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from condense_cli.core.text import plural, sanitize
+
+if TYPE_CHECKING:
+    from condense_cli.analysis.search import Hit
+
+
+def hits_text(query: str, hits: list[Hit], logs: int, indexed: int, open_: bool) -> str:
+    """The hits, best first: where each is, who wrote it, when, whether the view still
+    holds it, and its snippet (with the command that shows it, under `open_`)."""
+    head = (
+        f"{plural(len(hits), 'hit')} for {sanitize(query, one_line=True)!r} in "
+        f"{plural(logs, 'session')}"
+        + (f" ({plural(indexed, 'session')} indexed now)" if indexed else "")
+    )
+    lines = [head]
+    for number, hit in enumerate(hits, start=1):
+        row = hit.row
+        state = (
+            "in view"
+            if not row.forgotten
+            else "forgotten"
+            if row.forgotten == "?"
+            else f"forgotten by condensation {row.forgotten}"
+        )
+        when = f"  {row.when[:16].replace('T', ' ')}" if row.when else ""
+        lines.append("")
+        lines.append(
+            sanitize(
+                f"{number}. {hit.log} ({hit.dialect}, {hit.project})  #{row.id}  "
+                f"{row.who}, {row.kind}{when}  [{state}]",
+                one_line=True,
+            )
+        )
+        lines.append("   " + sanitize(" ".join(hit.snippet.split()), one_line=True))
+        if open_:
+            command = shlex.join(["condense", "view", hit.log, "--upto", row.id])
+            lines.append("   " + sanitize(command, one_line=True))
+    return "\n".join(lines) + "\n"

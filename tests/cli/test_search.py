@@ -1,0 +1,94 @@
+"""`condense search`: every session of every dialect in one index, queries whose
+answers are known on the corpus, kept fresh as sessions change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CONDENSE, CORPUS, require_corpus
+
+SHARED = CORPUS.parent
+POSTHOG = SHARED / "claude-code" / "posthog-impact-dashboard.claude-session.jsonl"
+
+
+def search(proc: Any, cache: Path, *args: Any) -> dict[str, Any]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = proc("search", *args, "-f", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_forgotten_command_is_found_with_the_condensation_that_forgot_it(
+    proc, tmp_path: Path
+) -> None:
+    """Over the whole corpus (every dialect), the posthog session's gh calls for the
+    CODEOWNERS file, which its one compaction forgot."""
+    require_corpus(SHARED / "openhands-v1")
+    hits = search(proc, tmp_path, "CODEOWNERS", SHARED, "--forgotten", "--who", "agent")["hits"]
+    assert hits and all(h["log"] == str(POSTHOG.resolve()) for h in hits)
+    assert all(h["forgotten_by"] == "1" and not h["in_view"] for h in hits)
+    assert {"455", "386"} <= {h["id"] for h in hits}
+    assert all(h["who"] == "agent" and h["dialect"] == "claude-code" for h in hits)
+    # a V1 conversation's task, in view, by the user
+    task = search(proc, tmp_path, "pylint README", SHARED / "openhands-v1", "--who", "user")
+    assert task["hits"] and all(h["who"] == "user" for h in task["hits"])
+    assert all(h["dialect"] == "openhands-v1" for h in task["hits"])
+
+
+def test_the_index_follows_the_sessions_as_they_change(proc, tmp_path: Path) -> None:
+    require_corpus(POSTHOG.parent)
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    session = tree / "s.jsonl"
+    shutil.copyfile(POSTHOG, session)
+    shutil.copyfile(POSTHOG.with_name("FundWise.claude-session.jsonl"), tree / "t.jsonl")
+    assert search(proc, cache, "zanzibarian", tree)["hits"] == []
+    lines = session.read_text().splitlines()
+    line = json.loads(next(x for x in lines if '"type":"user"' in x.replace(" ", "")))
+    line["uuid"] = "00000000-0000-4000-8000-00000000abcd"
+    line["parentUuid"] = json.loads(lines[-1]).get("uuid")
+    line["message"] = {"role": "user", "content": "Now port it to the zanzibarian API."}
+    with session.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+    [hit] = search(proc, cache, "zanzibarian", tree)["hits"]
+    assert hit["who"] == "user" and hit["in_view"]
+    session.unlink()  # a session that is gone is forgotten
+    assert search(proc, cache, "zanzibarian", tree)["hits"] == []
+    with sqlite3.connect(cache / "condense" / "search.sqlite") as db:
+        [(held,)] = db.execute("SELECT COUNT(*) FROM logs").fetchall()
+    assert held == 1
+
+
+def test_a_secret_is_masked_before_it_is_stored(proc, tmp_path: Path) -> None:
+    require_corpus(POSTHOG.parent)
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    session = tree / "s.jsonl"
+    secret = "sk-ant-api03-" + "Q" * 40
+    session.write_text(POSTHOG.read_text().replace("CODEOWNERS", f"CODEOWNERS {secret}", 1))
+    hits = search(proc, cache, "CODEOWNERS", tree)["hits"]
+    assert hits and not any(secret in h["snippet"] for h in hits)
+    with sqlite3.connect(cache / "condense" / "search.sqlite") as db:
+        bodies = [b for (b,) in db.execute("SELECT body FROM events")]
+    assert bodies and not any(secret in b for b in bodies)
+
+
+def test_two_searches_at_once_share_a_new_index(tmp_path: Path) -> None:
+    require_corpus(SHARED / "codex")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    command = [str(CONDENSE), "search", "cargo", str(SHARED / "codex"), "-f", "json"]
+    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE) for _ in range(2)]
+    outs = [json.loads(run.communicate(timeout=120)[0]) for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    assert outs[0] == outs[1] and outs[0]["hits"]
+
+
+def test_a_bad_day_is_refused(cli, tmp_path: Path) -> None:
+    result = cli("search", "x", str(tmp_path), "--since", "26-04-2026")
+    assert result.exit_code == 2 and "a day is written YYYY-MM-DD" in result.stderr
