@@ -85,9 +85,11 @@ def search(
     dialect: DialectOpt = None,
     workers: Workers = DEFAULT_WORKERS,
 ) -> None:
-    """Search every session of every dialect: ranked hits with the session, its
-    dialect and project, the event's id (as `view` prints it), who wrote it, when,
-    whether the view still holds it or which condensation forgot it, and a snippet.
+    """Search every session of every dialect: ranked hits, in view or forgotten.
+
+    Each hit gives the session, its dialect and project, the event's id (as `view`
+    prints it), who wrote it, when, whether the view still holds it or which
+    condensation forgot it, and a snippet.
 
     The sessions are indexed in condense's cache (SQLite FTS5), each again only when
     it changed; their texts are masked before they are stored.
