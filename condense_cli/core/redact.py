@@ -76,8 +76,29 @@ def mask_found(text: str) -> str:
     """`text` with what looks like a secret masked: a provider's key, the value of a
     secret field."""
     text = PROVIDER_KEYS.sub(SECRET, text)
-    if not _FIELD_WORDS.search(text):  # (the field patterns are slow on long text)
+    # The field patterns are slow on long text: they are tried only around each word
+    # that can name a secret field, from the longest key before it to the end of the
+    # line after its own (a value may follow its key on the next line).
+    parts, done = [], 0
+    for hit in _FIELD_WORDS.finditer(text):
+        if hit.start() < done:
+            continue
+        start = max(done, hit.start() - FIELD_REACH)
+        end = text.find("\n", hit.end())
+        end = len(text) if end < 0 else text.find("\n", end + 1)
+        end = len(text) if end < 0 else end
+        parts += [text[done:start], _masked_fields(text[start:end])]
+        done = end
+    if not parts:
         return text
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+FIELD_REACH = 42  # characters of a field's key before the word that names it
+
+
+def _masked_fields(text: str) -> str:
     text = _QUOTED_FIELD.sub(
         lambda m: f"{m.group('key')}{m.group('q')}{SECRET}{m.group('q')}", text
     )
