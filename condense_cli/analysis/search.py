@@ -28,7 +28,7 @@ from condense_cli.core.redact import mask
 from condense_cli.core.usagecache import readers
 from condense_cli.dialects.base import Replay
 
-INDEX_FILE = "search.sqlite"
+INDEX_FILE = "search.sqlite"  # (its tables: `logs`, and `events` for FTS5)
 BUSY_SECONDS = 30.0  # another `search` writing the index: wait this long for it
 SNIPPET_TOKENS = 16
 TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -163,7 +163,7 @@ class SearchIndex:
         self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS logs (path TEXT PRIMARY KEY, state TEXT, "
-            "dialect TEXT, project TEXT, events INTEGER)"
+            "dialect TEXT, project TEXT, held INTEGER, first INTEGER, last INTEGER)"
         )
         self.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS events USING fts5(body, path UNINDEXED, "
@@ -178,22 +178,31 @@ class SearchIndex:
         return [log for log in logs if known.get(_real(log)) != state_of(log)]
 
     def store(self, log: str, dialect: str, project: str, rows: list[Row]) -> None:
-        """`log`'s events, in place of those indexed before (one transaction)."""
+        """`log`'s events, in place of those indexed before (one transaction; a log's
+        rows are numbered in a run of its own, so they go again by their numbers)."""
         path = _real(log)
         with self.db:
-            self.db.execute("DELETE FROM events WHERE path = ?", (path,))
+            self._drop(path)
+            (top,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()
             self.db.executemany(
-                "INSERT INTO events (body, path, id, position, who, kind, stamp, forgotten) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (rowid, body, path, id, position, who, kind, stamp, "
+                "forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    (r.text, path, r.id, r.position, r.who, r.kind, r.when, r.forgotten)
-                    for r in rows
+                    (top + n, r.text, path, r.id, r.position, r.who, r.kind, r.when, r.forgotten)
+                    for n, r in enumerate(rows, start=1)
                 ),
             )
             self.db.execute(
-                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?)",
-                (path, state_of(log), dialect, project, len(rows)),
+                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (path, state_of(log), dialect, project, len(rows), top + 1, top + len(rows)),
             )
+
+    def _drop(self, path: str) -> None:
+        """A log's rows and its entry gone (within the caller's transaction)."""
+        known = self.db.execute("SELECT first, last FROM logs WHERE path = ?", (path,)).fetchone()
+        if known is not None:
+            self.db.execute("DELETE FROM events WHERE rowid BETWEEN ? AND ?", known)
+            self.db.execute("DELETE FROM logs WHERE path = ?", (path,))
 
     def clear(self) -> None:
         """Forget every log (`--rebuild`)."""
@@ -211,8 +220,7 @@ class SearchIndex:
         gone = [p for (p,) in self.db.execute("SELECT path FROM logs") if state_of(p) is None]
         with self.db:
             for path in gone:
-                self.db.execute("DELETE FROM events WHERE path = ?", (path,))
-                self.db.execute("DELETE FROM logs WHERE path = ?", (path,))
+                self._drop(path)
         return len(gone)
 
     def search(
@@ -229,36 +237,43 @@ class SearchIndex:
         match = fts_query(query)
         if match is None:
             return
-        paths = {_real(log) for log in logs}
-        meta = {
-            path: (dialect, project)
-            for path, dialect, project in self.db.execute("SELECT path, dialect, project FROM logs")
-            if path in paths
-        }
-        cursor = self.db.execute(
-            "SELECT path, id, position, who, kind, stamp, forgotten, body, "
-            "snippet(events, 0, '[', ']', ' … ', ?) FROM events WHERE events MATCH ? "
-            "ORDER BY bm25(events)",
-            (SNIPPET_TOKENS, match),
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM wanted")
+        self.db.executemany(
+            "INSERT OR IGNORE INTO wanted VALUES (?)", ((_real(log),) for log in logs)
         )
-        given = 0
-        for path, key, position, by, kind, stamp, gone, body, snippet in cursor:
-            if path not in meta or (who and by != who) or (forgotten and not gone):
-                continue
-            day = stamp[:10]
-            if (since and day and day < since) or (until and day and day > until):
-                continue
+        where = ["events MATCH ?", "path IN (SELECT path FROM wanted)"]
+        values: list[Any] = [SNIPPET_TOKENS, match]
+        if who:
+            where.append("who = ?")
+            values.append(who)
+        if forgotten:
+            where.append("forgotten != ''")
+        if since:
+            where.append("(stamp = '' OR substr(stamp, 1, 10) >= ?)")
+            values.append(since)
+        if until:
+            where.append("(stamp = '' OR substr(stamp, 1, 10) <= ?)")
+            values.append(until)
+        found = self.db.execute(
+            "SELECT path, id, position, who, kind, stamp, forgotten, body, "
+            "snippet(events, 0, '[', ']', ' … ', ?) FROM events "
+            f"WHERE {' AND '.join(where)} ORDER BY bm25(events) LIMIT ?",
+            (*values, limit),
+        ).fetchall()
+        meta: dict[str, tuple[str, str]] = {}
+        for path, key, position, by, kind, stamp, gone, body, snippet in found:
+            if path not in meta:
+                query = "SELECT dialect, project FROM logs WHERE path = ?"
+                meta[path] = self.db.execute(query, (path,)).fetchone() or ("", "")
             dialect, project = meta[path]
             row = Row(key, position, by, kind, stamp, gone, body)
             yield Hit(path, dialect, project, row, snippet)
-            given += 1
-            if given >= limit:
-                return
 
     def counts(self) -> tuple[int, int]:
         """The logs and events the index holds."""
         logs, events = self.db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(events), 0) FROM logs"
+            "SELECT COUNT(*), COALESCE(SUM(held), 0) FROM logs"
         ).fetchone()
         return int(logs), int(events)
 

@@ -196,7 +196,9 @@ def registered_commands() -> list[str]:
 
 
 def test_the_commands_are_the_ones_the_docs_walk() -> None:
-    assert len(registered_commands()) == 15 and {"report", "cost", "search"} <= set(registered_commands())
+    assert len(registered_commands()) == 15 and {"report", "cost", "search"} <= set(
+        registered_commands()
+    )
 
 
 @pytest.mark.parametrize("command", registered_commands())
