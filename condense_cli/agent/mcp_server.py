@@ -3,7 +3,9 @@ read back what its compactions made it forget, from the session it is running in
 
 Tools: `search_forgotten` (ranked full-text search), `read_forgotten` (an event, or
 a range, whole and exact), `list_compactions` (each with what it lost that matters),
-`list_pins`. Every answer is at most `MAX_ANSWER` characters and says where it was
+`list_pins`; and over the project's other sessions, of any client, `search_history`
+(`condense search`'s index, in condense's cache) and `read_event` (one event of one
+of them, paged). Every answer is at most `MAX_ANSWER` characters and says where it was
 cut and how to read on, as plain text (not structured output: a client would
 send the model a JSON wrapping of it). The server only reads: the session file is replayed again
 when it changed since the last call.
@@ -27,7 +29,9 @@ INSTRUCTIONS = (
     "condense reads the log of this session. When a compaction has replaced earlier "
     "events with a summary, these tools find them again: search_forgotten to look for "
     "words in what was forgotten, read_forgotten to read an event back exactly, "
-    "list_compactions for what each compaction lost, list_pins for the facts pinned."
+    "list_compactions for what each compaction lost, list_pins for the facts pinned. "
+    "search_history looks in this project's earlier sessions, read_event reads one "
+    "event of one of them back."
 )
 
 
@@ -220,6 +224,67 @@ def build(session: Session) -> Any:
         return bounded(f"{path}:\n" + "\n".join(found))
 
     @server.tool(
+        structured_output=False,
+        name="search_history",
+        description="Search this project's other sessions (earlier ones, of any agent: "
+        "best matches first): each hit gives the session and the event's id for "
+        "read_event, who wrote it, when, whether that session still shows it, and a "
+        "snippet.",
+    )
+    @answering
+    def search_history(query: str, limit: int = 8) -> str:
+        from condense_cli.core.text import plural, quote
+
+        if len(query) > MAX_QUERY:
+            return (
+                f"the query is {len(query):,} characters; search with at most {MAX_QUERY:,} "
+                "(the words that matter)"
+            )
+        path, _ = session.memory()
+        index, logs = history_of(path)
+        try:
+            hits = list(index.search(query, logs, max(1, min(limit, MAX_RESULTS))))
+        finally:
+            index.close()
+        if not hits:
+            others = plural(len(logs), "other session")
+            return f"nothing in the project's {others} matches {quote(query)}"
+        lines = [
+            f"{hit.log} #{hit.row.id} ({hit.row.who}, {hit.row.kind}"
+            + (f", {hit.row.when[:16]}" if hit.row.when else "")
+            + (", forgotten" if hit.row.forgotten else "")
+            + f"): {' '.join(hit.snippet.split())}"
+            for hit in hits
+        ]
+        return bounded("\n".join(lines))
+
+    @server.tool(
+        structured_output=False,
+        name="read_event",
+        description="Read one event of another session of this project back (as "
+        "search_history names it: the session's path and the event's id); `offset` "
+        "reads on in a long answer.",
+    )
+    @answering
+    def read_event(session_path: str, event: int | str, offset: int = 0) -> str:
+        if offset < 0:
+            return f"offset must be 0 or more (got {offset})"
+        path, _ = session.memory()
+        index, logs = history_of(path)
+        try:
+            found = index.event(session_path, str(event).strip().removeprefix("#"), logs)
+        finally:
+            index.close()
+        if found is None:
+            return (
+                f"no event {event} in a session of this project named {session_path} "
+                "(search_history names both)"
+            )
+        return bounded(
+            f"{session_path} #{found.id} ({found.who}, {found.kind})\n{found.text}", offset
+        )
+
+    @server.tool(
         structured_output=False, name="list_pins", description="The facts pinned for this session."
     )
     @answering
@@ -228,6 +293,31 @@ def build(session: Session) -> Any:
         return bounded("\n".join(pins)) if pins else "no pins"
 
     return server
+
+
+def history_of(current: Path) -> tuple[Any, list[str]]:
+    """`condense search`'s index, brought up to date for the sessions of the project
+    of `current` (the clients' folders and its own, read in this process), and those
+    sessions, `current` left out."""
+    from condense_cli.analysis.search import SearchIndex, index_log
+    from condense_cli.dialects.discovery import client_folders, find_logs, group_of
+
+    def project(log: str) -> str:
+        return group_of({"log": log, "dialect": ""}, "project")
+
+    roots = [*client_folders(), str(current.parent)]
+    own, here = project(str(current)), str(current.resolve())
+    found = find_logs(list(dict.fromkeys(roots)), None).logs
+    logs = [
+        log
+        for log in dict.fromkeys(found)
+        if str(Path(log).resolve()) != here and project(log) == own
+    ]
+    index = SearchIndex()
+    stale = index.stale(logs)
+    for _ in index.refresh(stale, (index_log(log) for log in stale)):
+        pass  # (a session that cannot be read is left out)
+    return index, logs
 
 
 # --- the wire ---------------------------------------------------------------------------

@@ -197,6 +197,16 @@ class SearchIndex:
                 (path, state_of(log), dialect, project, len(rows), top + 1, top + len(rows)),
             )
 
+    def refresh(self, stale: list[str], results: Iterable[Any]) -> Iterator[str]:
+        """Store each log of `stale` as `index_log` read it (`results`, in the same
+        order); the message of each that could not be read."""
+        for log, result in zip(stale, results, strict=True):
+            if result[1] is None:
+                yield result[0]
+                continue
+            name, project, rows = result
+            self.store(log, name, project, rows)
+
     def _drop(self, path: str) -> None:
         """A log's rows and its entry gone (within the caller's transaction)."""
         known = self.db.execute("SELECT first, last FROM logs WHERE path = ?", (path,)).fetchone()
@@ -270,6 +280,20 @@ class SearchIndex:
             row = Row(key, position, by, kind, stamp, gone, body)
             yield Hit(path, dialect, project, row, snippet)
 
+    def event(self, log: str, key: str, logs: list[str]) -> Row | None:
+        """The event `key` of `log` as the index holds it (None: not one of `logs`,
+        or no such event)."""
+        path = _real(log)
+        if path not in {_real(x) for x in logs}:
+            return None
+        found = self.db.execute(
+            "SELECT id, position, who, kind, stamp, forgotten, body FROM events "
+            "WHERE rowid BETWEEN (SELECT first FROM logs WHERE path = ?) "
+            "AND (SELECT last FROM logs WHERE path = ?) AND id = ?",
+            (path, path, key),
+        ).fetchone()
+        return Row(*found) if found else None
+
     def counts(self) -> tuple[int, int]:
         """The logs and events the index holds."""
         logs, events = self.db.execute(
@@ -279,6 +303,23 @@ class SearchIndex:
 
     def close(self) -> None:
         self.db.close()
+
+
+def index_log(log: str, dialect: str | None = None) -> Any:
+    """One log's dialect, project and rows (in this process or a worker's), or the
+    message of why it cannot be read and None."""
+    from condense_cli.core.errors import CondenseError
+    from condense_cli.dialects import read_log
+    from condense_cli.dialects.base import quiet_reading
+    from condense_cli.dialects.discovery import group_of
+
+    try:
+        with read_log(log, dialect=dialect, reading=quiet_reading) as replay:
+            rows = rows_of(replay)
+            name = replay.dialect
+    except CondenseError as exc:
+        return exc.message, None
+    return name, group_of({"log": log, "dialect": name}, "project"), rows
 
 
 def _real(log: str) -> str:

@@ -88,22 +88,12 @@ def _ticking(results: Iterator[R], done: Callable[[], None]) -> Iterator[R]:
         yield result
 
 
-# Where the clients keep their sessions: what `cost` and `search` read when no log
-# is named.
-CLIENT_FOLDERS = (
-    ".claude/projects",
-    ".codex/sessions",
-    ".gemini/tmp",
-    ".openhands/conversations",
-)
-
-
 def client_folders() -> list[str]:
-    """The clients' session folders under the user's home that are there; none is a
-    usage error (exit 2)."""
-    from pathlib import Path
+    """The clients' session folders under the user's home that are there
+    (`dialects.discovery.client_folders`); none is a usage error (exit 2)."""
+    from condense_cli.dialects.discovery import client_folders as present
 
-    found = [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
+    found = present()
     if not found:
         raise usage_error("no sessions in the clients' folders; name a log or a folder")
     return found

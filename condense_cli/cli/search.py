@@ -5,7 +5,7 @@ No `from __future__ import annotations` (see `options`).
 
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
@@ -14,7 +14,6 @@ from condense_cli.cli.guard import guarded, usage_error
 from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
 from condense_cli.cli.options import DEFAULT_WORKERS, DialectOpt, Workers, with_workers
 from condense_cli.cli.output import echo
-from condense_cli.core.errors import CondenseError
 from condense_cli.core.text import plural, sanitize
 from condense_cli.terminal.output import say
 
@@ -94,7 +93,7 @@ def search(
     The sessions are indexed in condense's cache (SQLite FTS5), each again only when
     it changed; their texts are masked before they are stored.
     """
-    from condense_cli.analysis.search import SearchIndex, hit_json
+    from condense_cli.analysis.search import SearchIndex, hit_json, index_log
 
     first, last = _day(since), _day(until)
     found = some_logs(paths or client_folders(), dialect)
@@ -105,14 +104,10 @@ def search(
         index.forget_gone()
         stale = index.stale(found.logs)
         failed = 0
-        with each_log(partial(index_one, dialect=dialect), stale, workers, "indexing") as done:
-            for log, result in zip(stale, done, strict=True):
-                if isinstance(result[0], str) and result[1] is None:
-                    say(f"Error: {result[0]}")
-                    failed += 1
-                    continue
-                name, project_of, rows = result
-                index.store(log, name, project_of, rows)
+        with each_log(partial(index_log, dialect=dialect), stale, workers, "indexing") as done:
+            for message in index.refresh(stale, done):
+                say(f"Error: {message}")
+                failed += 1
         logs = [log for log in found.logs if project is None or project in index.project_of(log)]
         hits = list(
             index.search(query, logs, limit, who.value if who else None, forgotten, first, last)
@@ -131,23 +126,6 @@ def search(
         echo(hits_text(query, hits, len(logs), len(stale), open_))
     say(f"index: {plural(logs_held, 'session')}, {plural(events_held, 'event')}")
     said_logs(found, failed)
-
-
-def index_one(log: str, dialect: str | None) -> Any:
-    """One log's dialect, project and rows (in this process or a worker's), or the
-    message of why it cannot be read and None."""
-    from condense_cli.analysis.search import rows_of
-    from condense_cli.dialects import read_log
-    from condense_cli.dialects.base import quiet_reading
-    from condense_cli.dialects.discovery import group_of
-
-    try:
-        with read_log(log, dialect=dialect, reading=quiet_reading) as replay:
-            rows = rows_of(replay)
-            name = replay.dialect
-    except CondenseError as exc:
-        return exc.message, None
-    return name, group_of({"log": log, "dialect": name}, "project"), rows
 
 
 def _day(value: str | None) -> str:

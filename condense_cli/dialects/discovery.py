@@ -27,6 +27,19 @@ from condense_cli.core.remote import is_url
 from condense_cli.dialects import DIALECTS, SNIFF_BYTES, claimant, first_lines, first_value
 
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
+# Where the clients keep their sessions, under the user's home: what `cost`, `search`
+# and MCP's `search_history` read when no log is named.
+CLIENT_FOLDERS = (
+    ".claude/projects",
+    ".codex/sessions",
+    ".gemini/tmp",
+    ".openhands/conversations",
+)
+
+
+def client_folders() -> list[str]:
+    """The clients' session folders under the user's home that are there."""
+    return [str(p) for p in (Path.home() / f for f in CLIENT_FOLDERS) if p.is_dir()]
 
 
 @dataclass

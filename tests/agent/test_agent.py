@@ -74,7 +74,10 @@ def test_the_mcp_server_answers_over_stdio() -> None:
             return answers
 
     answers = anyio.run(ask)
-    assert answers["tools"] == "list_compactions list_pins read_forgotten search_forgotten"
+    assert (
+        answers["tools"]
+        == "list_compactions list_pins read_event read_forgotten search_forgotten search_history"
+    )
     assert "No module named '[scipy]'" in answers["search_forgotten {'query': 'scipy'}"]
     # the event's number is the one `view` and `audit` print (its line here)
     one = (

@@ -135,3 +135,36 @@ def test_a_session_that_is_no_regular_file_is_said_not_read(tmp_path: Path) -> N
     said = served.call(1, "list_compactions")
     served.close()
     assert said.startswith("condense: no Claude Code session of") and "very-secret" not in said
+
+
+def test_search_history_finds_the_projects_other_sessions_and_reads_them_back(
+    tmp_path: Path,
+) -> None:
+    """Inside a session of one Claude Code project: the posthog session, earlier in the
+    same project, is searched and read back; another project's is not looked at."""
+    require_corpus(POSTHOG.parent)
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-work-dashboard"
+    other = home / ".claude" / "projects" / "-work-elsewhere"
+    project.mkdir(parents=True)
+    other.mkdir(parents=True)
+    earlier = project / "earlier.jsonl"
+    earlier.write_bytes(POSTHOG.read_bytes())
+    (other / "theirs.jsonl").write_bytes(POSTHOG.read_bytes())
+    current = project / "current.jsonl"
+    current.write_bytes(POSTHOG.with_name("FundWise.claude-session.jsonl").read_bytes())
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    served = Wire("--log", str(current), env=env)
+    try:
+        found = served.call(1, "search_history", query="CODEOWNERS gh api")
+        assert f"{earlier} #455 (agent, call to Bash" in found
+        assert "theirs.jsonl" not in found and "current.jsonl" not in found
+        read = served.call(2, "read_event", session_path=str(earlier), event="#455")
+        assert read.startswith(f"{earlier} #455 (agent, call to Bash)")
+        assert "repos/PostHog/posthog/contents/.github/CODEOWNERS" in read
+        theirs = served.call(3, "read_event", session_path=str(other / "theirs.jsonl"), event=455)
+        assert theirs.startswith("no event 455 in a session of this project")
+        nothing = served.call(4, "search_history", query="zanzibarian")
+        assert nothing == "nothing in the project's 1 other session matches 'zanzibarian'"
+    finally:
+        assert b"Traceback" not in served.close()

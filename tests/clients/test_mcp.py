@@ -180,3 +180,46 @@ def test_codex_reads_back_a_forgotten_output_exactly(
     [output] = [i for i in requests[1]["input"] if i.get("type") == "custom_tool_call_output"][-1:]
     texts = [part["text"] for part in output["output"]]
     assert f"{forgotten.heading()}\n{forgotten.text}" in texts  # byte for byte
+
+
+def test_claude_code_searches_the_projects_earlier_session(
+    compacted: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """An earlier session of the same project (the corpus' posthog session, in the
+    client's project folder): the model's `search_history` finds its forgotten gh
+    call, and `read_event` reads it back; the client sends both results on."""
+    from tests.clients.resume import claude_project_dir
+    from tests.dialects.claude_code.test_replay import POSTHOG
+
+    session = copy(compacted, tmp_path)
+    home = tmp_path / "client" / "home"
+    folder = home / ".claude" / "projects" / claude_project_dir(tmp_path / "client" / "work")
+    folder.mkdir(parents=True)
+    earlier = folder / "earlier-session.jsonl"
+    earlier.write_bytes(POSTHOG.read_bytes())
+    env = dict(os.environ, HOME=str(home))
+    assert proc("mcp", "install", "claude-code", env=env).returncode == 0
+    tools = f"{TOOLS},mcp__condense__search_history,mcp__condense__read_event"
+    with AnthropicServer() as server:
+        server.reply(
+            use("toolu_history", "search_history", {"query": "CODEOWNERS gh api"}),
+            use("toolu_event", "read_event", {"session_path": str(earlier), "event": 455}),
+            "It fetched CODEOWNERS with gh api.",
+        )
+        run = resume_claude(
+            clients.claude,
+            session,
+            tmp_path / "client",
+            server,
+            "How did we get the CODEOWNERS file last time?",
+            extra=(f"--allowedTools={tools}",),
+        )
+        assert run.returncode == 0, run.stderr
+        requests = server.model_requests()
+    assert len(requests) == 3
+    found = json.dumps(sent_result(requests[1], "toolu_history"))
+    assert f"{earlier} #455 (agent, call to Bash" in found
+    read = sent_result(requests[2], "toolu_event")
+    text = read if isinstance(read, str) else "".join(b["text"] for b in read)
+    assert text.startswith(f"{earlier} #455 (agent, call to Bash)")
+    assert "repos/PostHog/posthog/contents/.github/CODEOWNERS" in text
