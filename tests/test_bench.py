@@ -724,3 +724,29 @@ def test_the_hooks_are_timed_with_their_json_on_standard_input(tmp_path: Path) -
     assert hooks == [("claude-code", True)]
     given = orjson.loads((tmp_path / "claude-code-50.jsonl.hook.json").read_bytes())
     assert given["transcript_path"] == str(tmp_path / "claude-code-50.jsonl")
+
+
+def test_the_search_benchmark_builds_queries_and_follows_a_turn(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`bench/search.py` on a small tree: the index built, queried, and queried again
+    after a session grew by a turn, whose new words are then found."""
+    from bench import many, search
+
+    monkeypatch.setattr(many, "SIZES", (10, 40))
+    out = tmp_path / "search.json"
+    search.main(
+        ["--logs", "30", "--runs", "1", "--data", str(tmp_path / "data"), "--out", str(out)]
+    )
+    result = orjson.loads(out.read_bytes())
+    assert result["build_s"] > 0 and result["query_s"] > 0 and result["update_after_a_turn_s"] > 0
+    assert result["index_mb"] > 0 and result["machine"]["logs"] == 30
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "data" / "search-cache")}
+    tree = tmp_path / "data" / "search-30"
+    done = subprocess.run(
+        [*many.condense_argv(ROOT), "search", "turn", str(tree), "-f", "json"],
+        capture_output=True,
+        env={**env, "PYTHONPATH": str(ROOT)},
+    )
+    hits = orjson.loads(done.stdout)["hits"]
+    assert any(h["who"] == "user" and "turn" in h["snippet"] for h in hits)
