@@ -104,6 +104,16 @@ def _facts(replay: Replay) -> dict[str, Any]:
     return {"compactions": compactions, "pins": replay.pins()}
 
 
+def _too_long(query: str) -> str | None:
+    """Why a search of `query` is refused: too long (None: it is not)."""
+    if len(query) <= MAX_QUERY:
+        return None
+    return (
+        f"the query is {len(query):,} characters; search with at most {MAX_QUERY:,} "
+        "(the words that matter)"
+    )
+
+
 def bounded(text: str, offset: int = 0, limit: int = MAX_ANSWER) -> str:
     """`text` (its secrets masked) from `offset`, at most `limit` characters, saying
     where it was cut."""
@@ -164,11 +174,9 @@ def build(session: Session) -> Any:
     def search_forgotten(query: str, limit: int = 8) -> str:
         from condense_cli.core.text import quote
 
-        if len(query) > MAX_QUERY:
-            return (
-                f"the query is {len(query):,} characters; search with at most {MAX_QUERY:,} "
-                "(the words that matter)"
-            )
+        too_long = _too_long(query)
+        if too_long is not None:
+            return too_long
         _, memory = session.memory()
         hits = memory.search(query, max(1, min(limit, MAX_RESULTS)))
         if not hits:
@@ -235,11 +243,9 @@ def build(session: Session) -> Any:
     def search_history(query: str, limit: int = 8) -> str:
         from condense_cli.core.text import plural, quote
 
-        if len(query) > MAX_QUERY:
-            return (
-                f"the query is {len(query):,} characters; search with at most {MAX_QUERY:,} "
-                "(the words that matter)"
-            )
+        too_long = _too_long(query)
+        if too_long is not None:
+            return too_long
         path, _ = session.memory()
         index, logs = history_of(path)
         try:
