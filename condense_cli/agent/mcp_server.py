@@ -321,7 +321,7 @@ def history_of(current: Path) -> tuple[Any, list[str]]:
     ]
     index = SearchIndex()
     stale = index.stale(logs)
-    for _ in index.refresh(stale, (index_log(log) for log in stale)):
+    for _ in index.refresh(stale, (index_log(log, None, kept) for log, kept in stale)):
         pass  # (a session that cannot be read is left out)
     return index, logs
 

@@ -104,9 +104,9 @@ class Row:
     text: str
 
 
-def rows_of(replay: Replay) -> list[Row]:
+def rows_of(replay: Replay, kept: int = 0) -> list[Row]:
     """Each event of a log's history (its view, for a dialect that keeps none), with
-    whether its current view still holds it."""
+    whether its current view still holds it (the first `kept` without their text)."""
     view = list(replay.view())
     shown = {str(e.id) for e in view}
     by = _forgotten_by(replay)
@@ -126,7 +126,7 @@ def rows_of(replay: Replay) -> list[Row]:
                 kind_of(event),
                 stamp if isinstance(stamp, str) else "",
                 forgotten,
-                mask(text_of(event)),
+                mask(text_of(event)) if len(rows) >= kept else "",
             )
         )
     return rows
@@ -163,7 +163,7 @@ class SearchIndex:
         self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS logs (path TEXT PRIMARY KEY, state TEXT, "
-            "dialect TEXT, project TEXT, held INTEGER, first INTEGER, last INTEGER)"
+            "dialect TEXT, project TEXT, held INTEGER, number INTEGER UNIQUE)"
         )
         self.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS events USING fts5(body, path UNINDEXED, "
@@ -172,46 +172,98 @@ class SearchIndex:
         )
         self.db.commit()
 
-    def stale(self, logs: Iterable[str]) -> list[str]:
-        """The logs of `logs` that are not indexed as they are now."""
-        known = dict(self.db.execute("SELECT path, state FROM logs"))
-        return [log for log in logs if known.get(_real(log)) != state_of(log)]
+    def stale(self, logs: Iterable[str]) -> list[tuple[str, int]]:
+        """The logs of `logs` that are not indexed as they are now, each with how many
+        of its events the index holds where it only grew (the same file, longer, read
+        by the same code: those are not masked and stored again), else 0."""
+        known = {
+            path: (state, held)
+            for path, state, held in self.db.execute("SELECT path, state, held FROM logs")
+        }
+        found = []
+        for log in logs:
+            now = state_of(log)
+            state, held = known.get(_real(log), (None, 0))
+            if state != now:
+                found.append((log, held if _grew(state, now) else 0))
+        return found
 
-    def store(self, log: str, dialect: str, project: str, rows: list[Row]) -> None:
-        """`log`'s events, in place of those indexed before (one transaction; a log's
-        rows are numbered in a run of its own, so they go again by their numbers)."""
+    def store(self, log: str, dialect: str, project: str, rows: list[Row], kept: int = 0) -> None:
+        """`log`'s events, in place of those indexed before (one transaction). A log's
+        rows are numbered from its own number times `SPAN`, so they go by their
+        numbers; with `kept` (the log only grew), its first `kept` rows stay and
+        only their state (in view, or forgotten) is brought up to date, where their
+        ids are those the index holds, else every row goes again."""
         path = _real(log)
         with self.db:
-            self._drop(path)
-            (top,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()
+            known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
+            if known is None:
+                (top,) = self.db.execute("SELECT COALESCE(MAX(number), 0) FROM logs").fetchone()
+                number = top + 1
+            else:
+                number = known[0]
+            base = number * SPAN
+            if kept and not self._same_ids(base, rows[:kept]):
+                kept = 0
+            if kept:
+                self.db.executemany(
+                    "UPDATE events SET forgotten = ? WHERE rowid = ? AND forgotten != ?",
+                    ((r.forgotten, base + r.position, r.forgotten) for r in rows[:kept]),
+                )
+                self.db.execute(
+                    "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base + kept, base + SPAN)
+                )
+            else:
+                self.db.execute(
+                    "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base, base + SPAN)
+                )
             self.db.executemany(
                 "INSERT INTO events (rowid, body, path, id, position, who, kind, stamp, "
                 "forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    (top + n, r.text, path, r.id, r.position, r.who, r.kind, r.when, r.forgotten)
-                    for n, r in enumerate(rows, start=1)
+                    (
+                        base + r.position,
+                        r.text,
+                        path,
+                        r.id,
+                        r.position,
+                        r.who,
+                        r.kind,
+                        r.when,
+                        r.forgotten,
+                    )
+                    for r in rows[kept:]
                 ),
             )
             self.db.execute(
-                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (path, state_of(log), dialect, project, len(rows), top + 1, top + len(rows)),
+                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
+                (path, state_of(log), dialect, project, len(rows), number),
             )
 
-    def refresh(self, stale: list[str], results: Iterable[Any]) -> Iterator[str]:
+    def _same_ids(self, base: int, rows: list[Row]) -> bool:
+        """Whether the index holds these rows' ids at their places."""
+        held = self.db.execute(
+            "SELECT id FROM events WHERE rowid > ? AND rowid <= ? ORDER BY rowid",
+            (base, base + len(rows)),
+        ).fetchall()
+        return [key for (key,) in held] == [r.id for r in rows]
+
+    def refresh(self, stale: list[tuple[str, int]], results: Iterable[Any]) -> Iterator[str]:
         """Store each log of `stale` as `index_log` read it (`results`, in the same
         order); the message of each that could not be read."""
-        for log, result in zip(stale, results, strict=True):
+        for (log, kept), result in zip(stale, results, strict=True):
             if result[1] is None:
                 yield result[0]
                 continue
             name, project, rows = result
-            self.store(log, name, project, rows)
+            self.store(log, name, project, rows, kept)
 
     def _drop(self, path: str) -> None:
         """A log's rows and its entry gone (within the caller's transaction)."""
-        known = self.db.execute("SELECT first, last FROM logs WHERE path = ?", (path,)).fetchone()
+        known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
         if known is not None:
-            self.db.execute("DELETE FROM events WHERE rowid BETWEEN ? AND ?", known)
+            base = known[0] * SPAN
+            self.db.execute("DELETE FROM events WHERE rowid > ? AND rowid < ?", (base, base + SPAN))
             self.db.execute("DELETE FROM logs WHERE path = ?", (path,))
 
     def clear(self) -> None:
@@ -288,9 +340,9 @@ class SearchIndex:
             return None
         found = self.db.execute(
             "SELECT id, position, who, kind, stamp, forgotten, body FROM events "
-            "WHERE rowid BETWEEN (SELECT first FROM logs WHERE path = ?) "
-            "AND (SELECT last FROM logs WHERE path = ?) AND id = ?",
-            (path, path, key),
+            "WHERE rowid > (SELECT number FROM logs WHERE path = ?) * ? "
+            "AND rowid < ((SELECT number FROM logs WHERE path = ?) + 1) * ? AND id = ?",
+            (path, SPAN, path, SPAN, key),
         ).fetchone()
         return Row(*found) if found else None
 
@@ -305,9 +357,10 @@ class SearchIndex:
         self.db.close()
 
 
-def index_log(log: str, dialect: str | None = None) -> Any:
-    """One log's dialect, project and rows (in this process or a worker's), or the
-    message of why it cannot be read and None."""
+def index_log(log: str, dialect: str | None = None, kept: int = 0) -> Any:
+    """One log's dialect, project and rows (in this process or a worker's; the texts
+    of the first `kept` not read, which the index holds), or the message of why it
+    cannot be read and None."""
     from condense_cli.core.errors import CondenseError
     from condense_cli.dialects import read_log
     from condense_cli.dialects.base import quiet_reading
@@ -315,11 +368,30 @@ def index_log(log: str, dialect: str | None = None) -> Any:
 
     try:
         with read_log(log, dialect=dialect, reading=quiet_reading) as replay:
-            rows = rows_of(replay)
+            rows = rows_of(replay, kept)
             name = replay.dialect
     except CondenseError as exc:
         return exc.message, None
     return name, group_of({"log": log, "dialect": name}, "project"), rows
+
+
+SPAN = 1 << 32  # a log's rows are numbered from its own number times this
+
+
+def _grew(before: str | None, now: str | None) -> bool:
+    """Whether a log's state `now` is the same file as `before`, longer, read by the
+    same code (a conversation folder, or a file rewritten in place, is not)."""
+    if before is None or now is None:
+        return False
+    old, new = orjson.loads(before), orjson.loads(now)
+    if len(old) != 5 or len(new) != 5:
+        return False
+    return bool(old[:2] == new[:2] and new[2] > old[2] and old[4] == new[4])
+
+
+def index_known(log: str, kept: dict[str, int], dialect: str | None = None) -> Any:
+    """`index_log` of `log`, the texts of its first `kept[log]` rows not read."""
+    return index_log(log, dialect, kept.get(log, 0))
 
 
 def _real(log: str) -> str:

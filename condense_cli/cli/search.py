@@ -93,7 +93,7 @@ def search(
     The sessions are indexed in condense's cache (SQLite FTS5), each again only when
     it changed; their texts are masked before they are stored.
     """
-    from condense_cli.analysis.search import SearchIndex, hit_json, index_log
+    from condense_cli.analysis.search import SearchIndex, hit_json, index_known
 
     first, last = _day(since), _day(until)
     found = some_logs(paths or client_folders(), dialect)
@@ -104,7 +104,8 @@ def search(
         index.forget_gone()
         stale = index.stale(found.logs)
         failed = 0
-        with each_log(partial(index_log, dialect=dialect), stale, workers, "indexing") as done:
+        work = partial(index_known, kept=dict(stale), dialect=dialect)
+        with each_log(work, [log for log, _ in stale], workers, "indexing") as done:
             for message in index.refresh(stale, done):
                 say(f"Error: {message}")
                 failed += 1

@@ -92,3 +92,27 @@ def test_two_searches_at_once_share_a_new_index(tmp_path: Path) -> None:
 def test_a_bad_day_is_refused(cli, tmp_path: Path) -> None:
     result = cli("search", "x", str(tmp_path), "--since", "26-04-2026")
     assert result.exit_code == 2 and "a day is written YYYY-MM-DD" in result.stderr
+
+
+def test_a_session_that_grew_keeps_its_rows_and_has_their_state_brought_up_to_date(
+    proc, tmp_path: Path
+) -> None:
+    """A Claude Code session indexed, then condensed by `condense run` (which appends):
+    the rows the index held are not stored again (a word put into one stays), and the
+    events the condensation forgot are found as forgotten by it."""
+    require_corpus(POSTHOG.parent)
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    session = tree / "s.jsonl"
+    shutil.copyfile(POSTHOG.with_name("FundWise.claude-session.jsonl"), session)
+    first = search(proc, cache, "roadmap", tree, "--limit", "50")["hits"]
+    assert first and all(h["in_view"] for h in first)
+    index = cache / "condense" / "search.sqlite"
+    with sqlite3.connect(index) as db:
+        (row,) = db.execute("SELECT MIN(rowid) FROM events").fetchone()
+        db.execute("UPDATE events SET body = body || ' quetzalword' WHERE rowid = ?", (row,))
+    done = proc("run", session, "-t", "amortized", "-s", "max_size=40", "-s", "keep_first=1")
+    assert done.returncode == 0, done.stderr
+    assert search(proc, cache, "quetzalword", tree)["hits"]  # not indexed again
+    after = search(proc, cache, "roadmap", tree, "--limit", "50", "--forgotten")["hits"]
+    assert after and all(h["forgotten_by"] == "1" for h in after)
