@@ -299,13 +299,18 @@ class SearchIndex:
         match = fts_query(query)
         if match is None:
             return
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT PRIMARY KEY)")
-        self.db.execute("DELETE FROM wanted")
-        self.db.executemany(
-            "INSERT OR IGNORE INTO wanted VALUES (?)", ((_real(log),) for log in logs)
-        )
-        where = ["events MATCH ?", "path IN (SELECT path FROM wanted)"]
+        where = ["events MATCH ?"]
         values: list[Any] = [SNIPPET_TOKENS, match]
+        wanted = {_real(log) for log in logs}
+        numbers = dict(self.db.execute("SELECT path, number FROM logs"))
+        if not wanted.issuperset(numbers):  # some of the index only: by the rows' numbers
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (number INTEGER PRIMARY KEY)")
+            self.db.execute("DELETE FROM wanted")
+            self.db.executemany(
+                "INSERT INTO wanted VALUES (?)",
+                ((numbers[path],) for path in wanted if path in numbers),
+            )
+            where.append(f"(rowid / {SPAN}) IN (SELECT number FROM wanted)")
         if who:
             where.append("who = ?")
             values.append(who)
