@@ -66,7 +66,8 @@ def cost(
             metavar="[LOG...]",
             callback=local_paths,
             help="Sessions: files, folders, trees (default: the clients' own folders, "
-            "~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp).",
+            "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp and "
+            "~/.openhands/conversations).",
         ),
     ] = None,
     by: Annotated[
