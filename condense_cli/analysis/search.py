@@ -372,7 +372,8 @@ def index_log(log: str, dialect: str | None = None, kept: int = 0) -> Any:
     from condense_cli.dialects.discovery import group_of
 
     try:
-        with read_log(log, dialect=dialect, reading=quiet_reading) as replay:
+        # (to its last whole line: a client may be writing the session now)
+        with read_log(log, dialect=dialect, reading=quiet_reading, settled=True) as replay:
             rows = rows_of(replay, kept)
             name = replay.dialect
     except CondenseError as exc:

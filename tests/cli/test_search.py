@@ -116,3 +116,30 @@ def test_a_session_that_grew_keeps_its_rows_and_has_their_state_brought_up_to_da
     assert search(proc, cache, "quetzalword", tree)["hits"]  # not indexed again
     after = search(proc, cache, "roadmap", tree, "--limit", "50", "--forgotten")["hits"]
     assert after and all(h["forgotten_by"] == "1" for h in after)
+
+
+def test_a_session_being_written_is_read_to_its_last_whole_line(proc, tmp_path: Path) -> None:
+    """The user's running session: its client is in the middle of a line. The line is
+    left out until it is whole, then found."""
+    require_corpus(POSTHOG.parent)
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    session = tree / "s.jsonl"
+    shutil.copyfile(POSTHOG.with_name("FundWise.claude-session.jsonl"), session)
+    last = [json.loads(x) for x in session.read_text().splitlines() if '"uuid"' in x][-1]
+    line = {
+        "type": "user",
+        "uuid": "00000000-0000-4000-8000-0000000000ef",
+        "parentUuid": last["uuid"],
+        "sessionId": last.get("sessionId"),
+        "timestamp": last.get("timestamp"),
+        "message": {"role": "user", "content": "Now the okapiword feature."},
+    }
+    body = json.dumps(line).encode() + b"\n"
+    with session.open("ab") as out:
+        out.write(body[:40])  # half a line, as the client writes it
+    assert search(proc, cache, "okapiword", tree)["hits"] == []
+    with session.open("ab") as out:
+        out.write(body[40:])
+    [hit] = search(proc, cache, "okapiword", tree)["hits"]
+    assert hit["who"] == "user" and hit["in_view"]
