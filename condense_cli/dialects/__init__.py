@@ -158,11 +158,13 @@ def read_log(
 
 def read_usage(path: str, dialect: str | None = None) -> tuple[str, list[Usage] | None]:
     """The dialect of the log at `path` and the model calls it records (None: a
-    dialect whose calls `cost` does not read), read as plainly as the dialect can."""
+    dialect whose calls `cost` does not read), read as plainly as the dialect can, to
+    its last whole line."""
     if is_url(path) or (not is_stream(path) and Path(path).is_dir()):
         with read_log(path, dialect=dialect) as replay:
             return replay.dialect, replay.usage()
     with LogSource.open(path) as source:
+        source.settle()  # (to its last whole line: its client may be writing it now)
         chosen = dialect_named(dialect) if dialect else detect_file(source)
         return chosen.name, chosen.usage_of(path, source)
 

@@ -13,6 +13,7 @@ import pytest
 from condense_cli.analysis.cost import price_of, spend_by
 from condense_cli.core.usage import Usage
 from condense_cli.dialects import read_log
+from tests import stories
 from tests.conftest import CORPUS, require_corpus
 from tests.dialects.claude_code.test_replay import Builder
 
@@ -240,3 +241,17 @@ def test_a_v1_conversation_costs_what_its_sdk_recorded(cli) -> None:
     assert totals["dollars"] == pytest.approx(recorded, abs=1e-4)
     assert totals["calls"] == totals["priced_as_the_log_records"] == 1208
     assert "* 1,208 calls priced at the dollars their log records" in cli("cost", *folders).stdout
+
+
+@pytest.mark.parametrize("dialect", [d for d in stories.DIALECTS if d != "openhands-v1"])
+def test_a_session_its_client_is_writing_is_read_to_its_last_whole_line(
+    dialect: str, tmp_path: Path, cli
+) -> None:
+    """`cost` reads the clients' own folders, where a session may be half written."""
+    log = stories.write(dialect, tmp_path / "s.jsonl")
+    whole = cli("cost", log, "-f", "json", "--no-cache")
+    with log.open("ab") as out:
+        out.write(b'{"type": "assistant", "message": {"id": "half')
+    half = cli("cost", log, "-f", "json", "--no-cache")
+    assert half.exit_code == whole.exit_code == 0, half.output
+    assert half.stdout == whole.stdout
