@@ -25,7 +25,7 @@ import orjson
 from condense_cli.core.events import Event
 from condense_cli.core.files import cache_dir
 from condense_cli.core.redact import mask
-from condense_cli.core.usagecache import readers
+from condense_cli.core.usagecache import file_state, readers
 from condense_cli.dialects.base import Replay
 
 INDEX_FILE = "search.sqlite"  # (its tables: `logs`, and `events` for FTS5)
@@ -79,16 +79,13 @@ def fts_query(query: str) -> str | None:
 def state_of(path: str) -> str | None:
     """What a log file (or a conversation folder) is now, as the index compares it:
     None when it is gone."""
-    try:
-        stat = os.stat(path)
-        if os.path.isdir(path):  # a conversation folder: its newest file
-            newest = max((e.stat().st_mtime_ns for e in os.scandir(path)), default=0)
-            return orjson.dumps([stat.st_ino, newest, readers()]).decode()
+    if not os.path.isdir(path):
+        return file_state(path)
+    try:  # a conversation folder: its newest file
+        newest = max((e.stat().st_mtime_ns for e in os.scandir(path)), default=0)
+        return orjson.dumps([os.stat(path).st_ino, newest, readers()]).decode()
     except OSError:
         return None
-    return orjson.dumps(
-        [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, readers()]
-    ).decode()
 
 
 @dataclass(frozen=True)

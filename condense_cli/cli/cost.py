@@ -11,13 +11,15 @@ from typing import Annotated, Any
 
 import typer
 
-from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
 from condense_cli.cli.options import (
+    DAY,
     DEFAULT_WORKERS,
     DialectOpt,
     PricesOpt,
     Workers,
+    day_of,
     local_paths,
     use_own_prices,
     with_workers,
@@ -31,8 +33,6 @@ from condense_cli.core.usagecache import UsageCache
 from condense_cli.dialects import read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
-
-DAY = "YYYY-MM-DD"
 
 
 class By(StrEnum):
@@ -49,12 +49,6 @@ class CostFormat(StrEnum):
     text = "text"
     json = "json"
     csv = "csv"
-
-
-def _day(value: str | None) -> str | None:
-    if value is not None and not (len(value) == 10 and value[4] == value[7] == "-"):
-        raise usage_error(f"a day is written {DAY}, not {value!r}")
-    return value
 
 
 @guarded
@@ -121,7 +115,7 @@ def cost(
     """
     from condense_cli.analysis.cost import COLUMNS, spend_by
 
-    first, last = _day(since), _day(until)
+    first, last = day_of(since), day_of(until)
     use_own_prices(prices)
     paths = logs or client_folders()
     found = some_logs(paths, dialect)
@@ -160,8 +154,8 @@ def cost(
     if kept is not None:
         kept.close()
     per = "session" if by is By.project else by.value  # (the calls carry their project)
-    rows = spend_by(per, calls, first or "", last or "")
-    total = spend_by("session", [("all", c) for _, c in calls], first or "", last or "")
+    rows = spend_by(per, calls, first, last)
+    total = spend_by("session", [("all", c) for _, c in calls], first, last)
     totals = total.get("all")
     if format is CostFormat.json:
         data: dict[str, Any] = {

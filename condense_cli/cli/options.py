@@ -256,6 +256,22 @@ DeepOpt = Annotated[
 ]
 
 
+DAY = "YYYY-MM-DD"
+
+
+def day_of(value: str | None) -> str:
+    """A `--since`/`--until` day as given (`""`: none), refused unless written
+    YYYY-MM-DD."""
+    from condense_cli.cli.guard import usage_error
+    from condense_cli.core.text import sanitize
+
+    if value is None:
+        return ""
+    if not (len(value) == 10 and value[4] == value[7] == "-"):
+        raise usage_error(f"a day is written {DAY}, not {sanitize(value, one_line=True)!r}")
+    return value
+
+
 PricesOpt = Annotated[
     Path | None,
     typer.Option(

@@ -10,14 +10,19 @@ from typing import Annotated
 import orjson
 import typer
 
-from condense_cli.cli.guard import guarded, usage_error
+from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
-from condense_cli.cli.options import DEFAULT_WORKERS, DialectOpt, Workers, with_workers
+from condense_cli.cli.options import (
+    DAY,
+    DEFAULT_WORKERS,
+    DialectOpt,
+    Workers,
+    day_of,
+    with_workers,
+)
 from condense_cli.cli.output import echo
-from condense_cli.core.text import plural, sanitize
+from condense_cli.core.text import plural
 from condense_cli.terminal.output import say
-
-DAY = "YYYY-MM-DD"
 
 
 class SearchFormat(StrEnum):
@@ -95,7 +100,7 @@ def search(
     """
     from condense_cli.analysis.search import SearchIndex, hit_json, index_known
 
-    first, last = _day(since), _day(until)
+    first, last = day_of(since), day_of(until)
     found = some_logs(paths or client_folders(), dialect)
     index = SearchIndex()
     try:
@@ -127,11 +132,3 @@ def search(
         echo(hits_text(query, hits, len(logs), len(stale), open_))
     say(f"index: {plural(logs_held, 'session')}, {plural(events_held, 'event')}")
     said_logs(found, failed)
-
-
-def _day(value: str | None) -> str:
-    if value is None:
-        return ""
-    if not (len(value) == 10 and value[4] == value[7] == "-"):
-        raise usage_error(f"a day is written {DAY}, not {sanitize(value, one_line=True)!r}")
-    return value

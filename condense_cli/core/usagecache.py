@@ -43,6 +43,18 @@ def readers() -> str:
     return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
 
 
+def file_state(path: str) -> str | None:
+    """What a log file is now, as the caches compare it: its device, inode, size and
+    time, and the code that reads it (None: no such file)."""
+    try:
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return orjson.dumps(
+        [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, readers()]
+    ).decode()
+
+
 class UsageCache:
     """The calls of the log files read before, as they were then."""
 
@@ -75,16 +87,10 @@ class UsageCache:
         (None: read it; its state now is kept for `put`)."""
         if self.db is None:
             return None
-        try:
-            real = os.path.realpath(log)
-            stat = os.stat(real)
-        except (OSError, ValueError):
+        real = os.path.realpath(log)
+        state = file_state(real) if os.path.isfile(real) else None
+        if state is None:
             return None
-        if not os.path.isfile(real):
-            return None
-        state = orjson.dumps(
-            [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, readers()]
-        ).decode()
         self.seen[log] = (real, state)
         try:
             row = self.db.execute(
