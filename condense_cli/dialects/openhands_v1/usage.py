@@ -79,7 +79,7 @@ def conversation_spending(
     first_at: dict[str, int] = {}
     condensations: list[tuple[int, object]] = []
     for record in records:
-        reply = record.data.get("llm_response_id")
+        reply = record.response  # (its `llm_response_id`, kept: no event read again)
         if record.kind == CONDENSATION:
             condensations.append((record.position, reply))
         elif isinstance(reply, str):
