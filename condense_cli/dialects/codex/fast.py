@@ -167,7 +167,7 @@ def read_fast(
         if reader.keep_sent:
             reader.sent.append(event)
     elif kind == "turn_context" and type(model) is str:
-        state.model = model
+        reader.turn_model(model)
     return True
 
 

@@ -37,6 +37,7 @@ from condense_cli.dialects.codex.items import (
     summary_item,
     undecodable,
 )
+from condense_cli.dialects.codex.usage import Calls
 
 
 @dataclass
@@ -70,6 +71,7 @@ class History:
     token_line: int | None = None
     rate_limits: Any = None  # that token_count's `rate_limits`, as written
     model: str | None = None  # of the last turn_context
+    calls: Calls = field(default_factory=Calls)  # the model calls of this rollout's lines
     compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
     paginated: bool = False  # history_mode "paginated": every line has an ordinal
     next_ordinal: int | None = None  # what the next line appended must carry
@@ -99,6 +101,10 @@ def history_length(raw: bytes) -> int:
 
 
 # --- reading -------------------------------------------------------------------------
+
+# the lines that say something of the model calls besides a turn context's model: a
+# token count (an event_msg), a token usage record, a compaction (`usage.Calls`)
+CALL_LINES = frozenset({"event_msg", "token_usage_record", "compacted"})
 
 
 class Reader:
@@ -169,6 +175,8 @@ class Reader:
             self.session_meta(as_dict(payload))
         if self.state.paginated and not self.origin:
             self.ordinal(number, data.get("ordinal"))
+        if kind in CALL_LINES and not self.origin:
+            self.state.calls.take(number, data)
         if kind == "response_item":
             self.item(number, as_dict(payload), body, at)
         elif kind == "compacted":
@@ -181,10 +189,16 @@ class Reader:
         elif kind == "event_msg":
             self.event(as_dict(payload), number)
         elif kind == "turn_context" and isinstance(model := as_dict(payload).get("model"), str):
-            self.state.model = model
+            self.turn_model(model)
         elif kind not in LINE_TYPES:
             self.problem(number, f"unknown line type {kind!r}; Codex skips it", "warning")
         return data
+
+    def turn_model(self, model: str) -> None:
+        """A turn context's model: the history's, and its calls' (not a base's)."""
+        self.state.model = model
+        if not self.origin:
+            self.state.calls.model = model
 
     def session_meta(self, payload: dict[str, Any]) -> None:
         """The history mode, and a fork's base replayed first."""

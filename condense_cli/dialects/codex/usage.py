@@ -27,50 +27,68 @@ WANTED = (b'"turn_context"', b'"token_', b'"compacted"')
 def rollout_usage(source: LogSource) -> list[Usage]:
     """Each call of the rollout, in its order (its lines searched again, parsed only
     where they hold a turn context, a token count or record, or a compaction)."""
-    found: list[Usage] = []
-    model = ""
-    total: Any = None
-    pending: Usage | None = None  # a record no count has repeated yet
+    calls = Calls()
     for number, raw in source.lines_with(WANTED):
         try:
             line = orjson.loads(line_body(raw, first=number == 1))
         except orjson.JSONDecodeError:
             continue
-        kind = line.get("type") if isinstance(line, dict) else None
-        payload = as_dict(line.get("payload") if isinstance(line, dict) else None)
-        stamp = line.get("timestamp") if isinstance(line, dict) else None
+        if isinstance(line, dict):
+            calls.take(number, line)
+    return calls.done()
+
+
+class Calls:
+    """The calls of a rollout, from its lines in order: each `take`n line that is a
+    turn context, a token count or record, or a compaction (any other is passed over);
+    `model` is the last turn context's."""
+
+    def __init__(self) -> None:
+        self.found: list[Usage] = []
+        self.model = ""
+        self.total: Any = None  # the running total of the last count that moved it
+        self.pending: Usage | None = None  # a record no count has repeated yet
+
+    def take(self, number: int, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        payload = as_dict(line.get("payload"))
+        stamp = line.get("timestamp")
         when = stamp if isinstance(stamp, str) else ""
         if kind == "turn_context" and isinstance(payload.get("model"), str):
-            model = payload["model"]
+            self.model = payload["model"]
         elif kind == "token_usage_record":
-            if pending is not None:
-                found.append(pending)
-            pending = _call(when, model, as_dict(payload.get("usage")), number)
+            if self.pending is not None:
+                self.found.append(self.pending)
+            self.pending = _call(when, self.model, as_dict(payload.get("usage")), number)
         elif kind == "compacted":
-            if pending is not None:
-                found.append(replace(pending, service=COMPACTION))
-            pending = None
+            if self.pending is not None:
+                self.found.append(replace(self.pending, service=COMPACTION))
+            self.pending = None
         elif payload.get("type") == "token_count":
             info = as_dict(payload.get("info"))
-            if not info or info.get("total_token_usage") == total:
-                continue
-            total = info.get("total_token_usage")
-            call = _call(when, model, as_dict(info.get("last_token_usage")), number)
+            if not info or info.get("total_token_usage") == self.total:
+                return
+            self.total = info.get("total_token_usage")
+            call = _call(when, self.model, as_dict(info.get("last_token_usage")), number)
             if call is None:
-                continue
-            if pending is not None and not _same(pending, call):
-                found.append(pending)
-            pending = None
-            found.append(call)
-    if pending is not None:
-        found.append(pending)
-    return found
+                return
+            if self.pending is not None and not _same(self.pending, call):
+                self.found.append(self.pending)
+            self.pending = None
+            self.found.append(call)
+
+    def done(self) -> list[Usage]:
+        """The calls taken, the last record no count repeated among them."""
+        return self.found if self.pending is None else [*self.found, self.pending]
 
 
-def rollout_spending(source: LogSource, compactions: list[tuple[int, bool]]) -> Spending:
-    """The rollout's calls and its compactions (each by its line, and whether
-    condense wrote it) among them, each with the call its record names."""
-    usage = rollout_usage(source)
+def rollout_spending(
+    source: LogSource, compactions: list[tuple[int, bool]], usage: list[Usage] | None = None
+) -> Spending:
+    """The rollout's calls (`usage`, when its read took them) and its compactions (each
+    by its line, and whether condense wrote it) among them, each with the call its
+    record names."""
+    usage = rollout_usage(source) if usage is None else usage
     calls = [c for c in usage if c.service != COMPACTION]
     own_calls = [c for c in usage if c.service == COMPACTION]
     own = {}
