@@ -39,9 +39,13 @@ class Price:
     above: int | None = None
     tier: Price | None = None
 
+    def rates(self, prompt: int) -> Price:
+        """The rates of a call whose prompt is `prompt` tokens (its tier's past `above`)."""
+        return self.tier if self.tier is not None and prompt > (self.above or 0) else self
+
     def of(self, call: Usage) -> float:
         """What `call` cost."""
-        rates = self.tier if self.tier is not None and call.prompt > (self.above or 0) else self
+        rates = self.rates(call.prompt)
         return (
             call.input * rates.input
             + call.output * rates.output

@@ -104,14 +104,28 @@ def _weigh(
         )
         previous = call.prompt
     for call in after:
-        more = (
-            replace(call, cache_read=call.cache_read + dropped)
-            if caching
-            else replace(call, input=call.input + dropped)
-        )
         figures.saved += dropped
-        figures.saved_dollars += _dollars(more, figures.unpriced) - _dollars(call, figures.unpriced)
+        figures.saved_dollars += _more(call, dropped, caching, figures.unpriced)
     return figures
+
+
+def _more(call: Usage, tokens: int, caching: bool, unpriced: set[str]) -> float:
+    """What `call` would have cost more with `tokens` more in its prompt (read from the
+    cache where the calls use it, else sent as input); 0 for a model with no price,
+    named in `unpriced`."""
+    price = price_of(call.model)
+    if price is None:
+        unpriced.add(call.model)
+        return 0.0
+    rates = price.rates(call.prompt)
+    if price.rates(call.prompt + tokens) is not rates:  # every part at the tier's rates
+        more = (
+            replace(call, cache_read=call.cache_read + tokens)
+            if caching
+            else replace(call, input=call.input + tokens)
+        )
+        return price.of(more) - price.of(call)
+    return tokens * (rates.cache_read if caching else rates.input)
 
 
 def _read(call: Usage, tokens: int) -> Usage:

@@ -24,6 +24,7 @@ from condense_cli.core.events import model_text
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
+from condense_cli.dialects.claude_code.usage import call_fields
 from condense_cli.dialects.counting import (
     Counted,
     Places,
@@ -42,8 +43,8 @@ if TYPE_CHECKING:
 
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
 
-# by_type, and the texts of the lines walked
-Part = tuple[dict[str, dict[str, int]], Counted]
+# by_type, the texts of the lines walked, and what the assistant lines say of their calls
+Part = tuple[dict[str, dict[str, int]], Counted, list[tuple[int, dict[str, Any]]]]
 
 
 def _kind(line: Line, data: dict[str, Any]) -> str:
@@ -56,10 +57,12 @@ def _kind(line: Line, data: dict[str, Any]) -> str:
 
 
 def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
-    """Types and bytes of `lines`, and the texts of their messages the agent saw (not
-    `isSidechain`; the other lines are skipped places)."""
+    """Types and bytes of `lines`, the texts of their messages the agent saw (not
+    `isSidechain`; the other lines are skipped places), and the call fields of the
+    assistant lines (`usage.call_fields`)."""
     by_type: dict[str, dict[str, int]] = {}
     counted = counts.counted()
+    calls = []
     for line in lines:
         data = line._data
         if data is None:
@@ -74,7 +77,9 @@ def _walk(lines: Sequence[Line], counts: TextCounts) -> Part:
             counts.note(counted, model_text(ClaudeEvent(data, line.number, None)))
         else:
             counted.skip()
-    return by_type, counted
+        if line.type == "assistant":
+            calls.append((line.number, call_fields(data)))
+    return by_type, counted, calls
 
 
 class LineCounts:
@@ -83,13 +88,15 @@ class LineCounts:
     def __init__(self, lines: Sequence[Line], counts: TextCounts, split: bool) -> None:
         if split:
             half = len(lines) // 2
-            (by_type, counted), (more_types, more) = in_two(
+            (by_type, counted, calls), (more_types, more, more_calls) = in_two(
                 lambda: _walk(lines[:half], counts), lambda: _walk(lines[half:], counts)
             )
             self.by_type = merge_by_type(by_type, more_types)
             counted.extend(more)
+            calls.extend(more_calls)
         else:
-            self.by_type, counted = _walk(lines, counts)
+            self.by_type, counted, calls = _walk(lines, counts)
+        self.calls = calls
         self.full = counted.full
         self.places = Places(counts, [line.number for line in lines], counted)
 
@@ -109,6 +116,7 @@ def session_stats(replay: ClaudeReplay, tokenizer: Tokenizer | None) -> StatsRep
     size = sum(x.size for x in seen)
     counts = TextCounts(tokenizer)
     lines = LineCounts(session.lines, counts, splits(size))
+    session.call_lines = lines.calls  # (`spending` reads no line again)
     known: dict[int, int] = {}  # the view's counts, for its messages
     view = lines.tally(replay.events, known)
     replay.token_counts = known

@@ -39,8 +39,23 @@ LINES = msgspec.json.Decoder(list[_Line])
 
 
 def session_usage(session: Session) -> list[Usage]:
-    """Each call of a session read, in the order it records them."""
+    """Each call of a session read, in the order it records them (the call fields its
+    `stats` walk kept, when it walked the session: no line is parsed again)."""
+    if session.call_lines is not None:
+        return _calls(session.call_lines)
     return _calls((x.number, x.parse()) for x in session.lines if x.type == "assistant")
+
+
+def call_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """What `_calls` reads of an assistant line (to keep of it, not the whole line)."""
+    message = as_dict(data.get("message"))
+    return {
+        "type": data.get("type"),
+        "requestId": data.get("requestId"),
+        "timestamp": data.get("timestamp"),
+        COPY_OF: data.get(COPY_OF),
+        "message": {key: message.get(key) for key in ("id", "model", "usage")},
+    }
 
 
 def file_usage(source: LogSource) -> list[Usage]:
