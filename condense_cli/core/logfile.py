@@ -40,6 +40,20 @@ def _spans(block: bytes, words: tuple[bytes, ...]) -> list[tuple[int, int]]:
     return spans
 
 
+def lines_in(
+    block: bytes, words: tuple[bytes, ...], number: int
+) -> tuple[list[tuple[int, bytes]], int]:
+    """Each line of `block` (whole lines, the first numbered `number`) that holds one of
+    `words`, with its number; and the number of the line after the block."""
+    found = []
+    at = 0
+    for begin, stop in _spans(block, words):
+        number += block.count(b"\n", at, begin)
+        at = begin
+        found.append((number, block[begin:stop]))
+    return found, number + block.count(b"\n", at)
+
+
 def line_body(raw: bytes, first: bool = False) -> bytes:
     """A line without its line ending (and without a byte-order mark on the first line)."""
     if raw.endswith(b"\n"):
@@ -227,24 +241,28 @@ class LogSource:
                 next_report += step
             yield raw
 
-    def lines_with(self, words: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
-        """Each line that holds one of `words` (its number from 1, its bytes without
-        the newline), up to the size taken at open: found by searching a block of
-        `BLOCK` bytes at a time for the words, not by splitting every line."""
-        number, offset, carry = 1, 0, b""
+    def blocks(self) -> Iterator[bytes]:
+        """The file up to the size taken at open, in blocks of whole lines of about
+        `BLOCK` bytes (the last one as it ends)."""
+        offset, carry = 0, b""
         while offset < self.size:
             block = carry + self.read_at(offset, min(self.size, offset + BLOCK))
             offset += BLOCK
             end = block.rfind(b"\n") + 1 if offset < self.size else len(block)
             block, carry = block[:end], block[end:]
-            at = 0
-            for begin, stop in _spans(block, words):
-                number += block.count(b"\n", at, begin)
-                at = begin
-                yield number, block[begin:stop]
-            number += block.count(b"\n", at)
+            if block:  # (none yet while a line is longer than a block)
+                yield block
             if self.on_progress is not None:
                 self.on_progress(min(offset, self.size))
+
+    def lines_with(self, words: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+        """Each line that holds one of `words` (its number from 1, its bytes without
+        the newline), up to the size taken at open: found by searching a block of
+        `BLOCK` bytes at a time for the words, not by splitting every line."""
+        number = 1
+        for block in self.blocks():
+            found, number = lines_in(block, words, number)
+            yield from found
 
     def read_at(self, start: int, end: int) -> bytes:
         """The bytes from `start` to `end` (fewer if the file is shorter), read with

@@ -212,6 +212,38 @@ def test_cost_reads_the_clients_folders_when_no_log_is_named(tmp_path: Path, pro
     assert proc("cost", projects, "--since", "26-04-2026").returncode == 2
 
 
+@pytest.mark.parametrize("dialect", ["claude-code", "codex"])
+def test_blocks_msgspec_cannot_take_are_read_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dialect: str
+) -> None:
+    """`cost` decodes a block of whole lines at once; a block with a blank line (which
+    would move the numbers) or two values on a line is read line by line instead, and
+    either way the calls and their lines are the replay's (a Codex replay takes them
+    as it reads)."""
+    from condense_cli.core import logfile
+    from condense_cli.dialects import read_usage
+
+    if dialect == "claude-code":
+        logs = [session(tmp_path), *sorted((CORPUS.parent / "claude-code").glob("*.jsonl"))]
+    else:
+        require_corpus(CORPUS.parent / "codex")
+        logs = sorted((CORPUS.parent / "codex").glob("*.jsonl"))
+    monkeypatch.setattr(logfile, "BLOCK", 4096)  # many blocks, some of each kind
+    for log in logs:
+        lines = log.read_bytes().split(b"\n")
+        lines.insert(len(lines) // 3, b"")  # a blank line a third of the way
+        lines.insert(2 * len(lines) // 3, b"   ")  # and one of spaces further on
+        changed = tmp_path / f"blank-{log.name}"
+        changed.write_bytes(b"\n".join(lines))
+        for each in (log, changed):
+            with read_log(str(each)) as replay:
+                replayed = replay.usage()
+            assert replayed, each
+            assert read_usage(str(each)) == (dialect, replayed), each
+        numbers = [u.line for u in read_usage(str(changed))[1] or []]
+        assert numbers != [u.line for u in read_usage(str(log))[1] or []]  # they moved
+
+
 def test_a_copy_of_a_codex_rollout_is_the_same_calls(tmp_path: Path, cli) -> None:
     """The same counts at the same moments, in a copy under another session id: the
     same calls (ccusage counts them once too)."""

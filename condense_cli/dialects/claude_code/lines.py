@@ -336,7 +336,7 @@ class Session:
     _message_id: str | None = None  # the last line's `message_id`
     _types: dict[str, str] = field(default_factory=dict)  # each `type` string, once
     # what a walk of every line (`stats`'s) kept of the assistant lines, for their calls
-    call_lines: list[tuple[int, dict[str, Any]]] | None = None
+    call_lines: list[tuple[int, tuple[Any, ...]]] | None = None
 
     def add(self, line: Line) -> None:
         """`line`, last; the strings it repeats of earlier lines (its type, its parent's

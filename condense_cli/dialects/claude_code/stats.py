@@ -24,7 +24,7 @@ from condense_cli.core.events import model_text
 from condense_cli.dialects.claude_code.events import MESSAGE_TYPES, REQUEST_TYPE, ClaudeEvent
 from condense_cli.dialects.claude_code.lines import Line
 from condense_cli.dialects.claude_code.resume import client_figures
-from condense_cli.dialects.claude_code.usage import call_fields
+from condense_cli.dialects.claude_code.usage import Fields, call_fields
 from condense_cli.dialects.counting import (
     Counted,
     Places,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 LOG_FIELDS = {"trigger": "trigger", "preTokens": "pre_tokens", "postTokens": "post_tokens"}
 
 # by_type, the texts of the lines walked, and what the assistant lines say of their calls
-Part = tuple[dict[str, dict[str, int]], Counted, list[tuple[int, dict[str, Any]]]]
+Part = tuple[dict[str, dict[str, int]], Counted, list[tuple[int, Fields]]]
 
 
 def _kind(line: Line, data: dict[str, Any]) -> str:

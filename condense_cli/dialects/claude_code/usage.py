@@ -14,7 +14,7 @@ import msgspec
 import orjson
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.core.logfile import LogSource, line_body, lines_in
 from condense_cli.core.usage import Spending, Usage, count, placed
 from condense_cli.dialects.claude_code.events import COPY_OF
 from condense_cli.dialects.claude_code.lines import Session
@@ -35,7 +35,12 @@ class _Line(msgspec.Struct, gc=False):
     message: _Message | None = None
 
 
-LINES = msgspec.json.Decoder(list[_Line])
+LINE = msgspec.json.Decoder(_Line)
+
+
+# What `_calls` reads of an assistant line: its type, request id, timestamp, the
+# original it copies (`condenseCopyOf`), and its message's id, model and usage.
+Fields = tuple[Any, Any, Any, Any, Any, Any, Any]
 
 
 def session_usage(session: Session) -> list[Usage]:
@@ -43,19 +48,22 @@ def session_usage(session: Session) -> list[Usage]:
     `stats` walk kept, when it walked the session: no line is parsed again)."""
     if session.call_lines is not None:
         return _calls(session.call_lines)
-    return _calls((x.number, x.parse()) for x in session.lines if x.type == "assistant")
+    lines = session.lines
+    return _calls((x.number, call_fields(x.parse())) for x in lines if x.type == "assistant")
 
 
-def call_fields(data: dict[str, Any]) -> dict[str, Any]:
+def call_fields(data: dict[str, Any]) -> Fields:
     """What `_calls` reads of an assistant line (to keep of it, not the whole line)."""
     message = as_dict(data.get("message"))
-    return {
-        "type": data.get("type"),
-        "requestId": data.get("requestId"),
-        "timestamp": data.get("timestamp"),
-        COPY_OF: data.get(COPY_OF),
-        "message": {key: message.get(key) for key in ("id", "model", "usage")},
-    }
+    return (
+        data.get("type"),
+        data.get("requestId"),
+        data.get("timestamp"),
+        data.get(COPY_OF),
+        message.get("id"),
+        message.get("model"),
+        message.get("usage"),
+    )
 
 
 def file_usage(source: LogSource) -> list[Usage]:
@@ -64,76 +72,70 @@ def file_usage(source: LogSource) -> list[Usage]:
     return _calls(_usage_lines(source))
 
 
-def _usage_lines(source: LogSource) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The lines that may hold a call, each decoded only as far as `_calls` reads it:
-    found where a `"usage"` key is (`LogSource.lines_with`), decoded by msgspec
-    `DECODED_AT_ONCE` candidates at a time (it skips the content, which is most of a
-    line); one by one, with orjson, where msgspec cannot take a line's shape."""
-    found: list[tuple[int, bytes]] = []
-    for number, line in source.lines_with((b'"usage"',)):
-        if b'"assistant"' in line:
-            found.append((number, line_body(line, first=number == 1)))
-        if len(found) >= DECODED_AT_ONCE:
-            yield from _decoded(found)
-            found = []
-    yield from _decoded(found)
+def _usage_lines(source: LogSource) -> Iterator[tuple[int, Fields]]:
+    """The assistant lines, each decoded only as far as `_calls` reads it: a block of
+    whole lines at a time by msgspec (it skips the content, which is most of a line);
+    where a block holds a line msgspec cannot take (or a blank one, which would move
+    the numbers), its lines that hold a `"usage"` key, one by one."""
+    number = 1
+    for block in source.blocks():
+        try:
+            lines = LINE.decode_lines(block)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            lines = None
+        held = block.count(b"\n") + (not block.endswith(b"\n"))  # its lines
+        if lines is not None and len(lines) == held:
+            for index, line in enumerate(lines):
+                if line.type == "assistant" and line.message is not None:
+                    yield number + index, _fields(line, line.message)
+        else:
+            found, _ = lines_in(block, (b'"usage"',), number)
+            yield from _one_by_one([(n, line_body(x, first=n == 1)) for n, x in found])
+        number += held
 
 
-DECODED_AT_ONCE = 2000  # candidate lines decoded by msgspec in one document
+def _fields(line: _Line, message: _Message) -> Fields:
+    return (
+        line.type,
+        line.requestId,
+        line.timestamp,
+        line.condenseCopyOf,
+        message.id,
+        message.model,
+        message.usage,
+    )
 
 
-def _decoded(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        values = LINES.decode(b"[" + b",".join(body for _, body in lines) + b"]")
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        yield from _one_by_one(lines)
-        return
-    for (number, _), line in zip(lines, values, strict=True):
-        message = line.message
-        yield (
-            number,
-            {
-                "type": line.type,
-                "requestId": line.requestId,
-                "timestamp": line.timestamp,
-                COPY_OF: line.condenseCopyOf,
-                "message": {"id": message.id, "model": message.model, "usage": message.usage}
-                if message is not None
-                else None,
-            },
-        )
-
-
-def _one_by_one(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _one_by_one(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, Fields]]:
     for number, body in lines:
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:
             continue
         if isinstance(data, dict):
-            yield number, data
+            yield number, call_fields(data)
 
 
-def _calls(lines: Iterable[tuple[int, dict[str, Any]]]) -> list[Usage]:
+def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
     seen: set[str] = set()
     found = []
-    for number, data in lines:
-        if data.get("type") != "assistant" or data.get(COPY_OF):
+    for number, (kind, request, stamp, copy, call, model, usage) in lines:
+        if kind != "assistant" or copy or not isinstance(usage, dict):
             continue
-        message = as_dict(data.get("message"))
-        usage, model = message.get("usage"), message.get("model")
-        if not isinstance(usage, dict) or not isinstance(model, str) or model == SYNTHETIC_MODEL:
+        if not isinstance(model, str) or model == SYNTHETIC_MODEL:
             continue
-        call, request = message.get("id"), data.get("requestId")
         key = f"{call}:{request}" if isinstance(call, str) and isinstance(request, str) else None
         if key is not None:
             if key in seen:
                 continue
             seen.add(key)
         written = count(usage, "cache_creation_input_tokens")
-        creation = as_dict(usage.get("cache_creation"))
-        hour = min(written, count(creation, "ephemeral_1h_input_tokens"))
-        stamp = data.get("timestamp")
+        creation = usage.get("cache_creation")
+        hour = (
+            min(written, count(creation, "ephemeral_1h_input_tokens"))
+            if isinstance(creation, dict)
+            else 0
+        )
         found.append(
             Usage(
                 stamp if isinstance(stamp, str) else "",

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.logfile import LogSource, line_body
+from condense_cli.core.logfile import LogSource, line_body, lines_in
 from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 
 # the lines read: turn contexts, token counts and records (one search finds both),
@@ -25,16 +25,31 @@ WANTED = (b'"turn_context"', b'"token_', b'"compacted"')
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
-    """Each call of the rollout, in its order (its lines searched again, parsed only
-    where they hold a turn context, a token count or record, or a compaction)."""
+    """Each call of the rollout, in its order, without replaying it: a block of whole
+    lines at a time decoded by msgspec only as far as `Calls` reads them; where a block
+    holds a line msgspec cannot take (or a blank one, which would move the numbers),
+    its lines that hold a turn context, a token count or record or a compaction are
+    parsed one by one."""
+    from condense_cli.dialects.codex.usage_lines import call_lines
+
     calls = Calls()
-    for number, raw in source.lines_with(WANTED):
-        try:
-            line = orjson.loads(line_body(raw, first=number == 1))
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(line, dict):
-            calls.take(number, line)
+    number = 1
+    for block in source.blocks():
+        held = block.count(b"\n") + (not block.endswith(b"\n"))  # its lines
+        taken = call_lines(block, held)
+        if taken is not None:
+            for index, line in taken:
+                calls.take(number + index, line)
+        else:
+            found, _ = lines_in(block, WANTED, number)
+            for at, raw in found:
+                try:
+                    data = orjson.loads(line_body(raw, first=at == 1))
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(data, dict):
+                    calls.take(at, data)
+        number += held
     return calls.done()
 
 
