@@ -623,6 +623,26 @@ def test_the_many_logs_tree_holds_logs_of_every_dialect(tmp_path: Path, monkeypa
     assert dialects == {"claude-code", "codex", "openhands-v1", "openhands-v0"}
 
 
+@pytest.mark.parametrize("dialect", ["claude-code", "codex"])
+def test_the_cost_tree_holds_sessions_where_their_client_keeps_them(
+    tmp_path: Path, monkeypatch, dialect: str
+) -> None:
+    from bench import cost_tree, many
+
+    monkeypatch.setattr(many, "SIZES", (10, 40))
+    folder, files = cost_tree.build(tmp_path / "home", dialect, 1, tmp_path / "data", 7)
+    assert folder.name == ("projects" if dialect == "claude-code" else "sessions")
+    found = sorted(folder.rglob("*.jsonl"))
+    assert len(found) == files and sum(f.stat().st_size for f in found) >= 1_000_000
+    done = subprocess.run(
+        [*many.condense_argv(ROOT), "cost", str(folder), "--no-cache", "-f", "json"],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "c")},
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    assert orjson.loads(done.stdout)["totals"]["calls"] > 0
+
+
 def test_the_report_benchmark_times_the_command_and_the_page(tmp_path: Path) -> None:
     """`bench/report.py` on a small generated session: both variants timed, the page's
     size, and (where Chromium is) the page opened and its last event found."""
