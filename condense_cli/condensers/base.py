@@ -266,14 +266,20 @@ class EventTokens:
     def __init__(self, model: str | None) -> None:
         self.model = model
         self._counted: PerEvent[int] | None = None
+        self._count: Callable[[str], int] | None = None
 
     def of(self, events: list[Event]) -> list[int]:
         if self._counted is None:
+            self._counted = PerEvent(self.one)
+        return self._counted.of(events)
+
+    def one(self, event: Event) -> int:
+        """The tokens of one event (not remembered)."""
+        if self._count is None:
             from condense_cli.llm.tokens import COUNTING_MODEL, tokenizer_for
 
-            count = tokenizer_for(self.model or COUNTING_MODEL).count
-            self._counted = PerEvent(lambda event: count(event.text))
-        return self._counted.of(events)
+            self._count = tokenizer_for(self.model or COUNTING_MODEL).count
+        return self._count(event.text)
 
 
 def fitting_tail(counts: list[int], head: int, budget: int, most: int) -> int:

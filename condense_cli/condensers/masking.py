@@ -93,6 +93,7 @@ def _page_note(event: Event) -> Event:
 
 
 CLEARED = "[tool result cleared to save context]"
+CLEARED_INPUT = "[tool input cleared to save context]"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class ToolResultClearingConfig:
     keep: int = 3  # the newest tool uses whose results stay
     clear_at_least: int = 0  # tokens a clearing must free, else it waits
     exclude_tools: list[str] = field(default_factory=list)  # tools never cleared
+    clear_inputs: bool = False  # the cleared results' calls' arguments too
 
     def validate(self) -> None:
         require(self.trigger >= 1, "trigger", "must be at least 1 token")
@@ -111,8 +113,9 @@ class ToolResultClearingConfig:
 class ToolResultClearingCondenser(Condenser):
     """Context editing: once the view passes `trigger` tokens, the results of every
     tool use but the newest `keep` are replaced by a short note, at once, if that frees
-    at least `clear_at_least` tokens; a result once cleared stays cleared, so the
-    prompt cache is lost once a clearing, not at every step."""
+    at least `clear_at_least` tokens (with `clear_inputs`, their calls' arguments too);
+    a result once cleared stays cleared, so the prompt cache is lost once a clearing,
+    not at every step."""
 
     name = "tool_result_clearing"
     config_class = ToolResultClearingConfig
@@ -121,6 +124,8 @@ class ToolResultClearingCondenser(Condenser):
         super().__init__(config)
         self.model = model
         self.cleared: dict[object, Event] = {}  # the key of each result cleared -> its note
+        # with `clear_inputs`, the key of each call cleared -> the call, and its tokens
+        self.calls: dict[object, tuple[Event, int]] = {}
         self.lengths = PerEvent(lambda event: len(event.text.encode()))
         self.tokens = EventTokens(model)
 
@@ -139,7 +144,7 @@ class ToolResultClearingCondenser(Condenser):
         if sum(self.lengths.of(events)) > self.config.trigger:
             sizes = self.tokens.of(events)
             tokens = sum(
-                note if e.key in self.cleared else size
+                note if e.key in self.cleared else self.calls.get(e.key, (e, size))[1]
                 for e, size in zip(events, sizes, strict=True)
             )
             if tokens > self.config.trigger:
@@ -152,13 +157,40 @@ class ToolResultClearingCondenser(Condenser):
                     and events[index].key is not None
                     and events[index].key not in self.cleared
                 ]
+                calls = self._calls(events, results, fresh) if self.config.clear_inputs else {}
                 freed = sum(max(0, sizes[i] - note) for i in fresh)
+                freed += sum(sizes[i] - tokens for i, (_, tokens) in calls.items())
                 if fresh and freed >= self.config.clear_at_least:
                     self.cleared.update((events[i].key, events[i].masked(CLEARED)) for i in fresh)
+                    self.calls.update((events[i].key, call) for i, call in calls.items())
         if not self.cleared:
             return view.with_note("within the trigger: nothing cleared")
-        cleared = self.cleared
-        return view.with_events([cleared.get(e.key, e) if e.key is not None else e for e in events])
+        cleared, inputs = self.cleared, self.calls
+        return view.with_events(
+            [
+                cleared.get(e.key) or inputs.get(e.key, (e, 0))[0] if e.key is not None else e
+                for e in events
+            ]
+        )
+
+    def _calls(
+        self, events: list[Event], results: list[tuple[int, int]], fresh: list[int]
+    ) -> dict[int, tuple[Event, int]]:
+        """The calls of the results at `fresh` (by their index), each with its arguments
+        cleared and its tokens then; those cleared before left out."""
+        clearing = set(fresh)
+        uses = {use for index, use in results if index in clearing}
+        found = {}
+        for index in sorted(uses):
+            event = events[index]
+            if event.key is None or event.key in self.calls:
+                continue
+            try:
+                call = event.inputs_cleared(CLEARED_INPUT)
+            except (NotImplementedError, ValueError):  # a call with no input to clear
+                continue
+            found[index] = call, self.tokens.one(call)
+        return found
 
 
 def _tool_results(events: list[Event], excluded: list[str]) -> list[tuple[int, int]]:

@@ -172,6 +172,11 @@ class Event:
         """A copy whose observation content reads `text`; it keeps its key."""
         raise NotImplementedError(f"{type(self).__name__} cannot be rewritten")
 
+    def inputs_cleared(self, note: str) -> Event:
+        """A copy of an action whose tool calls' arguments are `cleared_arguments(note)`
+        (a tool that takes raw text, `note` itself); it keeps its key."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be rewritten")
+
     def to_json(self) -> bytes:
         """The event as one JSON line body: the original bytes when we have them,
         else its record serialised (an event made or rewritten here)."""
@@ -184,6 +189,11 @@ class Event:
     def kind(self) -> str:
         """`action` or `observation`."""
         return "action" if self.is_action else "observation"
+
+
+def cleared_arguments(note: str) -> dict[str, str]:
+    """The arguments a tool call whose input was cleared shows in their place."""
+    return {"note": note}
 
 
 def model_text(event: Event) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Event, LastParsed
+from condense_cli.core.events import Event, LastParsed, cleared_arguments
 from condense_cli.core.jsonlines import encode
 
 if TYPE_CHECKING:
@@ -257,6 +257,16 @@ class ClaudeEvent(Event):
     def masked(self, text: str) -> ClaudeEvent:
         blocks = [
             {**b, "content": text} if b.get("type") == "tool_result" else b for b in self.blocks
+        ]
+        data = {**self.data, "message": {**self.message, "content": blocks}}
+        event = ClaudeEvent(data, self.key, None, self.line)
+        event.answers = self.answers
+        return event
+
+    def inputs_cleared(self, note: str) -> ClaudeEvent:
+        blocks = [
+            {**b, "input": cleared_arguments(note)} if b.get("type") == "tool_use" else b
+            for b in self.blocks
         ]
         data = {**self.data, "message": {**self.message, "content": blocks}}
         event = ClaudeEvent(data, self.key, None, self.line)

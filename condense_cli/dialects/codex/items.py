@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.core.events import Event, LastParsed
+from condense_cli.core.events import Event, LastParsed, cleared_arguments
 from condense_cli.core.jsonlines import as_str, encode, json_type
 from condense_cli.core.logfile import LogSource
 
@@ -252,7 +252,21 @@ class CodexEvent(Event):
     def masked(self, text: str) -> CodexEvent:
         if self.item_type not in OUTPUTS:
             raise NotImplementedError(f"a {self.item_type} item cannot be masked")
-        copy = CodexEvent({**self.data, "output": text}, None, self.line, self.sub)
+        return self._changed({"output": text})
+
+    def inputs_cleared(self, note: str) -> CodexEvent:
+        kind = self.item_type
+        if kind == "function_call":
+            return self._changed({"arguments": encode(cleared_arguments(note)).decode()})
+        if kind == "custom_tool_call":  # (its input is raw text)
+            return self._changed({"input": note})
+        if kind == "local_shell_call":
+            return self._changed({"action": cleared_arguments(note)})
+        raise NotImplementedError(f"a {kind} item has no tool input to clear")
+
+    def _changed(self, fields: dict[str, Any]) -> CodexEvent:
+        """A copy with some of its item's fields changed; it keeps its key."""
+        copy = CodexEvent({**self.data, **fields}, None, self.line, self.sub)
         copy.origin = self.origin
         copy.key = self.key
         copy.summary = self.summary

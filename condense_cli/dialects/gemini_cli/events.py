@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from condense_cli.core.events import Event
+from condense_cli.core.events import Event, cleared_arguments
 from condense_cli.core.jsonlines import as_dict, as_str, encode
 
 # The client drops these user messages when it resumes (its context, which it
@@ -268,6 +268,23 @@ class GeminiEvent(Event):
                 part = part | {"functionResponse": response}
             parts.append(part)
         copy = GeminiEvent(self.data | {"content": parts}, None, self.line, self.number)
+        copy.key, copy.answers = self.key, self.answers
+        return copy
+
+    def inputs_cleared(self, note: str) -> Event:
+        """A model message whose function calls' arguments are a note (in its content's
+        parts and in the `toolCalls` the client writes first, whichever it holds)."""
+        cleared = cleared_arguments(note)
+        parts = [
+            p | {"functionCall": as_dict(p["functionCall"]) | {"args": cleared}}
+            if "functionCall" in p
+            else p
+            for p in as_parts(self.data.get("content"))
+        ]
+        data = self.data | {"content": parts} if self.data.get("content") else dict(self.data)
+        if calls_of(self.data):
+            data["toolCalls"] = [c | {"args": cleared} for c in calls_of(self.data)]
+        copy = GeminiEvent(data, None, self.line, self.number)
         copy.key, copy.answers = self.key, self.answers
         return copy
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Condensation, Event, LastParsed, View
+from condense_cli.core.events import Condensation, Event, LastParsed, View, cleared_arguments
 from condense_cli.core.intervals import describe_ids, runs
-from condense_cli.core.jsonlines import LineProblem, encode, json_type
+from condense_cli.core.jsonlines import LineProblem, as_dict, encode, json_type
 from condense_cli.core.text import plural
 
 if TYPE_CHECKING:
@@ -192,6 +192,35 @@ class V0Event(Event):
 
     def masked(self, text: str) -> V0Event:
         return self.replaced(content=text)
+
+    def inputs_cleared(self, note: str) -> V0Event:
+        """A copy of a tool action whose arguments are a note: its `args` (its thought
+        kept), and its own call's in the model response it holds a copy of (the
+        response's other calls are other actions')."""
+        thought = self.args.get("thought")
+        args: dict[str, Any] = cleared_arguments(note)
+        if thought:
+            args = {"thought": thought, **args}
+        changes: dict[str, Any] = {"args": args}
+        meta = as_dict(self.data.get("tool_call_metadata"))
+        response = as_dict(meta.get("model_response"))
+        choices = response.get("choices")
+        if meta and isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = as_dict(choices[0].get("message"))
+            calls = message.get("tool_calls")
+            own = self.tool_call_id
+            cleared = encode(cleared_arguments(note)).decode()
+            if isinstance(calls, list):
+                calls = [
+                    c | {"function": as_dict(c.get("function")) | {"arguments": cleared}}
+                    if isinstance(c, dict) and c.get("id") == own
+                    else c
+                    for c in calls
+                ]
+                choice = choices[0] | {"message": message | {"tool_calls": calls}}
+                response = response | {"choices": [choice, *choices[1:]]}
+                changes["tool_call_metadata"] = meta | {"model_response": response}
+        return self.replaced(**changes)
 
     @property
     def is_summary(self) -> bool:

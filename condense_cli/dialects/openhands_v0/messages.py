@@ -116,6 +116,17 @@ def _call(call: dict[str, Any]) -> dict[str, Any]:
     return tool_call(as_str(call.get("id")), as_str(function.get("name")), arguments)
 
 
+def _with_call(kept: dict[str, Any], mine: dict[str, Any], call_id: str | None) -> dict[str, Any]:
+    """A response's message as `kept`, with the call `call_id` as `mine` holds it (every
+    action of a response holds a copy of it; a condenser may have rewritten its own
+    call in its copy, `Event.inputs_cleared`)."""
+    own = [c for c in mine.get("tool_calls") or () if c["id"] == call_id]
+    if not own:
+        return kept
+    calls = [own[0] if c["id"] == call_id else c for c in kept.get("tool_calls") or ()]
+    return {**kept, "tool_calls": calls}
+
+
 def command_output(event: Event) -> str:
     """A command's output as the agent reads it: prefix, output, suffix, then its
     working directory, interpreter and exit code when known."""
@@ -282,6 +293,8 @@ def _convert_events(events: list[Event], out: Conversion) -> None:
                 continue
             response_id, message = response_of(event)
             waiting = pending.get(response_id)
+            if waiting is not None:  # each call as its own action holds it
+                message = _with_call(waiting.message, message, event.tool_call_id)
             pending[response_id] = Response(message, (waiting.events if waiting else []) + [event])
         elif event.is_action:
             said = action_message(event)

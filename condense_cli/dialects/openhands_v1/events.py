@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Event, LastParsed
+from condense_cli.core.events import Event, LastParsed, cleared_arguments
+from condense_cli.core.jsonlines import as_dict, encode
 from condense_cli.dialects.openhands_v1.detect import ACTION, OBSERVATION_KINDS, SUMMARY_KIND
 from condense_cli.dialects.openhands_v1.facts import Entry, Facts, call_id, facts, texts_of
 from condense_cli.dialects.openhands_v1.properties.batch_atomicity import response_batches
@@ -176,6 +177,20 @@ class V1Event(Event):
         else:
             raise ValueError(f"a {kind} has no tool result to rewrite")
         return V1Event(data, self.key, None, self._unit)
+
+    def inputs_cleared(self, note: str) -> V1Event:
+        """A copy of an action whose tool call's arguments are a note, where V1 keeps
+        them (`tool_call.arguments`, or litellm's `tool_call.function.arguments`)."""
+        call = as_dict(self.data.get("tool_call"))
+        if self.v1_kind != ACTION or not call:
+            raise ValueError(f"a {self.v1_kind} has no tool call to clear")
+        arguments = encode(cleared_arguments(note)).decode()
+        function = call.get("function")
+        if "arguments" not in call and isinstance(function, dict):
+            call = call | {"function": function | {"arguments": arguments}}
+        else:
+            call = call | {"arguments": arguments}
+        return V1Event({**self.data, "tool_call": call}, self.key, None, self._unit)
 
 
 def _arguments(text: str) -> dict[str, Any]:
