@@ -84,6 +84,12 @@ def price_of(model: str) -> Price | None:
 
 
 def _looked_up(table: dict[str, Any], model: str) -> Price | None:
+    entry = _entry(table, model)
+    return _price(entry) if entry is not None else None
+
+
+def _entry(table: dict[str, Any], model: str) -> dict[str, Any] | None:
+    """The table's entry for `model` as a client names it (see `price_of`)."""
     name = model.replace("[1m]", "")
     for candidate in (name, name.rsplit("/", 1)[-1], DATE.sub("", name.rsplit("/", 1)[-1])):
         bare = (
@@ -94,8 +100,22 @@ def _looked_up(table: dict[str, Any], model: str) -> Price | None:
             if isinstance(entry, dict) and isinstance(
                 entry.get("input_cost_per_token"), float | int
             ):
-                return _price(entry)
+                return entry
     return None
+
+
+LONG_CONTEXT = 1_000_000  # the window a `[1m]` model name asks for (Claude Code's)
+
+
+@functools.cache
+def input_limit(model: str) -> int | None:
+    """The tokens `model` (as a client names it) reads at most, as LiteLLM's table has
+    them (a `[1m]` name: a million); None where the table does not say."""
+    if "[1m]" in model:
+        return LONG_CONTEXT
+    entry = _entry(price_table(), model)
+    value = entry.get("max_input_tokens") if entry is not None else None
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _price(entry: dict[str, Any], suffix: str = "") -> Price:

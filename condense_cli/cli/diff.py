@@ -23,6 +23,7 @@ from condense_cli.cli.options import (
     VariantOpt,
 )
 from condense_cli.cli.output import print_notes, reading
+from condense_cli.condensers.base import set_agent_window
 from condense_cli.config.comparing import comparison_sides
 from condense_cli.config.loading import configured_tokenizer
 from condense_cli.core.events import Condensation, apply_condensation
@@ -92,6 +93,7 @@ def diff(
             where = f"up to {point}" if point is not None else "now"
             views = [(where, view)] if len(sides) == 1 else []
             for side in sides:
+                set_agent_window(side.condenser, replay.model)
                 result = side.condenser.condense(side.carrying(view))
                 after = (
                     apply_condensation(view, result) if isinstance(result, Condensation) else result

@@ -32,8 +32,10 @@ from condense_cli.cli.options import (
     worker_prices,
 )
 from condense_cli.cli.output import print_notes, reading
+from condense_cli.condensers.base import all_stages, set_agent_window
 from condense_cli.condensers.simulate import Priced, Run, TokenCache, in_dollars
 from condense_cli.condensers.simulate import simulate as run_simulation
+from condense_cli.condensers.summarizing import LLMSummarizingCondenser
 from condense_cli.config.comparing import Side, comparison_sides
 from condense_cli.config.loading import configured_tokenizer
 from condense_cli.core.errors import CondenseError, LogFailed
@@ -150,6 +152,12 @@ def _simulated(
     start = View([], make_summary=replay.view().make_summary)
     size = log_size(replay.path)
     tokens = TokenCache(TextCounts(tokenizer), history, size)
+    agent = replay.model if replay.model is not None else model
+    for side in sides:
+        set_agent_window(side.condenser, agent)
+        for stage in all_stages(side.condenser):  # (the history's counts bound a view's)
+            if isinstance(stage, LLMSummarizingCondenser):
+                stage.bound_with(tokens)
     runs = [
         run_simulation(
             history,
@@ -162,7 +170,6 @@ def _simulated(
         )
         for side in sides
     ]
-    agent = replay.model if replay.model is not None else model
     priced = None
     if agent is not None:
         summarisers = [side.model for side in sides]

@@ -84,9 +84,10 @@ class LLMAttentionCondenser(ModelCondenser):
 
     def skip_reason(self, view: View) -> str | None:
         reason = size_trigger(view, self.config.max_size)
-        if reason is None or self.config.max_tokens is None:
+        limit = self.token_limit()
+        if reason is None or limit is None:
             return reason
-        by_tokens = token_trigger(self.counted(view.events), self.config.max_tokens)
+        by_tokens = token_trigger(self.counted(view.events), limit)
         return None if by_tokens is None else f"{reason}; {by_tokens}"
 
     def counted(self, events: list[Any]) -> list[int]:
@@ -98,9 +99,9 @@ class LLMAttentionCondenser(ModelCondenser):
     def get_condensation(self, view: View) -> Result:
         keep_first = self.config.keep_first
         wanted = self.config.max_size // 2 - keep_first
-        if self.config.max_tokens is not None:
-            budget = self.config.max_tokens // 2
-            wanted = fitting_tail(self.counted(view.events), keep_first, budget, wanted)
+        limit = self.token_limit()
+        if limit is not None:
+            wanted = fitting_tail(self.counted(view.events), keep_first, limit[0] // 2, wanted)
         events = list(view)
         head_length = kept_head(view, keep_first, self.config.keep_task)
         head = forget_ids(view, events[:head_length])

@@ -30,8 +30,27 @@ class Condenser(ABC):
     name: ClassVar[str]
     config_class: ClassVar[type]
 
+    # The input limit of the model the agent ran on (its window, as LiteLLM's table has
+    # it) where the log names it (`set_agent_window`): a condenser's token trigger is
+    # the smaller of it and its `max_tokens`. The summarisers (`window_always`) take it
+    # without a `max_tokens` too, as the SDK's does; the others only as a cap on one.
+    agent_window: int | None = None
+    window_always: ClassVar[bool] = False
+
     def __init__(self, config: Any) -> None:
         self.config = config
+
+    def token_limit(self) -> tuple[int, str] | None:
+        """The tokens past which the view is condensed, and their name: the smaller of
+        `max_tokens` and the agent model's window; None when neither applies."""
+        limits = []
+        max_tokens = getattr(self.config, "max_tokens", None)
+        if max_tokens is not None:
+            limits.append((max_tokens, f"max_tokens {max_tokens:,}"))
+        window = self.agent_window
+        if window is not None and (max_tokens is not None or self.window_always):
+            limits.append((window, f"the agent model's window of {window:,}"))
+        return min(limits) if limits else None
 
     @classmethod
     def from_config(cls, config: Any, llms: Any, build: Builder) -> Condenser:
@@ -295,10 +314,24 @@ def fitting_tail(counts: list[int], head: int, budget: int, most: int) -> int:
     return max(1, min(most, fitting))
 
 
-def token_trigger(counts: list[int], max_tokens: int | None) -> str | None:
-    """Why a view of events of `counts` tokens may wait: within `max_tokens` (None
-    when it holds more)."""
-    if max_tokens is None:
-        return "no max_tokens"
+def token_trigger(counts: list[int], limit: tuple[int, str]) -> str | None:
+    """Why a view of events of `counts` tokens may wait: within `limit`
+    (`Condenser.token_limit`; None when it holds more)."""
     total = sum(counts)
-    return None if total > max_tokens else f"{total:,} tokens, within max_tokens {max_tokens:,}"
+    return None if total > limit[0] else f"{total:,} tokens, within {limit[1]}"
+
+
+def set_agent_window(condenser: Condenser, model: str | None) -> None:
+    """Give `condenser` and every condenser in it the input limit of the agent's
+    `model` (`Condenser.agent_window`), where LiteLLM's table knows it."""
+    from condense_cli.analysis.cost import input_limit
+
+    window = input_limit(model) if model else None
+    for each in all_stages(condenser):
+        each.agent_window = window
+
+
+def all_stages(condenser: Condenser) -> list[Condenser]:
+    """`condenser` and every condenser in it (a pipeline's stages, and theirs)."""
+    stages: list[Condenser] = getattr(condenser, "stages", [])
+    return [condenser, *(found for stage in stages for found in all_stages(stage))]

@@ -88,18 +88,18 @@ class AmortizedForgettingCondenser(RollingCondenser):
 
     def skip_reason(self, view: View) -> str | None:
         reason = size_trigger(view, self.config.max_size)
-        if reason is None or self.config.max_tokens is None:
+        limit = self.token_limit()
+        if reason is None or limit is None:
             return reason
-        by_tokens = token_trigger(self.tokens.of(view.events), self.config.max_tokens)
+        by_tokens = token_trigger(self.tokens.of(view.events), limit)
         return None if by_tokens is None else f"{reason}; {by_tokens}"
 
     def get_condensation(self, view: View) -> Result:
         keep_last = self.config.max_size // 2 - self.config.keep_first
-        if self.config.max_tokens is not None:
+        limit = self.token_limit()
+        if limit is not None:
             counts = self.tokens.of(view.events)
-            keep_last = fitting_tail(
-                counts, self.config.keep_first, self.config.max_tokens // 2, keep_last
-            )
+            keep_last = fitting_tail(counts, self.config.keep_first, limit[0] // 2, keep_last)
         return forget_middle(view, self.config.keep_first, keep_last, self.config.keep_task)
 
 

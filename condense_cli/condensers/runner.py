@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from condense_cli.condensers.base import Condenser
+from condense_cli.condensers.base import Condenser, set_agent_window
 from condense_cli.core.errors import CondenserError, ConfigError
 from condense_cli.core.events import Condensation, View, apply_condensation
 from condense_cli.core.interrupts import time_limit
@@ -158,6 +158,7 @@ def _decide(
     adopted = adopt_session_model(condenser, replay)
     if adopted is not None:
         feedback.note(adopted)
+    set_agent_window(condenser, replay.model)
     view = replace(replay.view(), pins=pins.texts)
     pinned_keys(view, pins)  # an unknown id is refused before the condenser runs
     if force:

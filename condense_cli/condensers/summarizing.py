@@ -11,6 +11,7 @@ import orjson
 
 from condense_cli.condensers.base import (
     ModelCondenser,
+    PerEvent,
     Result,
     check_window,
     close_over_pairs,
@@ -19,6 +20,7 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
     task_position,
+    token_trigger,
 )
 from condense_cli.condensers.folding import LEARNED_MODES
 from condense_cli.condensers.prompting import format_event
@@ -94,17 +96,21 @@ class LLMSummarizingCondenser(ModelCondenser):
 
     name = "llm"
     config_class = LLMSummarizingConfig
+    window_always = True  # (the SDK's: the agent model's window triggers it too)
+    _bounds: PerEvent[int] | None = None  # `_bound` of each event, once asked
+    _measure: Callable[[Event], int] | None = None  # (`bound_with`)
 
     # --- should I condense ---------------------------------------------------------
 
     def skip_reason(self, view: View) -> str | None:
         reason = size_trigger(view, self.config.max_size)
-        if reason is None or self.config.max_tokens is None:
+        limit = self.token_limit()
+        if reason is None or limit is None:
             return reason
-        tokens = sum(self._tokens(view.events))
-        if tokens > self.config.max_tokens:
-            return None
-        return f"{reason}; {tokens:,} tokens, within max_tokens {self.config.max_tokens:,}"
+        if self._bound(view.events) <= limit[0]:  # (within it: not counted)
+            return f"{reason}; no more than {limit[1]} tokens"
+        by_tokens = token_trigger(self._tokens(view.events), limit)
+        return None if by_tokens is None else f"{reason}; {by_tokens}"
 
     # --- what do I forget ----------------------------------------------------------
 
@@ -148,16 +154,30 @@ class LLMSummarizingCondenser(ModelCondenser):
         more than `max_tokens` (more events than `max_size` can wait)."""
         if view.unhandled_request:
             return True
-        limit = self.config.max_tokens
-        return limit is not None and sum(self._tokens(view.events)) > limit
+        limit = self.token_limit()
+        return limit is not None and sum(self._tokens(view.events)) > limit[0]
 
     def _tail_length(self, events: list[Event]) -> int:
-        """Newest events to keep: by `max_size`, and by `max_tokens` when it is set."""
+        """Newest events to keep: by `max_size`, and by the token limit when there is
+        one (`token_limit`), to half of it."""
         tail: int = self.config.max_size // 2 - self.config.keep_first - 1
-        if self.config.max_tokens is None:
+        limit = self.token_limit()
+        if limit is None or self._bound(events) <= limit[0] // 2:  # (they fit: not counted)
             return tail
         counts = self._tokens(events)
-        return fitting_tail(counts, self.config.keep_first, self.config.max_tokens // 2, tail)
+        return fitting_tail(counts, self.config.keep_first, limit[0] // 2, tail)
+
+    def _bound(self, events: list[Event]) -> int:
+        """No fewer than the events' tokens, without counting them: the bytes of their
+        texts (a token is a byte or more), or their counts where they are known
+        (`bound_with`); each event's once (a history `simulate` steps through)."""
+        if self._bounds is None:
+            self._bounds = PerEvent(self._measure or (lambda event: len(event.text.encode())))
+        return sum(self._bounds.of(events))
+
+    def bound_with(self, count: Callable[[Event], int]) -> None:
+        """Bound the events' tokens by `count` (their tokens, counted already)."""
+        self._measure, self._bounds = count, None
 
     def _tokens(self, events: list[Event]) -> list[int]:
         from condense_cli.llm.client import count_tokens

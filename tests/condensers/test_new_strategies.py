@@ -187,3 +187,38 @@ def test_task_pruning_keeps_the_lines_about_the_task(make_log) -> None:
     # a later step with other words keeps the cut it made (the cache holds)
     later = view_of(make_log, [*events, msg(4, "now about the build log lines")])
     assert pruning.condense(later)[2].text == result[2].text
+
+
+def agent_session(tmp_path, model: str):
+    """A Claude Code session on `model`: a task and 12 tool uses of about 900 tokens of
+    output each (some 11,000 tokens in all), far within any max_size."""
+    from tests.dialects.claude_code.test_replay import Builder
+
+    b = Builder(model)
+    b.user("Fix the parser.")
+    for n in range(12):
+        b.use(f"call{n}", f"m{n}")
+        b.result(f"call{n}", "word " * 900)
+    return b.write(tmp_path / f"{model}.jsonl")
+
+
+def test_a_token_trigger_is_the_smaller_of_max_tokens_and_the_agent_models_window(
+    tmp_path, cli
+) -> None:
+    """gpt-4 reads 8,192 tokens (LiteLLM's table): a session on it passes that, so a
+    max_tokens of 50,000 is capped to it and the middle is forgotten; on a model the
+    table does not know, the same settings leave it. A summariser takes the window
+    without a max_tokens too, as the SDK's does; a rule condenser only as a cap."""
+    amortized = ["-t", "amortized_forgetting", "-s", "max_tokens=50000", "--dry-run"]
+    capped = cli("run", agent_session(tmp_path, "gpt-4"), *amortized)
+    assert '"compact_boundary"' in capped.stdout and "forgot 16 events" in capped.stderr
+    unknown = cli("run", agent_session(tmp_path, "a-model-nobody-knows"), *amortized)
+    assert unknown.stdout == "" and "tokens, within max_tokens 50,000" in unknown.stderr
+    plain = cli("run", agent_session(tmp_path, "gpt-4"), "-t", "amortized_forgetting", "--dry-run")
+    assert plain.stdout == "" and "within max_size 100" in plain.stderr
+    fired = []
+    for model in ("gpt-4", "a-model-nobody-knows"):
+        done = cli("simulate", agent_session(tmp_path, model), "-t", "llm", "-f", "json")
+        [run] = orjson.loads(done.stdout_bytes)["runs"]
+        fired.append(run["condensations"])
+    assert fired[0] >= 1 and fired[1] == 0
