@@ -199,8 +199,9 @@ GROUPS = ("dialect", "project", "day", "model")
 def group_of(row: dict[str, Any], by: str) -> str:
     """What a log's row (`log`, `dialect`, `model`) is grouped under: its `dialect`;
     its `model` (the one the agent used last); its `project` (a Codex rollout's working
-    folder, else the folder the log is in: Claude Code's project folder, an evaluation
-    run's folder); the `day` it was last written (UTC)."""
+    folder, found in its first line where the dialect is not known yet; else the folder
+    the log is in: Claude Code's project folder, an evaluation run's folder); the `day`
+    it was last written (UTC)."""
     if by in ("dialect", "model"):
         return str(row.get(by) or f"no {by} recorded")
     path = Path(row["log"])
@@ -212,12 +213,12 @@ def group_of(row: dict[str, Any], by: str) -> str:
         except OSError:
             return "-"
         return datetime.fromtimestamp(stamp, UTC).date().isoformat()
-    if row.get("dialect") == "codex" and path.is_file():
+    if row.get("dialect") in ("codex", "", None) and path.is_file():  # (or not known yet)
         try:
             with path.open("rb") as file:
                 first = orjson.loads(file.readline(SNIFF_BYTES))
             cwd = first.get("payload", {}).get("cwd")
-            if isinstance(cwd, str):
+            if first.get("type") == "session_meta" and isinstance(cwd, str):
                 return cwd
         except (OSError, orjson.JSONDecodeError, AttributeError):
             pass

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CONDENSE, require_corpus
+from tests.conftest import CONDENSE, CORPUS, require_corpus
 from tests.dialects.claude_code.test_replay import POSTHOG
 
 
@@ -166,5 +166,31 @@ def test_search_history_finds_the_projects_other_sessions_and_reads_them_back(
         assert theirs.startswith("no event 455 in a session of this project")
         nothing = served.call(4, "search_history", query="zanzibarian")
         assert nothing == "nothing in the project's 1 other session matches 'zanzibarian'"
+    finally:
+        assert b"Traceback" not in served.close()
+
+
+def test_a_codex_rollouts_project_is_the_folder_it_ran_in_not_its_day(tmp_path: Path) -> None:
+    """Codex keeps rollouts by day: an earlier rollout of the same working folder, on
+    another day, is the project's; a rollout of another folder on the same day is not."""
+    rollout = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    require_corpus(rollout.parent)
+    home = tmp_path / "home"
+    sessions = home / ".codex" / "sessions" / "2026"
+    folder = b"/Users/sarthiborkar/Build/FundWise"
+    for day, name, cwd in (
+        ("05/04", "earlier", folder),
+        ("11/28", "current", folder),
+        ("11/28", "theirs", b"/elsewhere"),
+    ):
+        path = sessions / day / f"rollout-{name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(rollout.read_bytes().replace(folder, cwd))
+    earlier = sessions / "05" / "04" / "rollout-earlier.jsonl"
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    served = Wire("--log", str(sessions / "11" / "28" / "rollout-current.jsonl"), env=env)
+    try:
+        found = served.call(1, "search_history", query="zerion agent")
+        assert f"{earlier} #4 (user" in found and "theirs" not in found
     finally:
         assert b"Traceback" not in served.close()

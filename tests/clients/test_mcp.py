@@ -223,3 +223,71 @@ def test_claude_code_searches_the_projects_earlier_session(
     text = read if isinstance(read, str) else "".join(b["text"] for b in read)
     assert text.startswith(f"{earlier} #455 (agent, call to Bash)")
     assert "repos/PostHog/posthog/contents/.github/CODEOWNERS" in text
+
+
+def test_codex_searches_the_projects_earlier_rollout(
+    rollout: Path, clients: Clients, proc: Callable[..., Any], tmp_path: Path
+) -> None:
+    """An earlier rollout of the same project (the corpus' FundWise rollout, its folder
+    made the one this rollout was started in) in Codex's sessions: the script the model runs calls
+    `search_history`, then `read_event` on the hit; Codex sends both answers on."""
+    from tests.clients.resume import codex_session_meta
+    from tests.conftest import CORPUS, require_corpus
+
+    require_corpus(CORPUS.parent / "codex")
+    rollout = copy(rollout, tmp_path)
+    run_dir = tmp_path / "run"
+    codex_home = run_dir / "home" / ".codex"
+    original = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    meta = codex_session_meta(original)
+    earlier = (
+        codex_home
+        / "sessions"
+        / "2026"
+        / "05"
+        / "04"
+        / f"rollout-2026-05-04T14-42-03-{meta['id']}.jsonl"
+    )
+    earlier.parent.mkdir(parents=True)
+    project = codex_session_meta(rollout)["cwd"]  # (the folder it was started in)
+    earlier.write_bytes(original.read_bytes().replace(meta["cwd"].encode(), project.encode()))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = dict(os.environ, HOME=str(scratch), CODEX_HOME=str(scratch))
+    assert proc("mcp", "install", "codex", env=env).returncode == 0
+    table = (scratch / "config.toml").read_text()
+    path = json.dumps(str(earlier))
+    script = (
+        "const found = await tools.mcp__condense__search_history({query: 'zerion agent'}); "
+        "text(found.content[0].text); "
+        f"const read = await tools.mcp__condense__read_event({{session_path: {path}, event: 4}}); "
+        "text(read.content[0].text);"
+    )
+    call = {
+        "type": "custom_tool_call",
+        "id": "ctc_history",
+        "status": "completed",
+        "call_id": "call_history",
+        "name": "exec",
+        "input": script,
+    }
+    with OpenAIServer() as server:
+        server.reply(call, "We planned a Zerion agent module.")
+        run = resume_codex(
+            clients.codex,
+            rollout,
+            run_dir,
+            server,
+            "What did we plan about Zerion last time?",
+            extra=(*WINDOW, "--dangerously-bypass-approvals-and-sandbox", *REQUIRED),
+            config_extra="\n" + table,
+        )
+        assert run.returncode == 0, run.stderr
+        requests = server.model_requests()
+    assert len(requests) == 2
+    [output] = [i for i in requests[1]["input"] if i.get("type") == "custom_tool_call_output"][-1:]
+    texts = [part["text"] for part in output["output"]]
+    found, read = texts[1:3]
+    assert f"{earlier} #4 (user" in found
+    assert read.startswith(f"{earlier} #4 (user")
+    assert "Zerion" in read
