@@ -241,13 +241,14 @@ def build(session: Session) -> Any:
     )
     @answering
     def search_history(query: str, limit: int = 8) -> str:
+        from condense_cli.analysis.search import project_history
         from condense_cli.core.text import plural, quote
 
         too_long = _too_long(query)
         if too_long is not None:
             return too_long
         path, _ = session.memory()
-        index, logs = history_of(path)
+        index, logs = project_history(path)
         try:
             hits = list(index.search(query, logs, max(1, min(limit, MAX_RESULTS))))
         finally:
@@ -273,10 +274,12 @@ def build(session: Session) -> Any:
     )
     @answering
     def read_event(session_path: str, event: int | str, offset: int = 0) -> str:
+        from condense_cli.analysis.search import project_history
+
         if offset < 0:
             return f"offset must be 0 or more (got {offset})"
         path, _ = session.memory()
-        index, logs = history_of(path)
+        index, logs = project_history(path)
         try:
             found = index.event(session_path, str(event).strip().removeprefix("#"), logs)
         finally:
@@ -299,31 +302,6 @@ def build(session: Session) -> Any:
         return bounded("\n".join(pins)) if pins else "no pins"
 
     return server
-
-
-def history_of(current: Path) -> tuple[Any, list[str]]:
-    """`condense search`'s index, brought up to date for the sessions of the project
-    of `current` (the clients' folders and its own, read in this process), and those
-    sessions, `current` left out."""
-    from condense_cli.analysis.search import SearchIndex, index_log
-    from condense_cli.dialects.discovery import client_folders, find_logs, group_of
-
-    def project(log: str) -> str:
-        return group_of({"log": log, "dialect": ""}, "project")
-
-    roots = [*client_folders(), str(current.parent)]
-    own, here = project(str(current)), str(current.resolve())
-    found = find_logs(list(dict.fromkeys(roots)), None).logs
-    logs = [
-        log
-        for log in dict.fromkeys(found)
-        if str(Path(log).resolve()) != here and project(log) == own
-    ]
-    index = SearchIndex()
-    stale = index.stale(logs)
-    for _ in index.refresh(stale, (index_log(log, None, kept) for log, kept in stale)):
-        pass  # (a session that cannot be read is left out)
-    return index, logs
 
 
 # --- the wire ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -67,13 +68,13 @@ def who_of(event: Event) -> str:
     return "agent"
 
 
-def fts_query(query: str) -> str | None:
+def fts_query(query: str, phrase: bool = False) -> str | None:
     """The words of `query` as an FTS5 query that matches any of them (best first by
-    bm25); None when it has no word."""
-    words = TOKEN.findall(query)
+    bm25), or with `phrase` all of them in a row; None when it has no word."""
+    words = ['"' + w.replace('"', '""') + '"' for w in TOKEN.findall(query)]
     if not words:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return " + ".join(words) if phrase else " OR ".join(words)
 
 
 def state_of(path: str) -> str | None:
@@ -148,6 +149,11 @@ class Hit:
     project: str
     row: Row
     snippet: str
+
+    @property
+    def command(self) -> str:
+        """The command that shows the event in its session, the view as it was then."""
+        return shlex.join(["condense", "view", self.log, "--upto", self.row.id])
 
 
 class SearchIndex:
@@ -291,9 +297,11 @@ class SearchIndex:
         forgotten: bool = False,
         since: str = "",
         until: str = "",
+        phrase: bool = False,
     ) -> Iterator[Hit]:
-        """The events of `logs` that best match `query`, best first."""
-        match = fts_query(query)
+        """The events of `logs` that best match `query`, best first (with `phrase`,
+        those that hold its words in a row)."""
+        match = fts_query(query, phrase)
         if match is None:
             return
         where = ["events MATCH ?"]
@@ -416,3 +424,37 @@ def hit_json(hit: Hit) -> dict[str, Any]:
         "in_view": not row.forgotten,
         "snippet": hit.snippet,
     }
+
+
+def project_history(current: Path) -> tuple[SearchIndex, list[str]]:
+    """The index, brought up to date for the sessions of the project of `current` (in
+    the clients' folders and its own, read in this process), and those sessions,
+    `current` left out."""
+    from condense_cli.dialects.discovery import client_folders, find_logs, group_of
+
+    def project(log: str) -> str:
+        return group_of({"log": log, "dialect": ""}, "project")
+
+    roots = [*client_folders(), str(current.parent)]
+    own, here = project(str(current)), str(current.resolve())
+    found = find_logs(list(dict.fromkeys(roots)), None).logs
+    logs = [
+        log
+        for log in dict.fromkeys(found)
+        if str(Path(log).resolve()) != here and project(log) == own
+    ]
+    index = SearchIndex()
+    stale = index.stale(logs)
+    for _ in index.refresh(stale, (index_log(log, None, kept) for log, kept in stale)):
+        pass  # (a session that cannot be read is left out)
+    return index, logs
+
+
+def mentions(
+    index: SearchIndex, logs: list[str], text: str, after: str = "", limit: int = 3
+) -> list[Hit]:
+    """The events of `logs` that name `text` word for word (a path, an error's line),
+    those written after `after` (an ISO 8601 moment; a hit with no time counts), best
+    first."""
+    hits = index.search(text, logs, limit * 4, phrase=True)
+    return [h for h in hits if not (after and h.row.when and h.row.when <= after)][:limit]

@@ -36,12 +36,14 @@ from condense_cli.core.clientconfig import read_client_config
 from condense_cli.core.errors import CondenseError
 from condense_cli.core.events import View, model_text
 from condense_cli.core.files import replace_file
+from condense_cli.core.logfile import is_stream
+from condense_cli.core.remote import is_url
 from condense_cli.core.text import plural
 from condense_cli.dialects import read_log
 from condense_cli.dialects.counting import TextCounts
 from condense_cli.fast.halves import log_size, splits
 from condense_cli.terminal.html_report import log_page as lay_out
-from condense_cli.terminal.html_report import render_page
+from condense_cli.terminal.html_report import render_page, shown
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
@@ -91,6 +93,15 @@ def report(
     dialect: DialectOpt = None,
     client_config: ClientConfigOpt = None,
     prices: PricesOpt = None,
+    later: Annotated[
+        bool,
+        typer.Option(
+            "--later/--no-later",
+            help="Link each path and error a condensation lost to the events of the "
+            "project's later sessions that name it again (in the clients' folders and "
+            "the log's own, found with `condense search`'s index).",
+        ),
+    ] = True,
 ) -> None:
     """Write one HTML page of each log as the model saw it, and of its condensations.
 
@@ -120,6 +131,7 @@ def report(
                 upto,
                 dialect,
                 client,
+                later,
             )
         except CondenseError as exc:
             if len(found.logs) == 1:
@@ -156,8 +168,10 @@ def log_page(
     upto: str | None,
     dialect: str | None,
     client: "ClientConfig | None",
+    later: bool = False,
 ) -> "LogPage":
-    """One log read, audited, measured, simulated under each config, and laid out."""
+    """One log read, audited, measured, simulated under each config, and laid out
+    (with `later`, what it lost linked to later sessions: `mentioned_later`)."""
 
     notes: list[str] = []
     sides = (
@@ -202,7 +216,41 @@ def log_page(
                     runs, history, measure, replay.model, replay.usage(), summarisers
                 )
                 rows = standings(history, runs, priced)
-        return lay_out(number, line, runs, unit, rows)  # its events' texts are read from the log
+        page = lay_out(number, line, runs, unit, rows)  # its events' texts are read from the log
+        stamps = (e.data.get("timestamp") for e in line.events if isinstance(e.data, dict))
+        started = next((s for s in stamps if isinstance(s, str) and s), "") if later else ""
+    if later:
+        mentioned_later(page, started, log)
+    return page
+
+
+LINKED_KINDS = ("paths", "errors")  # the lost facts looked for in later sessions
+
+
+def mentioned_later(page: "LogPage", started: str, log: str) -> None:
+    """Each lost path and error, with the events of the project's sessions that name it
+    again after `started` (the log's first moment; `condense search`'s index, brought
+    up to date for them)."""
+    from condense_cli.analysis.search import mentions, project_history
+    from condense_cli.terminal.html_report import Mention
+
+    bands = [item for chunk in page.items for kind, item in chunk if kind == "band"]
+    lost = [*(fact for band in bands for fact in band.lost), *page.current_lost]
+    wanted = [fact for fact in lost if fact.kind in LINKED_KINDS]
+    if not wanted or is_stream(log) or is_url(log):
+        return
+    index, logs = project_history(Path(log))
+    try:
+        found: dict[str, list[Mention]] = {}  # (a fact lost twice is looked for once)
+        for fact in wanted:
+            if fact.text not in found:
+                found[fact.text] = [
+                    Mention(shown(h.log), h.row.id, h.row.when[:16].replace("T", " "), h.command)
+                    for h in mentions(index, logs, fact.text, started)
+                ]
+            fact.again = found[fact.text]
+    finally:
+        index.close()
 
 
 def _chars(event: "Event") -> int:

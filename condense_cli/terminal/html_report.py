@@ -76,10 +76,21 @@ class Row:
 
 
 @dataclass
+class Mention:
+    """An event of a later session of the project that names a lost fact again."""
+
+    session: str
+    id: str
+    when: str
+    command: str  # the command that shows it in its session
+
+
+@dataclass
 class LostFact:
     kind: str
     text: str
     anchor: str | None  # the event it was first seen in
+    again: list[Mention] = field(default_factory=list)  # (`report` fills it in)
 
 
 @dataclass

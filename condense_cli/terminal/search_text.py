@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 from condense_cli.core.text import plural, sanitize
@@ -40,6 +39,5 @@ def hits_text(query: str, hits: list[Hit], logs: int, indexed: int, open_: bool)
         )
         lines.append("   " + sanitize(" ".join(hit.snippet.split()), one_line=True))
         if open_:
-            command = shlex.join(["condense", "view", hit.log, "--upto", row.id])
-            lines.append("   " + sanitize(command, one_line=True))
+            lines.append("   " + sanitize(hit.command, one_line=True))
     return "\n".join(lines) + "\n"

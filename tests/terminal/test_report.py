@@ -392,3 +392,37 @@ def test_each_event_is_on_the_page_once_and_the_page_stays_near_the_sessions_siz
         assert cli("report", session, "-o", page).exit_code == 0
         size = sum(p.stat().st_size for p in session.rglob("*")) if session.is_dir() else None
         assert page.stat().st_size < 2 * (size or session.stat().st_size)
+
+
+def test_a_lost_path_links_to_the_later_session_that_names_it_again(tmp_path: Path, proc) -> None:
+    """The posthog session's compaction lost `.streamlit/config.toml`; a later session
+    of the same project reads that file: the band's lost fact says so, with the
+    command that shows the event. An earlier session naming it is not linked, and
+    `--no-later` looks for nothing."""
+    from tests.dialects.claude_code.test_replay import Builder
+
+    require_corpus(SHARED)
+    project = tmp_path / "project"
+    project.mkdir()
+    earlier = project / "posthog.jsonl"
+    earlier.write_bytes(
+        (SHARED / "claude-code" / "posthog-impact-dashboard.claude-session.jsonl").read_bytes()
+    )
+    lost = "/Users/linhungfan/personal_project/weave/.streamlit/config.toml"
+    for name, day in (("later", "2026-12-01"), ("before", "2020-01-01")):
+        b = Builder("claude-sonnet-4-5")
+        b.user("Tidy the app.", timestamp=f"{day}T10:00:00Z")
+        b.use("toolu_cat", "m1")
+        b.result("toolu_cat", f"cat {lost}\n[theme]\nbase = 'dark'")
+        b.lines[-1]["timestamp"] = f"{day}T10:00:06Z"
+        b.write(project / f"{name}.jsonl")
+    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = proc("report", earlier, "-o", tmp_path / "page.html", env=env)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "page.html").read_text()
+    later = project / "later.jsonl"
+    assert f"this came up again in session <code>{later}</code> #4 (2026-12-01 10:00)" in page
+    assert f"condense view {later} --upto 4" in page
+    assert "before.jsonl" not in page
+    done = proc("report", earlier, "--no-later", "-o", tmp_path / "plain.html", env=env)
+    assert "this came up again" not in (tmp_path / "plain.html").read_text()
