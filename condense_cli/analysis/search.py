@@ -12,6 +12,7 @@ SQLite's locking lets several `search` runs share it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -406,7 +407,17 @@ def index_known(log: str, kept: dict[str, int], dialect: str | None = None) -> A
 
 
 def _real(log: str) -> str:
-    return os.path.realpath(log)
+    """The path a log is held under: its real path, its folder's resolved once a
+    process (a tree's thousands of sessions share a few folders) and the log itself
+    looked at alone (one `lstat`: a link among the sessions is followed)."""
+    folder, name = os.path.split(os.path.abspath(log))
+    path = os.path.join(_real_folder(folder), name)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:
