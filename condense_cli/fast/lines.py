@@ -150,3 +150,17 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def lines_decoded(decoder: Any, block: bytes) -> tuple[list[Any] | None, int]:
+    """A block of whole lines decoded by msgspec's `decoder` at once, a value a line,
+    and how many lines the block holds; None for the values where msgspec cannot take
+    one of its lines, or where a blank line would move the numbers (it skips those)."""
+    import msgspec
+
+    held = block.count(b"\n") + (not block.endswith(b"\n"))
+    try:
+        values = decoder.decode_lines(block)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None, held
+    return (values if len(values) == held else None), held

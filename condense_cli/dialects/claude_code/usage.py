@@ -19,6 +19,7 @@ from condense_cli.core.usage import Spending, Usage, count, placed
 from condense_cli.dialects.claude_code.events import COPY_OF
 from condense_cli.dialects.claude_code.lines import Session
 from condense_cli.dialects.claude_code.resume import SYNTHETIC_MODEL
+from condense_cli.fast.lines import lines_decoded
 
 
 class _Message(msgspec.Struct, gc=False):
@@ -79,12 +80,8 @@ def _usage_lines(source: LogSource) -> Iterator[tuple[int, Fields]]:
     the numbers), its lines that hold a `"usage"` key, one by one."""
     number = 1
     for block in source.blocks():
-        try:
-            lines = LINE.decode_lines(block)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            lines = None
-        held = block.count(b"\n") + (not block.endswith(b"\n"))  # its lines
-        if lines is not None and len(lines) == held:
+        lines, held = lines_decoded(LINE, block)
+        if lines is not None:
             for index, line in enumerate(lines):
                 if line.type == "assistant" and line.message is not None:
                     yield number + index, _fields(line, line.message)

@@ -35,8 +35,7 @@ def rollout_usage(source: LogSource) -> list[Usage]:
     calls = Calls()
     number = 1
     for block in source.blocks():
-        held = block.count(b"\n") + (not block.endswith(b"\n"))  # its lines
-        taken = call_lines(block, held)
+        taken, held = call_lines(block)
         if taken is not None:
             for index, line in taken:
                 calls.take(number + index, line)

@@ -8,6 +8,8 @@ from typing import Any
 
 import msgspec
 
+from condense_cli.fast.lines import lines_decoded
+
 
 class _Payload(msgspec.Struct, gc=False):
     type: object = None
@@ -27,16 +29,13 @@ LINE = msgspec.json.Decoder(_Line)
 TAKEN = frozenset({"turn_context", "token_usage_record", "compacted"})
 
 
-def call_lines(block: bytes, count: int) -> "list[tuple[int, dict[str, Any]]] | None":
-    """The lines of `block` (`count` whole lines) that `Calls` reads, each by its index
-    in the block, as much of it as `Calls` reads; None when msgspec cannot take a line
-    of the block, or the block has a blank line (which would move the numbers)."""
-    try:
-        lines = LINE.decode_lines(block)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return None
-    if len(lines) != count:
-        return None
+def call_lines(block: bytes) -> "tuple[list[tuple[int, dict[str, Any]]] | None, int]":
+    """The lines of `block` (whole lines) that `Calls` reads, each by its index in the
+    block, as much of it as `Calls` reads, and how many lines the block holds; None for
+    the lines where they cannot be decoded at once (`fast.lines.lines_decoded`)."""
+    lines, held = lines_decoded(LINE, block)
+    if lines is None:
+        return None, held
     taken = []
     for index, line in enumerate(lines):
         kind, payload = line.type, line.payload
@@ -58,4 +57,4 @@ def call_lines(block: bytes, count: int) -> "list[tuple[int, dict[str, Any]]] | 
                     },
                 )
             )
-    return taken
+    return taken, held
