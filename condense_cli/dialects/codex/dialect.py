@@ -117,7 +117,7 @@ class CodexReplay(Replay):
     def usage(self) -> list[Usage]:
         from condense_cli.dialects.codex.usage import rollout_usage
 
-        return self.state.calls.done() if self.upto is None else rollout_usage(self.source)
+        return self.state.calls(self.source) if self.upto is None else rollout_usage(self.source)
 
     def spending(self) -> Spending:
         from condense_cli.dialects.codex.usage import rollout_spending
@@ -125,7 +125,7 @@ class CodexReplay(Replay):
         # (the compactions of a fork's base rollout are in another file)
         made = [c for c in self.state.compactions if not c.origin]
         # the calls its read took, when it read the whole rollout
-        taken = self.state.calls.done() if self.upto is None else None
+        taken = self.state.calls(self.source) if self.upto is None else None
         return rollout_spending(self.source, [(c.line, "by" in c.says) for c in made], taken)
 
     def thresholds(self, client: ClientConfig | None = None) -> dict[int, Threshold]:

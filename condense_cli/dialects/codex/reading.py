@@ -29,6 +29,7 @@ from condense_cli.core.events import Problem
 from condense_cli.core.jsonlines import LineProblem, as_dict, decode_line, encode, json_type
 from condense_cli.core.logfile import BOM, LogSource, line_body
 from condense_cli.core.text import plural
+from condense_cli.core.usage import Usage
 from condense_cli.dialects.codex.detect import LINE_TYPES, REQUEST
 from condense_cli.dialects.codex.items import (
     ITEM_TYPES,
@@ -71,7 +72,21 @@ class History:
     token_line: int | None = None
     rate_limits: Any = None  # that token_count's `rate_limits`, as written
     model: str | None = None  # of the last turn_context
-    calls: Calls = field(default_factory=Calls)  # the model calls of this rollout's lines
+    # the lines of this rollout that say something of its model calls (a turn context's
+    # model, a token count or record, a compaction), for `calls` to read when asked:
+    # where each is in the log, or what `usage.Calls` reads of it where it is in none
+    call_lines: list[tuple[int, tuple[int, int] | dict[str, Any]]] = field(default_factory=list)
+
+    def calls(self, source: LogSource) -> list[Usage]:
+        """The model calls of this rollout's lines, in its order (`usage.Calls`); the
+        lines are read again from `source`, the log, open."""
+        calls = Calls()
+        for number, line in self.call_lines:
+            if isinstance(line, tuple):
+                line = as_dict(orjson.loads(source.read_at(*line)))
+            calls.take(number, line)
+        return calls.done()
+
     compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
     paginated: bool = False  # history_mode "paginated": every line has an ordinal
     next_ordinal: int | None = None  # what the next line appended must carry
@@ -103,8 +118,9 @@ def history_length(raw: bytes) -> int:
 # --- reading -------------------------------------------------------------------------
 
 # the lines that say something of the model calls besides a turn context's model: a
-# token count (an event_msg), a token usage record, a compaction (`usage.Calls`)
-CALL_LINES = frozenset({"event_msg", "token_usage_record", "compacted"})
+# token usage record, a compaction, and an event_msg that is a token count (`usage.Calls`)
+CALL_LINES = frozenset({"token_usage_record", "compacted"})
+COUNT = "token_count"
 
 
 class Reader:
@@ -175,8 +191,10 @@ class Reader:
             self.session_meta(as_dict(payload))
         if self.state.paginated and not self.origin:
             self.ordinal(number, data.get("ordinal"))
-        if kind in CALL_LINES and not self.origin:
-            self.state.calls.take(number, data)
+        if not self.origin and (
+            kind in CALL_LINES or (kind == "event_msg" and as_dict(payload).get("type") == COUNT)
+        ):
+            self.state.call_lines.append((number, at[1:] if at is not None else Calls.fields(data)))
         if kind == "response_item":
             self.item(number, as_dict(payload), body, at)
         elif kind == "compacted":
@@ -198,7 +216,7 @@ class Reader:
         """A turn context's model: the history's, and its calls' (not a base's)."""
         self.state.model = model
         if not self.origin:
-            self.state.calls.model = model
+            self.state.call_lines.append((0, {"type": "turn_context", "payload": {"model": model}}))
 
     def session_meta(self, payload: dict[str, Any]) -> None:
         """The history mode, and a fork's base replayed first."""

@@ -22,6 +22,7 @@ from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 # the lines read: turn contexts, token counts and records (one search finds both),
 # compactions; each is parsed and its type checked
 WANTED = (b'"turn_context"', b'"token_', b'"compacted"')
+TOTALS = ("total_token_usage", "last_token_usage")  # what a token count's `info` says
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
@@ -90,6 +91,23 @@ class Calls:
                 self.found.append(self.pending)
             self.pending = None
             self.found.append(call)
+
+    @staticmethod
+    def fields(line: dict[str, Any]) -> dict[str, Any]:
+        """What `take` reads of a line (to keep of it, not the whole line: a compaction's
+        holds its summary and history)."""
+        payload = as_dict(line.get("payload"))
+        info = as_dict(payload.get("info"))
+        return {
+            "type": line.get("type"),
+            "timestamp": line.get("timestamp"),
+            "payload": {
+                "type": payload.get("type"),
+                "model": payload.get("model"),
+                "usage": payload.get("usage"),
+                "info": {key: info.get(key) for key in TOTALS} if info else None,
+            },
+        }
 
     def done(self) -> list[Usage]:
         """The calls taken, the last record no count repeated among them."""
