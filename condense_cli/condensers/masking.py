@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from condense_cli.condensers.base import Builder, Condenser, EventTokens, PerEvent, Result, require
-from condense_cli.core.events import Event, View
+from condense_cli.core.events import Event, View, cleared_arguments
+from condense_cli.core.jsonlines import encode
 
 MASK = "<MASKED>"
 
@@ -94,6 +95,7 @@ def _page_note(event: Event) -> Event:
 
 CLEARED = "[tool result cleared to save context]"
 CLEARED_INPUT = "[tool input cleared to save context]"
+NOTE_ARGUMENTS = cleared_arguments(CLEARED_INPUT)
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,9 @@ class ToolResultClearingCondenser(Condenser):
                     and events[index].key is not None
                     and events[index].key not in self.cleared
                 ]
-                calls = self._calls(events, results, fresh) if self.config.clear_inputs else {}
+                calls = (
+                    self._calls(events, sizes, results, fresh) if self.config.clear_inputs else {}
+                )
                 freed = sum(max(0, sizes[i] - note) for i in fresh)
                 freed += sum(sizes[i] - tokens for i, (_, tokens) in calls.items())
                 if fresh and freed >= self.config.clear_at_least:
@@ -174,10 +178,15 @@ class ToolResultClearingCondenser(Condenser):
         )
 
     def _calls(
-        self, events: list[Event], results: list[tuple[int, int]], fresh: list[int]
+        self,
+        events: list[Event],
+        sizes: list[int],
+        results: list[tuple[int, int]],
+        fresh: list[int],
     ) -> dict[int, tuple[Event, int]]:
         """The calls of the results at `fresh` (by their index), each with its arguments
-        cleared and its tokens then; those cleared before left out."""
+        cleared and its tokens then (`sizes`: each event's before); those cleared
+        before left out, and those whose arguments are no longer than the note."""
         clearing = set(fresh)
         uses = {use for index, use in results if index in clearing}
         found = {}
@@ -185,11 +194,14 @@ class ToolResultClearingCondenser(Condenser):
             event = events[index]
             if event.key is None or event.key in self.calls:
                 continue
+            called = event.tool_call
+            if called is None or len(encode(called[1])) <= len(encode(NOTE_ARGUMENTS)):
+                continue  # (arguments no longer than the note are left as they are)
             try:
                 call = event.inputs_cleared(CLEARED_INPUT)
             except (NotImplementedError, ValueError):  # a call with no input to clear
                 continue
-            found[index] = call, self.tokens.one(call)
+            found[index] = call, min(sizes[index], self.tokens.one(call))
         return found
 
 

@@ -46,13 +46,22 @@ def test_each_cleared_result_has_its_call_cleared_and_the_newest_keep_theirs(
     calls, results = _pairs(orjson.loads(done.stdout_bytes))
     cleared = {call for call, text in results.items() if CLEARED in text}
     assert cleared and len(cleared) <= len(results) - 2  # (two uses kept)
-    # a call's arguments are cleared where, and only where, its result is
-    assert {call for call in results if CLEARED_INPUT in calls[call]} == cleared
     plain = cli("run", log, *SETTINGS, "-f", "messages")
     plain_calls, plain_results = _pairs(orjson.loads(plain.stdout_bytes))
     assert {c for c, text in plain_results.items() if CLEARED in text} == cleared
     assert not any(CLEARED_INPUT in arguments for arguments in plain_calls.values())
+    # a call's arguments are cleared where its result is, unless they are shorter
+    # than the note (clearing them would send more)
+    inputs = {call for call in results if CLEARED_INPUT in calls[call]}
+    note = len(orjson.dumps({"note": CLEARED_INPUT}))
+    assert inputs and inputs <= cleared
+    assert {c for c in cleared if len(plain_calls[c]) > note + 2} <= inputs
     assert _bytes(log) == before  # a rewritten view: nothing appended
+
+
+def command(n: int) -> str:
+    """A command longer than the note that replaces it."""
+    return f"ls -la --color=never --group-directories-first /workspace/project/part{n}"
 
 
 def test_a_v0_response_of_two_calls_shows_each_call_as_its_own_action_holds_it(
@@ -72,7 +81,7 @@ def test_a_v0_response_of_two_calls_shows_each_call_as_its_own_action_holds_it(
             "type": "function",
             "function": {
                 "name": "execute_bash",
-                "arguments": orjson.dumps({"command": f"ls {n}"}).decode(),
+                "arguments": orjson.dumps({"command": command(n)}).decode(),
             },
         }
 
@@ -87,7 +96,7 @@ def test_a_v0_response_of_two_calls_shows_each_call_as_its_own_action_holds_it(
                 "id": n,
                 "source": "agent",
                 "action": "run",
-                "args": {"command": f"ls {n}"},
+                "args": {"command": command(n)},
                 "tool_call_metadata": {
                     "tool_call_id": f"c{n}",
                     "function_name": "execute_bash",
@@ -114,7 +123,8 @@ def test_a_v0_response_of_two_calls_shows_each_call_as_its_own_action_holds_it(
     messages = convert(list(result.events), None, None).messages
     [assistant] = [m for m in messages if m.get("tool_calls")]
     arguments = [c["function"]["arguments"] for c in assistant["tool_calls"]]
-    assert arguments == [orjson.dumps({"note": CLEARED_INPUT}).decode(), '{"command":"ls 2"}']
+    kept = orjson.dumps({"command": command(2)}).decode()
+    assert arguments == [orjson.dumps({"note": CLEARED_INPUT}).decode(), kept]
 
 
 def _pairs(messages: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
