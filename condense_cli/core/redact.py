@@ -35,6 +35,22 @@ PROVIDER_KEYS = re.compile(
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
     r"|\bAIza[0-9A-Za-z_-]{35}"
 )
+# what every provider key and every secret field's name holds, found by a plain search
+# (far faster than the patterns) before the patterns are tried
+KEY_MARKS = (
+    "sk-",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AIza",
+)
+FIELD_MARKS = ("passw", "secret", "token", "api", "access")  # (in the text case-folded)
 # (bounded: a long run of word characters must not make a search quadratic)
 _FIELD = r"[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[\w.-]{0,40}"
 _FIELD_WORDS = re.compile(r"(?i)passw|secret|token|api[_-]?key|access[_-]?key")
@@ -55,6 +71,8 @@ def is_secret_key(name: str) -> bool:
 
 def mask_urls(text: str) -> str:
     """Replace the user-info part of every URL in `text` by `***`."""
+    if "://" not in text or "@" not in text:
+        return text  # (a search for these is far faster than the pattern's)
     return _USERINFO.sub(lambda m: f"{m.group('scheme')}{SECRET}@", text)
 
 
@@ -75,7 +93,11 @@ def mask(text: str, extra: Iterable[str | None] = ()) -> str:
 def mask_found(text: str) -> str:
     """`text` with what looks like a secret masked: a provider's key, the value of a
     secret field."""
-    text = PROVIDER_KEYS.sub(SECRET, text)
+    if any(mark in text for mark in KEY_MARKS):
+        text = PROVIDER_KEYS.sub(SECRET, text)
+    folded = text.casefold()
+    if not any(mark in folded for mark in FIELD_MARKS):
+        return text
     # The field patterns are slow on long text: they are tried only around each word
     # that can name a secret field, from the longest key before it to the end of the
     # line after its own (a value may follow its key on the next line).

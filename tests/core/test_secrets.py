@@ -172,6 +172,12 @@ LEAKS = {
     "github": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
     "field": '"password": "correct-horse-battery"',
     "env": "DB_PASSWORD=hunter2hunter2",
+    # found under any case, the long s too (which the patterns' (?i) matches as an s)
+    "upper field": '"PASSWORD": "correct-horse-battery"',
+    "long s": '"pa\u017f\u017fword": "correct-horse-battery"',
+    "slack": "xoxb-1234567890-abcdefghij",
+    "google": "AIza" + "Sy0123456789abcdefghijklmnopqrstuvw",
+    "github app": "ghs_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
 }
 
 
@@ -180,7 +186,7 @@ def test_a_secret_a_session_holds_is_masked_in_text_from_it(kind: str, leak: str
     from condense_cli.core.redact import SECRET, mask
 
     masked = mask(f"the output said {leak} and went on")
-    secret = leak.split('"')[-2] if kind == "field" else leak.split("=")[-1]
+    secret = leak.split('"')[-2] if "field" in kind or kind == "long s" else leak.split("=")[-1]
     assert secret not in masked and SECRET in masked, masked
     # ordinary words about secrets stay
     assert mask("the token was revoked; passwords need 12 characters") == (
