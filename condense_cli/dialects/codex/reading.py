@@ -76,6 +76,12 @@ class History:
     # model, a token count or record, a compaction), for `calls` to read when asked:
     # where each is in the log, or what `usage.Calls` reads of it where it is in none
     call_lines: list[tuple[int, tuple[int, int] | dict[str, Any]]] = field(default_factory=list)
+    compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
+    paginated: bool = False  # history_mode "paginated": every line has an ordinal
+    next_ordinal: int | None = None  # what the next line appended must carry
+    unnumbered: int | None = None  # the last line, when it has no ordinal (paginated)
+    odd_ordinals: int = 0  # lines whose ordinal is out of sequence or not a count
+    base: str | None = None  # the rollout a fork's history starts in
 
     def calls(self, source: LogSource) -> list[Usage]:
         """The model calls of this rollout's lines, in its order (`usage.Calls`); the
@@ -86,13 +92,6 @@ class History:
                 line = as_dict(orjson.loads(source.read_at(*line)))
             calls.take(number, line)
         return calls.done()
-
-    compacted_raw: dict[int, bytes] = field(default_factory=dict)  # line -> its bytes
-    paginated: bool = False  # history_mode "paginated": every line has an ordinal
-    next_ordinal: int | None = None  # what the next line appended must carry
-    unnumbered: int | None = None  # the last line, when it has no ordinal (paginated)
-    odd_ordinals: int = 0  # lines whose ordinal is out of sequence or not a count
-    base: str | None = None  # the rollout a fork's history starts in
 
 
 def numbered_as_originals(copies: list[CodexEvent], previous: list[CodexEvent]) -> None:
