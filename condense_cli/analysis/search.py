@@ -437,18 +437,25 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     }
 
 
-def project_history(current: Path) -> tuple[SearchIndex, list[str]]:
+def project_history(
+    current: Path, walked: dict[str, list[str]] | None = None
+) -> tuple[SearchIndex, list[str]]:
     """The index, brought up to date for the sessions of the project of `current` (in
     the clients' folders and its own, read in this process), and those sessions,
-    `current` left out."""
+    `current` left out. `walked`: the logs found under each folder, kept across calls
+    (a `report` of many logs walks each folder once)."""
     from condense_cli.dialects.discovery import client_folders, find_logs, group_of
 
     def project(log: str) -> str:
         return group_of({"log": log, "dialect": ""}, "project")
 
-    roots = [*client_folders(), str(current.parent)]
+    walked = {} if walked is None else walked
+    found = []
+    for root in dict.fromkeys([*client_folders(), str(current.parent)]):
+        if root not in walked:
+            walked[root] = find_logs([root], None).logs
+        found += walked[root]
     own, here = project(str(current)), str(current.resolve())
-    found = find_logs(list(dict.fromkeys(roots)), None).logs
     logs = [
         log
         for log in dict.fromkeys(found)

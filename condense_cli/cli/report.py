@@ -116,6 +116,7 @@ def report(
     client = read_client_config(client_config) if client_config is not None else None
     use_own_prices(prices)
     found = some_logs(logs, dialect)
+    walked: dict[str, list[str]] | None = {} if later else None  # (each folder walked once)
     pages: list[LogPage] = []
     failed = 0
     for log in found.logs:
@@ -131,7 +132,7 @@ def report(
                 upto,
                 dialect,
                 client,
-                later,
+                walked,
             )
         except CondenseError as exc:
             if len(found.logs) == 1:
@@ -168,10 +169,11 @@ def log_page(
     upto: str | None,
     dialect: str | None,
     client: "ClientConfig | None",
-    later: bool = False,
+    later: dict[str, list[str]] | None = None,
 ) -> "LogPage":
     """One log read, audited, measured, simulated under each config, and laid out
-    (with `later`, what it lost linked to later sessions: `mentioned_later`)."""
+    (with `later`, the logs of each folder walked so far this run, what it lost linked
+    to later sessions: `mentioned_later`)."""
 
     notes: list[str] = []
     sides = (
@@ -218,19 +220,21 @@ def log_page(
                 rows = standings(history, runs, priced)
         page = lay_out(number, line, runs, unit, rows)  # its events' texts are read from the log
         stamps = (e.data.get("timestamp") for e in line.events if isinstance(e.data, dict))
-        started = next((s for s in stamps if isinstance(s, str) and s), "") if later else ""
-    if later:
-        mentioned_later(page, started, log)
+        started = (
+            next((s for s in stamps if isinstance(s, str) and s), "") if later is not None else ""
+        )
+    if later is not None:
+        mentioned_later(page, started, log, later)
     return page
 
 
 LINKED_KINDS = ("paths", "errors")  # the lost facts looked for in later sessions
 
 
-def mentioned_later(page: "LogPage", started: str, log: str) -> None:
+def mentioned_later(page: "LogPage", started: str, log: str, walked: dict[str, list[str]]) -> None:
     """Each lost path and error, with the events of the project's sessions that name it
     again after `started` (the log's first moment; `condense search`'s index, brought
-    up to date for them)."""
+    up to date for them; `walked`: the logs of each folder walked so far this run)."""
     from condense_cli.analysis.search import mentions, project_history
     from condense_cli.terminal.html_report import Mention
 
@@ -239,7 +243,7 @@ def mentioned_later(page: "LogPage", started: str, log: str) -> None:
     wanted = [fact for fact in lost if fact.kind in LINKED_KINDS]
     if not wanted or is_stream(log) or is_url(log):
         return
-    index, logs = project_history(Path(log))
+    index, logs = project_history(Path(log), walked)
     try:
         found: dict[str, list[Mention]] = {}  # (a fact lost twice is looked for once)
         for fact in wanted:
