@@ -278,6 +278,12 @@ class PerEvent(Generic[T]):
         return made
 
 
+def text_bytes(event: Event) -> int:
+    """The bytes of an event's text: no fewer than its tokens (a token is a byte or
+    more), so a view within a limit in bytes needs no counting."""
+    return len(event.text.encode())
+
+
 class EventTokens:
     """Each event's tokens with the [llm] model's tokenizer (or the counting model's
     where it names none), counted once; the tokenizer is made when first asked."""

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from condense_cli.condensers.base import Builder, Condenser, EventTokens, PerEvent, Result, require
+from condense_cli.condensers.base import (
+    Builder,
+    Condenser,
+    EventTokens,
+    PerEvent,
+    Result,
+    require,
+    text_bytes,
+)
 from condense_cli.core.events import Event, View, cleared_arguments
 from condense_cli.core.jsonlines import encode
 
@@ -128,7 +136,7 @@ class ToolResultClearingCondenser(Condenser):
         self.cleared: dict[object, Event] = {}  # the key of each result cleared -> its note
         # with `clear_inputs`, the key of each call cleared -> the call, and its tokens
         self.calls: dict[object, tuple[Event, int]] = {}
-        self.lengths = PerEvent(lambda event: len(event.text.encode()))
+        self.lengths = PerEvent(text_bytes)
         self.tokens = EventTokens(model)
 
     @classmethod
@@ -141,8 +149,7 @@ class ToolResultClearingCondenser(Condenser):
         if not results:
             return view.with_note("no tool result to clear")
         note = len(CLEARED) // 4
-        # a view of fewer bytes than the trigger holds fewer tokens (a token is a byte
-        # or more): it is not counted
+        # a view of fewer bytes than the trigger holds fewer tokens: it is not counted
         if sum(self.lengths.of(events)) > self.config.trigger:
             sizes = self.tokens.of(events)
             tokens = sum(

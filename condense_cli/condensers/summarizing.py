@@ -20,6 +20,7 @@ from condense_cli.condensers.base import (
     require,
     size_trigger,
     task_position,
+    text_bytes,
     token_trigger,
 )
 from condense_cli.condensers.folding import LEARNED_MODES
@@ -172,7 +173,7 @@ class LLMSummarizingCondenser(ModelCondenser):
         texts (a token is a byte or more), or their counts where they are known
         (`bound_with`); each event's once (a history `simulate` steps through)."""
         if self._bounds is None:
-            self._bounds = PerEvent(self._measure or (lambda event: len(event.text.encode())))
+            self._bounds = PerEvent(self._measure or text_bytes)
         return sum(self._bounds.of(events))
 
     def bound_with(self, count: Callable[[Event], int]) -> None:
