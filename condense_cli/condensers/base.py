@@ -35,6 +35,7 @@ class Condenser(ABC):
     # the smaller of it and its `max_tokens`. The summarisers (`window_always`) take it
     # without a `max_tokens` too, as the SDK's does; the others only as a cap on one.
     agent_window: int | None = None
+    agent_model = ""  # (the model the window is of, for what a condenser says)
     window_always: ClassVar[bool] = False
 
     def __init__(self, config: Any) -> None:
@@ -49,7 +50,8 @@ class Condenser(ABC):
             limits.append((max_tokens, f"max_tokens {max_tokens:,}"))
         window = self.agent_window
         if window is not None and (max_tokens is not None or self.window_always):
-            limits.append((window, f"the agent model's window of {window:,}"))
+            named = f"{self.agent_model}'s window in LiteLLM's table, {window:,}"
+            limits.append((window, named))
         return min(limits) if limits else None
 
     @classmethod
@@ -334,7 +336,7 @@ def set_agent_window(condenser: Condenser, model: str | None) -> None:
 
     window = input_limit(model) if model else None
     for each in all_stages(condenser):
-        each.agent_window = window
+        each.agent_window, each.agent_model = window, model or ""
 
 
 def all_stages(condenser: Condenser) -> list[Condenser]:
