@@ -12,11 +12,11 @@ SQLite's locking lets several `search` runs share it.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +25,9 @@ from typing import Any
 import orjson
 
 from condense_cli.core.events import Event
-from condense_cli.core.files import cache_dir
+from condense_cli.core.files import cache_dir, held_path
 from condense_cli.core.redact import mask
-from condense_cli.core.usagecache import file_state, readers
+from condense_cli.core.usagecache import KnownFiles, file_state, readers
 from condense_cli.dialects.base import Replay
 
 INDEX_FILE = "search.sqlite"  # (its tables: `logs`, and `events` for FTS5)
@@ -81,12 +81,14 @@ def fts_query(query: str, phrase: bool = False) -> str | None:
 def state_of(path: str) -> str | None:
     """What a log file (or a conversation folder) is now, as the index compares it:
     None when it is gone."""
-    if not os.path.isdir(path):
-        return file_state(path)
-    try:  # a conversation folder: its newest file
+    try:
+        found = os.stat(path)
+        if not stat.S_ISDIR(found.st_mode):
+            return file_state(path, found)
+        # a conversation folder: its newest file
         newest = max((e.stat().st_mtime_ns for e in os.scandir(path)), default=0)
-        return orjson.dumps([os.stat(path).st_ino, newest, readers()]).decode()
-    except OSError:
+        return orjson.dumps([found.st_ino, newest, readers()]).decode()
+    except (OSError, ValueError):
         return None
 
 
@@ -175,6 +177,18 @@ class SearchIndex:
             "stamp UNINDEXED, forgotten UNINDEXED, tokenize='unicode61')"
         )
         self.db.commit()
+        self.held: dict[str, str] = {}  # log -> the path it is kept under
+
+    def _path(self, log: str) -> str:
+        """The path `log` is kept under (`core.files.held_path`), asked once."""
+        path = self.held.get(log)
+        if path is None:
+            path = self.held[log] = held_path(log)
+        return path
+
+    def files(self) -> KnownFiles:
+        """What the index knows of the files it holds (`discovery.Known`)."""
+        return KnownFiles(self.db.execute("SELECT path, state, dialect FROM logs"))
 
     def stale(self, logs: Iterable[str]) -> list[tuple[str, int]]:
         """The logs of `logs` that are not indexed as they are now, each with how many
@@ -187,7 +201,7 @@ class SearchIndex:
         found = []
         for log in logs:
             now = state_of(log)
-            state, held = known.get(_real(log), (None, 0))
+            state, held = known.get(self._path(log), (None, 0))
             if state != now:
                 found.append((log, held if _grew(state, now) else 0))
         return found
@@ -198,7 +212,7 @@ class SearchIndex:
         numbers; with `kept` (the log only grew), its first `kept` rows stay and
         only their state (in view, or forgotten) is brought up to date, where their
         ids are those the index holds, else every row goes again."""
-        path = _real(log)
+        path = self._path(log)
         with self.db:
             known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
             if known is None:
@@ -278,12 +292,16 @@ class SearchIndex:
 
     def project_of(self, log: str) -> str:
         """The project a log is indexed under ("" when it is not)."""
-        row = self.db.execute("SELECT project FROM logs WHERE path = ?", (_real(log),)).fetchone()
+        query = "SELECT project FROM logs WHERE path = ?"
+        row = self.db.execute(query, (self._path(log),)).fetchone()
         return str(row[0]) if row else ""
 
-    def forget_gone(self) -> int:
-        """Forget the logs that are no longer there; how many."""
-        gone = [p for (p,) in self.db.execute("SELECT path FROM logs") if state_of(p) is None]
+    def forget_gone(self, present: Iterable[str] = ()) -> int:
+        """Forget the logs that are no longer there (those of `present`, just found,
+        are); how many."""
+        there = {self._path(log) for log in present}
+        indexed = self.db.execute("SELECT path FROM logs")
+        gone = [p for (p,) in indexed if p not in there and state_of(p) is None]
         with self.db:
             for path in gone:
                 self._drop(path)
@@ -307,7 +325,7 @@ class SearchIndex:
             return
         where = ["events MATCH ?"]
         values: list[Any] = [SNIPPET_TOKENS, match]
-        wanted = {_real(log) for log in logs}
+        wanted = {self._path(log) for log in logs}
         numbers = dict(self.db.execute("SELECT path, number FROM logs"))
         if not wanted.issuperset(numbers):  # some of the index only: by the rows' numbers
             self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (number INTEGER PRIMARY KEY)")
@@ -346,8 +364,8 @@ class SearchIndex:
     def event(self, log: str, key: str, logs: list[str]) -> Row | None:
         """The event `key` of `log` as the index holds it (None: not one of `logs`,
         or no such event)."""
-        path = _real(log)
-        if path not in {_real(x) for x in logs}:
+        path = self._path(log)
+        if path not in {self._path(x) for x in logs}:
             return None
         found = self.db.execute(
             "SELECT id, position, who, kind, stamp, forgotten, body FROM events "
@@ -406,20 +424,6 @@ def index_known(log: str, kept: dict[str, int], dialect: str | None = None) -> A
     return index_log(log, dialect, kept.get(log, 0))
 
 
-def _real(log: str) -> str:
-    """The path a log is held under: its real path, its folder's resolved once a
-    process (a tree's thousands of sessions share a few folders) and the log itself
-    looked at alone (one `lstat`: a link among the sessions is followed)."""
-    folder, name = os.path.split(os.path.abspath(log))
-    path = os.path.join(_real_folder(folder), name)
-    return os.path.realpath(path) if os.path.islink(path) else path
-
-
-@functools.lru_cache(maxsize=4096)
-def _real_folder(folder: str) -> str:
-    return os.path.realpath(folder)
-
-
 def hit_json(hit: Hit) -> dict[str, Any]:
     row = hit.row
     return {
@@ -450,10 +454,12 @@ def project_history(
         return group_of({"log": log, "dialect": ""}, "project")
 
     walked = {} if walked is None else walked
+    index = SearchIndex()
+    known = index.files()
     found = []
     for root in dict.fromkeys([*client_folders(), str(current.parent)]):
         if root not in walked:
-            walked[root] = find_logs([root], None).logs
+            walked[root] = find_logs([root], None, known).logs
         found += walked[root]
     own, here = project(str(current)), str(current.resolve())
     logs = [
@@ -461,7 +467,6 @@ def project_history(
         for log in dict.fromkeys(found)
         if str(Path(log).resolve()) != here and project(log) == own
     ]
-    index = SearchIndex()
     stale = index.stale(logs)
     for _ in index.refresh(stale, (index_log(log, None, kept) for log, kept in stale)):
         pass  # (a session that cannot be read is left out)

@@ -118,14 +118,14 @@ def cost(
     first, last = day_of(since), day_of(until)
     use_own_prices(prices)
     paths = logs or client_folders()
-    found = some_logs(paths, dialect)
+    kept = UsageCache() if cache and not compactions else None
+    found = some_logs(paths, dialect, kept.files() if kept is not None else None)
     calls: list[tuple[str, Usage]] = []
     unread: dict[str, int] = {}
     seen: set[str] = set()
     failed = 0
     weighed: list[tuple[str, Spending]] = []
     work = partial(usage_one, dialect=dialect, compactions=compactions)
-    kept = UsageCache() if cache and not compactions else None
     known = kept.known(found.logs) if kept is not None else {}  # as read before
     with each_log(work, [log for log in found.logs if log not in known], workers) as read:
         for log in found.logs:

@@ -15,7 +15,7 @@ from condense_cli.cli.options import EngineName, GroupBy, Workers
 from condense_cli.terminal.output import say
 
 if TYPE_CHECKING:
-    from condense_cli.dialects.discovery import Found
+    from condense_cli.dialects.discovery import Found, Known
 
 
 R = TypeVar("R")
@@ -55,11 +55,12 @@ def each_log(
         yield _ticking(results, done)
 
 
-def some_logs(logs: list[str], dialect: str | None) -> "Found":
-    """The logs in `logs`; none is a usage error (exit 2), after what was passed over."""
+def some_logs(logs: list[str], dialect: str | None, known: "Known | None" = None) -> "Found":
+    """The logs in `logs` (`discovery.find_logs`); none is a usage error (exit 2), after
+    what was passed over."""
     from condense_cli.dialects.discovery import find_logs
 
-    found = find_logs(logs, dialect)
+    found = find_logs(logs, dialect, known)
     if not found.logs:
         for line in found.says():
             say(line)

@@ -101,12 +101,12 @@ def search(
     from condense_cli.analysis.search import SearchIndex, hit_json, index_known
 
     first, last = day_of(since), day_of(until)
-    found = some_logs(paths or client_folders(), dialect)
     index = SearchIndex()
+    found = some_logs(paths or client_folders(), dialect, None if rebuild else index.files())
     try:
         if rebuild:
             index.clear()
-        index.forget_gone()
+        index.forget_gone(found.logs)
         stale = index.stale(found.logs)
         failed = 0
         work = partial(index_known, kept=dict(stale), dialect=dialect)

@@ -1,11 +1,13 @@
 """Small files condense reads and writes beside a log or for a client (pins,
 settings): each read only when it is a regular file of a bounded size, replaced whole
 (a reader sees the old file or the new one, never a part), and changed under the lock
-other writers of it take; and where condense keeps its cache."""
+other writers of it take; where condense keeps its cache, and the path a log is kept
+under there."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import tempfile
@@ -18,6 +20,22 @@ def cache_dir() -> Path:
     """condense's cache: `$XDG_CACHE_HOME/condense`, by default `~/.cache/condense`."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "condense"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def held_path(log: str) -> str:
+    """The path a log is kept under in condense's caches: its real path, found once a
+    process, its folder's resolved once for all its logs (a tree's thousands of
+    sessions share a few folders) and the log itself looked at alone (one `lstat`: a
+    link among the sessions is followed)."""
+    folder, name = os.path.split(os.path.abspath(log))
+    path = os.path.join(_real_folder(folder), name)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:

@@ -15,11 +15,15 @@ COMPACTION = "compaction"  # a Codex remote compaction's own call
 COMPACTING = (CONDENSER, COMPACTION)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Usage:
     """One call's tokens, as the log records them. `input` is the input neither read
     from nor written to the prompt cache; `cache_write` the 5-minute writes and
-    `cache_write_1h` the one-hour ones (priced apart)."""
+    `cache_write_1h` the one-hour ones (priced apart).
+
+    Never changed once made (`dataclasses.replace` makes another), but not declared
+    frozen: a frozen one takes seven times as long to make, and `cost` makes one
+    for each call of a whole history."""
 
     when: str  # the call's timestamp as the log writes it (ISO 8601; "" when none)
     model: str

@@ -16,17 +16,20 @@ import functools
 import hashlib
 import os
 import sqlite3
+import stat
+from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
 
 import orjson
 
-from condense_cli.core.files import cache_dir
+from condense_cli.core.files import cache_dir, held_path
 from condense_cli.core.usage import Usage
 
 CACHE_FILE = "usage.sqlite"
 FIELDS = [f.name for f in fields(Usage)]
 BUSY_SECONDS = 5.0  # another `cost` writing its reads: wait this long for it
+LOOKUP_BATCH = 500  # paths looked up in one query (SQLite allows 32,766 parameters)
 
 
 @functools.cache
@@ -38,21 +41,33 @@ def readers() -> str:
     found = [__version__]
     for folder in ("core", "dialects"):
         for path in sorted((package / folder).rglob("*.py")):
-            stat = path.stat()
-            found.append(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+            info = path.stat()
+            found.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
     return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
 
 
-def file_state(path: str) -> str | None:
-    """What a log file is now, as the caches compare it: its device, inode, size and
-    time, and the code that reads it (None: no such file)."""
+def file_state(path: str, taken: os.stat_result | None = None) -> str | None:
+    """What a log file is now (or was when `taken`), as the caches compare it: its
+    device, inode, size and time, and the code that reads it (None: no such file)."""
     try:
-        stat = os.stat(path)
+        info = taken or os.stat(path)
     except (OSError, ValueError):
         return None
     return orjson.dumps(
-        [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, readers()]
+        [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, readers()]
     ).decode()
+
+
+class KnownFiles:
+    """The dialect each file a cache holds was read as, and its state then: called
+    with a file's path and `stat`, its dialect if it is as it was (`discovery.Known`)."""
+
+    def __init__(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        self.held = {path: (state, dialect) for path, state, dialect in rows}
+
+    def __call__(self, log: str, taken: os.stat_result) -> str | None:
+        state, dialect = self.held.get(held_path(log), (None, None))
+        return dialect if state is not None and state == file_state(log, taken) else None
 
 
 class UsageCache:
@@ -72,42 +87,60 @@ class UsageCache:
         except (OSError, sqlite3.Error):
             self.db = None
 
-    def known(self, logs: list[str]) -> dict[str, tuple[str, list[Usage]]]:
-        """The logs of `logs` read before and the same files now, with their dialect
-        and calls."""
-        found = {}
-        for log in logs:
-            hit = self.get(log)
-            if hit is not None:
-                found[log] = hit
-        return found
-
-    def get(self, log: str) -> tuple[str, list[Usage]] | None:
-        """The dialect and calls of `log` as read before, if it is the same file now
-        (None: read it; its state now is kept for `put`)."""
+    def files(self) -> KnownFiles | None:
+        """What the cache knows of the files it read (None: no cache)."""
         if self.db is None:
             return None
-        real = os.path.realpath(log)
-        state = file_state(real) if os.path.isfile(real) else None
-        if state is None:
-            return None
-        self.seen[log] = (real, state)
         try:
-            row = self.db.execute(
-                "SELECT dialect, calls FROM calls WHERE path = ? AND state = ?", (real, state)
-            ).fetchone()
+            return KnownFiles(self.db.execute("SELECT path, state, dialect FROM calls"))
         except sqlite3.Error:
             return None
-        if row is None:
-            return None
+
+    def known(self, logs: list[str]) -> dict[str, tuple[str, list[Usage]]]:
+        """The logs of `logs` read before and the same files now, with their dialect
+        and calls (the state of each of the others is kept for `put`)."""
+        if self.db is None:
+            return {}
+        now: dict[str, tuple[str, str]] = {}  # real path -> its log, its state now
+        for log in logs:
+            real = held_path(log)
+            try:
+                found = os.stat(real)
+            except (OSError, ValueError):
+                continue
+            state = file_state(real, found) if stat.S_ISREG(found.st_mode) else None
+            if state is not None:
+                self.seen[log] = (real, state)
+                now[real] = (log, state)
+        kept: dict[str, tuple[str, str, bytes]] = {}
+        paths = list(now)
         try:
-            calls = [Usage(*call) for call in orjson.loads(row[1])]  # in the order of FIELDS
-        except (orjson.JSONDecodeError, TypeError, ValueError):
-            return None
-        return row[0], calls
+            for at in range(0, len(paths), LOOKUP_BATCH):
+                batch = paths[at : at + LOOKUP_BATCH]
+                marks = ",".join("?" * len(batch))
+                kept.update(
+                    (path, (state, dialect, body))
+                    for path, state, dialect, body in self.db.execute(
+                        f"SELECT path, state, dialect, calls FROM calls WHERE path IN ({marks})",
+                        batch,
+                    )
+                )
+        except sqlite3.Error:
+            return {}
+        hits = {}
+        for real, (log, state) in now.items():
+            row = kept.get(real)
+            if row is None or row[0] != state:
+                continue
+            try:
+                calls = [Usage(*call) for call in orjson.loads(row[2])]  # as FIELDS
+            except (orjson.JSONDecodeError, TypeError, ValueError):
+                continue
+            hits[log] = (row[1], calls)
+        return hits
 
     def put(self, log: str, dialect: str, calls: list[Usage]) -> None:
-        """Keep the calls read of `log` (as it was when `get` looked it up)."""
+        """Keep the calls read of `log` (as it was when `known` looked it up)."""
         seen = self.seen.get(log)
         if self.db is None or seen is None:
             return
@@ -126,8 +159,9 @@ class UsageCache:
         if db is None:
             return
         try:
+            there = {real for real, _ in self.seen.values()}  # (just looked at)
             paths = [row[0] for row in db.execute("SELECT path FROM calls")]
-            gone = [(path,) for path in paths if not os.path.exists(path)]
+            gone = [(p,) for p in paths if p not in there and not os.path.exists(p)]
             db.executemany("DELETE FROM calls WHERE path = ?", gone)
             db.commit()
         except sqlite3.Error:

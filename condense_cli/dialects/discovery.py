@@ -14,7 +14,7 @@ input, inputs in the order given.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,10 @@ from condense_cli.core.remote import is_url
 from condense_cli.dialects import DIALECTS, SNIFF_BYTES, claimant, first_lines, first_value
 
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson")
+# What a cache knows of a file in a tree: the dialect it read it as when the file was
+# as it is now (given its path and `stat`), else None; the file is then not opened
+# to be detected.
+Known = Callable[[str, os.stat_result], "str | None"]
 # Where the clients keep their sessions, under the user's home: what `cost`, `search`
 # and MCP's `search_history` read when no log is named.
 CLIENT_FOLDERS = (
@@ -60,8 +64,11 @@ class Found:
         ]
 
 
-def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
-    """The logs in `inputs` (a name that is no folder is taken as a log file)."""
+def find_logs(
+    inputs: Iterable[str], dialect: str | None = None, known: Known | None = None
+) -> Found:
+    """The logs in `inputs` (a name that is no folder is taken as a log file); a file
+    of a tree that `known` knows is taken as it says."""
     if dialect is not None and dialect not in DIALECTS:
         from condense_cli.dialects import choices
 
@@ -78,60 +85,61 @@ def find_logs(inputs: Iterable[str], dialect: str | None = None) -> Found:
         if _folder_dialect(path, dialect) is not None:
             found.logs.append(name)
             continue
-        found.logs += sorted(_walk(path, dialect, found))
+        found.logs += sorted(_walk(path, dialect, found, known))
     return found
 
 
-def _walk(root: Path, dialect: str | None, found: Found) -> Iterator[str]:
+def _walk(
+    root: Path, dialect: str | None, found: Found, known: Known | None = None
+) -> Iterator[str]:
     """The logs in the tree at `root`. A special file (a FIFO, a socket, a device) is
     never opened, only counted; a folder that cannot be read is counted; a file named
     as a log that cannot be read is given as a log, so reading it says why and fails
-    the command (exit 1)."""
+    the command (exit 1). Each folder is listed once, and what a listing says of an
+    entry (a link, a folder, a regular file) is not asked of the file again."""
     top = root.resolve()
-
-    def unreadable(error: OSError) -> None:
-        found.skip("a folder that cannot be read")
-
-    for folder, dirs, files in os.walk(root, followlinks=False, onerror=unreadable):
-        here = Path(folder)
-        kept = []
-        for name in sorted(dirs):
-            child = here / name
-            if child.is_symlink():
-                _skip_link(child, top, found)
-                continue
+    folders = [str(root)]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            found.skip("a folder that cannot be read")
+            continue
+        below = []
+        for entry in entries:
             try:
-                claimed = _folder_dialect(child, dialect)
+                if entry.is_symlink():
+                    _skip_link(Path(entry.path), top, found)
+                elif entry.is_dir(follow_symlinks=False):
+                    if _folder_dialect(Path(entry.path), dialect) is not None:
+                        yield entry.path  # one log: not searched further
+                    else:
+                        below.append(entry.path)
+                elif not entry.is_file(follow_symlinks=False):
+                    found.skip("not a regular file (a FIFO, a socket or a device)")
+                elif _known(entry, dialect, known) or _file_dialect(entry.path, dialect):
+                    yield entry.path
+                else:
+                    found.skip("not a session log")
+            except _Unreadable:
+                yield entry.path  # reading it says it cannot be read
             except OSError:
                 found.skip("a folder that cannot be read")
-                continue
-            if claimed is not None:
-                yield str(child)  # one log: not searched further
-            else:
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(files):
-            path = here / name
-            if path.is_symlink():
-                _skip_link(path, top, found)
-            elif not _regular(path):
-                found.skip("not a regular file (a FIFO, a socket or a device)")
-            elif name.endswith(LOG_SUFFIXES) and not os.access(path, os.R_OK):
-                yield str(path)  # reading it says it cannot be read
-            elif _file_dialect(path, dialect) is not None:
-                yield str(path)
-            else:
-                found.skip("not a session log")
+        folders.extend(reversed(below))
 
 
-def _regular(path: Path) -> bool:
-    """Whether `path` is a regular file (asked without opening it)."""
-    import stat
-
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
+def _known(entry: os.DirEntry[str], dialect: str | None, known: Known | None) -> bool:
+    """Whether `known` knows the file as a log (of `dialect`, when one is named)."""
+    if known is None or not entry.name.endswith(LOG_SUFFIXES):
         return False
+    name = known(entry.path, entry.stat(follow_symlinks=False))
+    return name is not None and dialect in (None, name)
+
+
+class _Unreadable(Exception):
+    """A file named as a log that cannot be opened."""
 
 
 def _skip_link(path: Path, top: Path, found: Found) -> None:
@@ -154,13 +162,16 @@ def _folder_dialect(path: Path, dialect: str | None) -> str | None:
     return None
 
 
-def _file_dialect(path: Path, dialect: str | None) -> str | None:
-    """The dialect that claims the file (by its first JSON object), or None."""
-    if not path.name.endswith(LOG_SUFFIXES):
+def _file_dialect(path: str, dialect: str | None) -> str | None:
+    """The dialect that claims the file (by its first JSON object), or None; raises
+    `_Unreadable` for a file named as a log that cannot be opened."""
+    if not path.endswith(LOG_SUFFIXES):
         return None
     try:
-        with path.open("rb") as file:
+        with open(path, "rb") as file:
             first = first_value(first_lines(file))
+    except PermissionError as exc:
+        raise _Unreadable from exc
     except OSError:
         return None
     registered = claimant(first, dialect)

@@ -77,3 +77,26 @@ def test_a_file_that_is_gone_is_forgotten(proc, tmp_path: Path) -> None:
     with sqlite3.connect(cache / "condense" / "usage.sqlite") as db:
         paths = [row[0] for row in db.execute("SELECT path FROM calls")]
     assert paths == [os.path.realpath(kept)]
+
+
+def test_a_tree_is_not_opened_again_for_what_the_cache_knows(proc, tmp_path: Path) -> None:
+    """A file of a tree the cache read, the same as then, is taken as the log it was
+    without being opened to detect its dialect: its first line made no log's, its
+    size and time kept, it is still counted from the cache (and `--no-cache`, which
+    opens it, passes it over). Once its time moves it is looked at again."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    log = session(tree)
+    first = dollars(proc, tree, cache)
+    stat = log.stat()
+    body = log.read_bytes()
+    head = body.index(b"\n")
+    log.write_bytes(b"{" + b" " * (head - 2) + b"}" + body[head:])  # `{}`: no log's
+    os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert dollars(proc, tree, cache) == first
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    fresh = proc("cost", tree, "--no-cache", env=env)
+    assert fresh.returncode == 2 and b"not a session log" in fresh.stderr
+    os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    moved = proc("cost", tree, env=env)
+    assert moved.returncode == 2 and b"not a session log" in moved.stderr

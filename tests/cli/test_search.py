@@ -143,3 +143,24 @@ def test_a_session_being_written_is_read_to_its_last_whole_line(proc, tmp_path: 
         out.write(body[40:])
     [hit] = search(proc, cache, "okapiword", tree)["hits"]
     assert hit["who"] == "user" and hit["in_view"]
+
+
+def test_a_tree_is_not_opened_again_for_what_the_index_holds(proc, tmp_path: Path) -> None:
+    """A session the index holds, the same as then, is taken as the log it was
+    without being opened to detect its dialect (its first line made no log's, its
+    size and time kept: the index still answers); `--rebuild` looks at every file."""
+    from tests.analysis.test_cost import session
+
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    log = session(tree)
+    [hit] = search(proc, cache, "parser", tree)["hits"]
+    stat = log.stat()
+    body = log.read_bytes()
+    head = body.index(b"\n")
+    log.write_bytes(b"{" + b" " * (head - 2) + b"}" + body[head:])  # `{}`: no log's
+    os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert search(proc, cache, "parser", tree)["hits"] == [hit]
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    rebuilt = proc("search", "parser", tree, "--rebuild", env=env)
+    assert rebuilt.returncode == 2 and b"not a session log" in rebuilt.stderr
