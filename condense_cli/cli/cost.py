@@ -27,8 +27,9 @@ from condense_cli.cli.options import (
 from condense_cli.cli.output import echo
 from condense_cli.core.errors import CondenseError, LogFailed
 from condense_cli.core.jsonlines import indented
+from condense_cli.core.pool import in_worker
 from condense_cli.core.text import plural
-from condense_cli.core.usage import Spending, Usage
+from condense_cli.core.usage import Spending, Usage, decode_calls, encode_calls
 from condense_cli.core.usagecache import UsageCache
 from condense_cli.dialects import read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
@@ -137,8 +138,11 @@ def cost(
                 failed += 1
                 continue
             name, usage, spending = result
+            body = None
+            if isinstance(usage, bytes):  # as a worker hands them back
+                body, usage = usage, decode_calls(usage)
             if kept is not None and log not in known and usage is not None:
-                kept.put(log, name, usage)
+                kept.put(log, name, body or encode_calls(usage))
             if spending is not None and spending.compactions:
                 weighed.append((log, spending))
             if usage is None:
@@ -187,12 +191,14 @@ def cost(
 
 
 def usage_one(log: str, dialect: str | None, compactions: bool) -> Any:
-    """The dialect and calls of one log (in this process or a worker's), with its
-    spending where `compactions` asks for it, or (None and) the message, hint and
-    exit code of why they cannot be read."""
+    """The dialect and calls of one log (in this process, or a worker's, which hands
+    them back as `encode_calls` writes them), with its spending where `compactions`
+    asks for it, or (None and) the message, hint and exit code of why they cannot be
+    read."""
     try:
         name, usage = read_usage(log, dialect)
-        return name, usage, read_spending(log, dialect) if compactions else None
+        handed = encode_calls(usage) if usage is not None and in_worker() else usage
+        return name, handed, read_spending(log, dialect) if compactions else None
     except CondenseError as exc:
         return None, exc.message, exc.hint, exc.exit_code
 

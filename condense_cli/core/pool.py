@@ -61,6 +61,13 @@ def ordered_map(
         pool.join()
 
 
+def in_worker() -> bool:
+    """Whether this process is a worker of `ordered_map`'s pool."""
+    import multiprocessing
+
+    return multiprocessing.parent_process() is not None
+
+
 def batch_size(items: int, workers: int) -> int:
     """Items sent to a worker at once: about 8 batches per worker, 1 to 16 items each,
     so the work stays spread evenly and the order of the output moves in small steps."""

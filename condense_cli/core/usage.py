@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+import orjson
+
 # The services whose calls compact the history, not the agent's turns
 CONDENSER = "condenser"  # OpenHands V1's condenser
 COMPACTION = "compaction"  # a Codex remote compaction's own call
@@ -55,11 +57,24 @@ class Usage:
 
     def __reduce__(self) -> tuple[type[Usage], tuple[Any, ...]]:
         # pickled as its fields' values: a third of the time of a slotted class's
-        # default, for the many calls a worker hands back (`cost` over a tree)
-        return Usage, _usage_fields(self)
+        # default (the calls of `--compactions`' spendings, handed back by workers)
+        return Usage, _values_of(self)
 
 
-_usage_fields = attrgetter(*(f.name for f in fields(Usage)))
+USAGE_FIELDS = tuple(f.name for f in fields(Usage))
+_values_of = attrgetter(*USAGE_FIELDS)
+
+
+def encode_calls(calls: list[Usage]) -> bytes:
+    """Calls as JSON, each the array of its fields' values: what a worker hands back
+    (a fifth of the time of pickling the objects, and unpickled in a third) and
+    what condense's cache keeps."""
+    return orjson.dumps([_values_of(call) for call in calls])
+
+
+def decode_calls(body: bytes) -> list[Usage]:
+    """The calls `encode_calls` wrote; ValueError or TypeError for a body it did not."""
+    return [Usage(*values) for values in orjson.loads(body)]
 
 
 def count(usage: Mapping[str, Any], key: str) -> int:

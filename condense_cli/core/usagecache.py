@@ -18,16 +18,14 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterable
-from dataclasses import fields
 from pathlib import Path
 
 import orjson
 
 from condense_cli.core.files import cache_dir, held_path
-from condense_cli.core.usage import Usage
+from condense_cli.core.usage import Usage, decode_calls
 
 CACHE_FILE = "usage.sqlite"
-FIELDS = [f.name for f in fields(Usage)]
 BUSY_SECONDS = 5.0  # another `cost` writing its reads: wait this long for it
 LOOKUP_BATCH = 500  # paths looked up in one query (SQLite allows 32,766 parameters)
 
@@ -133,19 +131,19 @@ class UsageCache:
             if row is None or row[0] != state:
                 continue
             try:
-                calls = [Usage(*call) for call in orjson.loads(row[2])]  # as FIELDS
-            except (orjson.JSONDecodeError, TypeError, ValueError):
+                calls = decode_calls(row[2])
+            except (TypeError, ValueError):  # (orjson's errors are ValueErrors)
                 continue
             hits[log] = (row[1], calls)
         return hits
 
-    def put(self, log: str, dialect: str, calls: list[Usage]) -> None:
-        """Keep the calls read of `log` (as it was when `known` looked it up)."""
+    def put(self, log: str, dialect: str, body: bytes) -> None:
+        """Keep the calls read of `log` (`encode_calls`), as it was when `known` looked
+        it up."""
         seen = self.seen.get(log)
         if self.db is None or seen is None:
             return
         real, state = seen
-        body = orjson.dumps([[getattr(call, name) for name in FIELDS] for call in calls])
         try:
             self.db.execute(
                 "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?)", (real, state, dialect, body)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.analysis.test_cost import session
+from tests.conftest import CORPUS, require_corpus
 
 
 def dollars(proc: Any, tree: Path, cache: Path, *args: str) -> dict[str, float]:
@@ -100,3 +101,19 @@ def test_a_tree_is_not_opened_again_for_what_the_cache_knows(proc, tmp_path: Pat
     os.utime(log, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     moved = proc("cost", tree, env=env)
     assert moved.returncode == 2 and b"not a session log" in moved.stderr
+
+
+def test_workers_hand_back_the_same_calls_as_this_process_reads(cli, proc, tmp_path: Path) -> None:
+    """Over the corpus (every dialect), by session: read in this process, in two
+    workers (which hand their calls back encoded), and from the cache the workers
+    filled, the rows are the same."""
+    require_corpus(CORPUS)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ("cost", CORPUS.parent, "--by", "session", "-f", "json")
+    one = cli(*args, "-j", "1", "--no-cache")
+    two = proc(*args, "-j", "2", env=env)
+    cached = proc(*args, "-j", "2", env=env)
+    assert one.exit_code == 0 and two.returncode == 0 and cached.returncode == 0
+    rows = json.loads(one.stdout)
+    assert len(rows["rows"]) >= 20 and rows["totals"]["dollars"] > 0
+    assert json.loads(two.stdout) == rows == json.loads(cached.stdout)
