@@ -15,6 +15,7 @@ import os
 import shutil
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +58,18 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.runs):
             _grow(grown)
             update.append(launcher.run(search, env=env)[0])
+    in_process = _in_process(tree, cache / "condense", args.runs)
     rows = {
         "build_s": statistics.median(build),
         "build_mb_per_s": log_bytes / 1e6 / statistics.median(build),
         "query_s": statistics.median(query),
         "update_after_a_turn_s": statistics.median(update),
+        # in a process already running (MCP's search_history): the sessions found and
+        # their states compared, then the index's query; and the index's query alone
+        "query_in_process_s": statistics.median(in_process["whole"]),
+        "index_query_s": statistics.median(in_process["index"]),
         "index_mb": (cache / "condense" / "search.sqlite").stat().st_size / 1e6,
-        "runs": {"build": build, "query": query, "update": update},
+        "runs": {"build": build, "query": query, "update": update, **in_process},
     }
     machine = machine_facts(args.runs, logs=args.logs, log_bytes=log_bytes, query=QUERY)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -71,9 +77,36 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{args.logs:,} sessions, {log_bytes / 1e6:,.0f} MB: built in {rows['build_s']:.1f} s "
         f"({rows['build_mb_per_s']:.0f} MB/s), queried in {rows['query_s']:.2f} s, "
-        f"after a turn in {rows['update_after_a_turn_s']:.2f} s; index "
+        f"after a turn in {rows['update_after_a_turn_s']:.2f} s (in a running process "
+        f"{rows['query_in_process_s']:.3f} s, the index's query {rows['index_query_s']:.3f} s); "
+        "index "
         f"{rows['index_mb']:.0f} MB"
     )
+
+
+def _in_process(tree: Path, folder: Path, runs: int) -> dict[str, list[float]]:
+    """The query's seconds in this process, as a running `condense mcp` answers it:
+    the tree walked and the states compared, then the index's query (`whole`); and
+    the index's query alone (`index`)."""
+    from condense_cli.analysis.search import SearchIndex
+    from condense_cli.dialects.discovery import find_logs
+
+    whole, index_only = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        index = SearchIndex(folder)
+        logs = find_logs([str(tree)], None, index.files()).logs
+        if index.stale(logs):
+            raise SystemExit("the index is not up to date with the tree")
+        asked = time.perf_counter()
+        hits = list(index.search(QUERY, logs, 20))
+        done = time.perf_counter()
+        index.close()
+        if not hits:
+            raise SystemExit(f"no hit for {QUERY!r}")
+        whole.append(done - started)
+        index_only.append(done - asked)
+    return {"whole": whole, "index": index_only}
 
 
 def _session_to_grow(tree: Path) -> Path:

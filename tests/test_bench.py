@@ -761,6 +761,7 @@ def test_the_search_benchmark_builds_queries_and_follows_a_turn(
     result = orjson.loads(out.read_bytes())
     assert result["build_s"] > 0 and result["query_s"] > 0 and result["update_after_a_turn_s"] > 0
     assert result["index_mb"] > 0 and result["machine"]["logs"] == 30
+    assert 0 < result["index_query_s"] < result["query_in_process_s"] < result["query_s"]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "data" / "search-cache")}
     tree = tmp_path / "data" / "search-30"
     done = subprocess.run(
