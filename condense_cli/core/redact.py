@@ -53,7 +53,12 @@ KEY_MARKS = (
 FIELD_MARKS = ("passw", "secret", "token", "api", "access")  # (in the text case-folded)
 # (bounded: a long run of word characters must not make a search quadratic)
 _FIELD = r"[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[\w.-]{0,40}"
-_FIELD_WORDS = re.compile(r"(?i)passw|secret|token|api[_-]?key|access[_-]?key")
+_WORDS = r"passw|secret|token|api[_-]?key|access[_-]?key"
+_FIELD_WORDS = re.compile(_WORDS)  # (in the text case-folded: three times as fast)
+_FIELD_WORDS_ANY_CASE = re.compile(rf"(?i){_WORDS}")
+# what must follow such a word for a field's pattern to match there: the rest of the
+# key (up to the longest a key can be), maybe a quote, then `:` or `=`
+_THEN_SEPARATOR = re.compile(r"[\w.-]{0,90}[\"']?\s*[:=]")
 # `"api_key": "..."`, `password = '...'` (the key kept, its value masked)
 _QUOTED_FIELD = re.compile(
     rf"(?i)(?P<key>[\"']?{_FIELD}[\"']?\s*[:=]\s*)(?P<q>[\"'])(?P<value>[^\"'\n]{{4,}})(?P=q)"
@@ -99,11 +104,18 @@ def mask_found(text: str) -> str:
     if not any(mark in folded for mark in FIELD_MARKS):
         return text
     # The field patterns are slow on long text: they are tried only around each word
-    # that can name a secret field, from the longest key before it to the end of the
-    # line after its own (a value may follow its key on the next line).
+    # that can name a secret field and is followed by a separator, from the longest
+    # key before it to the end of the line after its own (a value may follow its key
+    # on the next line). The words are found in the case-folded text where it is as
+    # long as the text (each character folded to one: the places are the same).
+    words = (
+        _FIELD_WORDS.finditer(folded)
+        if len(folded) == len(text)
+        else _FIELD_WORDS_ANY_CASE.finditer(text)
+    )
     parts, done = [], 0
-    for hit in _FIELD_WORDS.finditer(text):
-        if hit.start() < done:
+    for hit in words:
+        if hit.start() < done or not _THEN_SEPARATOR.match(text, hit.end()):
             continue
         start = max(done, hit.start() - FIELD_REACH)
         end = text.find("\n", hit.end())

@@ -178,6 +178,12 @@ LEAKS = {
     "slack": "xoxb-1234567890-abcdefghij",
     "google": "AIza" + "Sy0123456789abcdefghijklmnopqrstuvw",
     "github app": "ghs_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    # a key with words of its own before the one the field pattern takes
+    "long key field": '"token_for_the_staging_cluster_deploy_password": "correct-horse-battery"',
+    # in a text that case-folds longer (the words then found under any case in it)
+    "field after \u00df": 'Stra\u00dfe "password": "correct-horse-battery"',
+    # the value on the line after its key
+    "next line field": '"api_key":\n  "correct-horse-battery"',
 }
 
 
@@ -187,6 +193,7 @@ def test_a_secret_a_session_holds_is_masked_in_text_from_it(kind: str, leak: str
 
     masked = mask(f"the output said {leak} and went on")
     secret = leak.split('"')[-2] if "field" in kind or kind == "long s" else leak.split("=")[-1]
+    assert secret and secret in leak
     assert secret not in masked and SECRET in masked, masked
     # ordinary words about secrets stay
     assert mask("the token was revoked; passwords need 12 characters") == (
