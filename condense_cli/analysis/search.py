@@ -6,17 +6,20 @@ prints), its place, who wrote it (the user, the agent, a tool), when, what it is
 whether the log's current view still holds it or which condensation forgot it. Its
 text is masked (`core.redact`) before it is stored. A log is indexed again when its
 device, inode, size or time, or the code that reads it, changed; a log that is gone is
-forgotten. Only the command's own process writes the index, in one transaction a log;
-SQLite's locking lets several `search` runs share it.
+forgotten. Only the command's own process writes the index, in transactions of about
+a second (whole logs, several when they come quickly); SQLite's locking lets several
+`search` runs share it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import sqlite3
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +36,7 @@ from condense_cli.dialects.base import Replay
 INDEX_FILE = "search.sqlite"  # (its tables: `logs`, and `events` for FTS5)
 BUSY_SECONDS = 30.0  # another `search` writing the index: wait this long for it
 SNIPPET_TOKENS = 16
+BATCH_SECONDS = 1.0  # `refresh` commits the logs it stored about this often
 TOKEN = re.compile(r"\w+", re.UNICODE)
 WHO = ("user", "agent", "tool")
 
@@ -178,6 +182,7 @@ class SearchIndex:
         )
         self.db.commit()
         self.held: dict[str, str] = {}  # log -> the path it is kept under
+        self._batch = False  # within `refresh`: a log's changes wait for its commit
 
     def _path(self, log: str) -> str:
         """The path `log` is kept under (`core.files.held_path`), asked once."""
@@ -207,13 +212,14 @@ class SearchIndex:
         return found
 
     def store(self, log: str, dialect: str, project: str, rows: list[Row], kept: int = 0) -> None:
-        """`log`'s events, in place of those indexed before (one transaction). A log's
+        """`log`'s events, in place of those indexed before (in one transaction, its
+        own or `refresh`'s). A log's
         rows are numbered from its own number times `SPAN`, so they go by their
         numbers; with `kept` (the log only grew), its first `kept` rows stay and
         only their state (in view, or forgotten) is brought up to date, where their
         ids are those the index holds, else every row goes again."""
         path = self._path(log)
-        with self.db:
+        with self._writing():
             known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
             if known is None:
                 (top,) = self.db.execute("SELECT COALESCE(MAX(number), 0) FROM logs").fetchone()
@@ -268,13 +274,39 @@ class SearchIndex:
 
     def refresh(self, stale: list[tuple[str, int]], results: Iterable[Any]) -> Iterator[str]:
         """Store each log of `stale` as `index_log` read it (`results`, in the same
-        order); the message of each that could not be read."""
-        for (log, kept), result in zip(stale, results, strict=True):
-            if result[1] is None:
-                yield result[0]
-                continue
-            name, project, rows = result
-            self.store(log, name, project, rows, kept)
+        order); the message of each that could not be read. The logs are stored in
+        transactions of `BATCH_SECONDS` or so each (a commit waits for the disk)."""
+        self._batch = True
+        began = time.monotonic()
+        try:
+            for (log, kept), result in zip(stale, results, strict=True):
+                if result[1] is None:
+                    yield result[0]
+                    continue
+                name, project, rows = result
+                self.store(log, name, project, rows, kept)
+                if time.monotonic() - began >= BATCH_SECONDS:
+                    self.db.commit()
+                    began = time.monotonic()
+            self.db.commit()
+        finally:
+            self._batch = False
+            if self.db.in_transaction:
+                self.db.rollback()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A log's changes: its own transaction, or the batch's (`refresh`), which an
+        error rolls back whole (its logs are indexed again by the next search)."""
+        if not self._batch:
+            with self.db:
+                yield
+            return
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
 
     def _drop(self, path: str) -> None:
         """A log's rows and its entry gone (within the caller's transaction)."""

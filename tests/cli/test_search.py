@@ -164,3 +164,53 @@ def test_a_tree_is_not_opened_again_for_what_the_index_holds(proc, tmp_path: Pat
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     rebuilt = proc("search", "parser", tree, "--rebuild", env=env)
     assert rebuilt.returncode == 2 and b"not a session log" in rebuilt.stderr
+
+
+def test_an_index_build_cut_short_by_ctrl_c_is_finished_by_the_next_search(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C once the first sessions of 120 are committed (several to a
+    transaction): those stay, the rest are indexed by the next search, and the index
+    then holds what one built without a break holds, each session once."""
+    import signal
+    import time
+
+    require_corpus(POSTHOG.parent)
+    tree = tmp_path / "tree"
+    for project in range(120):
+        folder = tree / f"-home-dev-p{project:03}"
+        folder.mkdir(parents=True)
+        os.link(POSTHOG, folder / "s.jsonl")
+    cut, whole = tmp_path / "cut", tmp_path / "whole"
+    command = [str(CONDENSE), "search", "CODEOWNERS", str(tree), "-f", "json", "-j", "1"]
+    run = subprocess.Popen(
+        command, env={**os.environ, "XDG_CACHE_HOME": str(cut)}, stderr=subprocess.PIPE
+    )
+    index = cut / "condense" / "search.sqlite"
+    while run.poll() is None and _held(index) == 0:
+        time.sleep(0.05)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) == 130
+    assert 0 < _held(index) < 120  # (cut short, after a commit)
+    again = search(_run, cut, "CODEOWNERS", tree)
+    fresh = search(_run, whole, "CODEOWNERS", tree)
+    assert [h["snippet"] for h in again["hits"]] == [h["snippet"] for h in fresh["hits"]]
+    held = []
+    for cache in (cut, whole):
+        with sqlite3.connect(cache / "condense" / "search.sqlite") as db:
+            held.append(db.execute("SELECT COUNT(*), SUM(held) FROM logs").fetchone())
+            held.append(db.execute("SELECT COUNT(*) FROM events").fetchone())
+    assert held[0] == held[2] and held[1] == held[3] and held[0][0] == 120
+
+
+def _held(index: Path) -> int:
+    """The sessions an index holds (0 before there is one, or while it is locked)."""
+    try:
+        with sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=0.1) as db:
+            return int(db.execute("SELECT COUNT(*) FROM logs").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _run(*args: Any, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([str(CONDENSE), *map(str, args)], env=env, capture_output=True)
