@@ -237,7 +237,7 @@ class SearchIndex:
                 self.db.execute(
                     "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base + kept, base + SPAN)
                 )
-            else:
+            elif known is not None:  # (a new log's number has no rows)
                 self.db.execute(
                     "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base, base + SPAN)
                 )
