@@ -13,7 +13,6 @@ a second (whole logs, several when they come quickly); SQLite's locking lets sev
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
@@ -182,7 +181,6 @@ class SearchIndex:
         )
         self.db.commit()
         self.held: dict[str, str] = {}  # log -> the path it is kept under
-        self._batch = False  # within `refresh`: a log's changes wait for its commit
 
     def _path(self, log: str) -> str:
         """The path `log` is kept under (`core.files.held_path`), asked once."""
@@ -212,57 +210,56 @@ class SearchIndex:
         return found
 
     def store(self, log: str, dialect: str, project: str, rows: list[Row], kept: int = 0) -> None:
-        """`log`'s events, in place of those indexed before (in one transaction, its
-        own or `refresh`'s). A log's
-        rows are numbered from its own number times `SPAN`, so they go by their
-        numbers; with `kept` (the log only grew), its first `kept` rows stay and
-        only their state (in view, or forgotten) is brought up to date, where their
-        ids are those the index holds, else every row goes again."""
+        """`log`'s events, in place of those indexed before, within the transaction
+        open (begun here when none is, taking the write lock at once: `refresh`
+        commits it). A log's rows are numbered from its own number times `SPAN`, so
+        they go by their numbers; with `kept` (the log only grew), its first `kept`
+        rows stay and only their state (in view, or forgotten) is brought up to date,
+        where their ids are those the index holds, else every row goes again."""
         path = self._path(log)
-        with self._writing():
-            known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
-            if known is None:
-                (top,) = self.db.execute("SELECT COALESCE(MAX(number), 0) FROM logs").fetchone()
-                number = top + 1
-            else:
-                number = known[0]
-            base = number * SPAN
-            if kept and not self._same_ids(base, rows[:kept]):
-                kept = 0
-            if kept:
-                self.db.executemany(
-                    "UPDATE events SET forgotten = ? WHERE rowid = ? AND forgotten != ?",
-                    ((r.forgotten, base + r.position, r.forgotten) for r in rows[:kept]),
-                )
-                self.db.execute(
-                    "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base + kept, base + SPAN)
-                )
-            elif known is not None:  # (a new log's number has no rows)
-                self.db.execute(
-                    "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base, base + SPAN)
-                )
+        if not self.db.in_transaction:  # (the number read here is then this writer's)
+            self.db.execute("BEGIN IMMEDIATE")
+        known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
+        if known is None:
+            (top,) = self.db.execute("SELECT COALESCE(MAX(number), 0) FROM logs").fetchone()
+            number = top + 1
+        else:
+            number = known[0]
+        base = number * SPAN
+        if kept and not self._same_ids(base, rows[:kept]):
+            kept = 0
+        if kept:
             self.db.executemany(
-                "INSERT INTO events (rowid, body, path, id, position, who, kind, stamp, "
-                "forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        base + r.position,
-                        r.text,
-                        path,
-                        r.id,
-                        r.position,
-                        r.who,
-                        r.kind,
-                        r.when,
-                        r.forgotten,
-                    )
-                    for r in rows[kept:]
-                ),
+                "UPDATE events SET forgotten = ? WHERE rowid = ? AND forgotten != ?",
+                ((r.forgotten, base + r.position, r.forgotten) for r in rows[:kept]),
             )
             self.db.execute(
-                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
-                (path, state_of(log), dialect, project, len(rows), number),
+                "DELETE FROM events WHERE rowid > ? AND rowid < ?", (base + kept, base + SPAN)
             )
+        elif known is not None:  # (a new log's number has no rows)
+            self.db.execute("DELETE FROM events WHERE rowid > ? AND rowid < ?", (base, base + SPAN))
+        self.db.executemany(
+            "INSERT INTO events (rowid, body, path, id, position, who, kind, stamp, "
+            "forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    base + r.position,
+                    r.text,
+                    path,
+                    r.id,
+                    r.position,
+                    r.who,
+                    r.kind,
+                    r.when,
+                    r.forgotten,
+                )
+                for r in rows[kept:]
+            ),
+        )
+        self.db.execute(
+            "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
+            (path, state_of(log), dialect, project, len(rows), number),
+        )
 
     def _same_ids(self, base: int, rows: list[Row]) -> bool:
         """Whether the index holds these rows' ids at their places."""
@@ -274,10 +271,10 @@ class SearchIndex:
 
     def refresh(self, stale: list[tuple[str, int]], results: Iterable[Any]) -> Iterator[str]:
         """Store each log of `stale` as `index_log` read it (`results`, in the same
-        order); the message of each that could not be read. The logs are stored in
-        transactions of `BATCH_SECONDS` or so each (a commit waits for the disk)."""
-        self._batch = True
-        began = time.monotonic()
+        order); the message of each that could not be read. The logs are committed
+        about every `BATCH_SECONDS` (a commit waits for the disk); an error rolls back
+        the logs not yet committed, which the next search indexes."""
+        began = None
         try:
             for (log, kept), result in zip(stale, results, strict=True):
                 if result[1] is None:
@@ -285,28 +282,14 @@ class SearchIndex:
                     continue
                 name, project, rows = result
                 self.store(log, name, project, rows, kept)
+                began = began or time.monotonic()
                 if time.monotonic() - began >= BATCH_SECONDS:
                     self.db.commit()
-                    began = time.monotonic()
+                    began = None
             self.db.commit()
         finally:
-            self._batch = False
             if self.db.in_transaction:
                 self.db.rollback()
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """A log's changes: its own transaction, or the batch's (`refresh`), which an
-        error rolls back whole (its logs are indexed again by the next search)."""
-        if not self._batch:
-            with self.db:
-                yield
-            return
-        try:
-            yield
-        except BaseException:
-            self.db.rollback()
-            raise
 
     def _drop(self, path: str) -> None:
         """A log's rows and its entry gone (within the caller's transaction)."""
