@@ -170,6 +170,11 @@ class SearchIndex:
         where.mkdir(parents=True, exist_ok=True)
         self.path = where / INDEX_FILE
         self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
+        self._create()
+        self.db.commit()
+        self.held: dict[str, str] = {}  # log -> the path it is kept under
+
+    def _create(self) -> None:
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS logs (path TEXT PRIMARY KEY, state TEXT, "
             "dialect TEXT, project TEXT, held INTEGER, number INTEGER UNIQUE)"
@@ -179,8 +184,6 @@ class SearchIndex:
             "id UNINDEXED, position UNINDEXED, who UNINDEXED, kind UNINDEXED, "
             "stamp UNINDEXED, forgotten UNINDEXED, tokenize='unicode61')"
         )
-        self.db.commit()
-        self.held: dict[str, str] = {}  # log -> the path it is kept under
 
     def _path(self, log: str) -> str:
         """The path `log` is kept under (`core.files.held_path`), asked once."""
@@ -300,10 +303,17 @@ class SearchIndex:
             self.db.execute("DELETE FROM logs WHERE path = ?", (path,))
 
     def clear(self) -> None:
-        """Forget every log (`--rebuild`)."""
-        with self.db:
-            self.db.execute("DELETE FROM events")
-            self.db.execute("DELETE FROM logs")
+        """Forget every log (`--rebuild`): the tables made anew, in one transaction
+        (deleting an FTS5 table's rows one by one took a third of a rebuild)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("DROP TABLE events")
+            self.db.execute("DROP TABLE logs")
+            self._create()
+            self.db.commit()
+        finally:
+            if self.db.in_transaction:
+                self.db.rollback()
 
     def project_of(self, log: str) -> str:
         """The project a log is indexed under ("" when it is not)."""

@@ -6,7 +6,9 @@ searched for logs of every dialect: a folder a dialect reads is one log (and is 
 searched further), a file is a log when a dialect claims its first JSON object (the
 rules detection uses). Everything else is counted as skipped. Symbolic links are
 never followed (one out of the tree could lead anywhere; one inside it leads to
-what is searched anyway), only counted.
+what is searched anyway), only counted. A file a cache holds as it is now (`Known`:
+`cost`'s cache, `search`'s index) is taken as the log of the dialect the cache read it
+as, without being opened again.
 `dialect` keeps the logs of one dialect. Logs come out sorted by path within each
 input, inputs in the order given.
 """

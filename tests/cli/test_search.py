@@ -214,3 +214,24 @@ def _held(index: Path) -> int:
 
 def _run(*args: Any, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([str(CONDENSE), *map(str, args)], env=env, capture_output=True)
+
+
+def test_rebuild_starts_the_index_from_nothing(proc, tmp_path: Path) -> None:
+    """`--rebuild` forgets every session held, even one of another tree, and indexes
+    what it is given; the index then answers as one built from nothing does."""
+    from tests.analysis.test_cost import session
+
+    first, second, cache = tmp_path / "a", tmp_path / "b", tmp_path / "cache"
+    first.mkdir()
+    second.mkdir()
+    session(first)
+    session(second)
+    (second / "s.jsonl").rename(second / "t.jsonl")
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    assert proc("search", "parser", first, env=env).returncode == 0
+    rebuilt = proc("search", "parser", second, "--rebuild", "-f", "json", env=env)
+    assert rebuilt.returncode == 0 and b"index: 1 session," in rebuilt.stderr
+    [hit] = json.loads(rebuilt.stdout)["hits"]
+    assert hit["log"] == str((second / "t.jsonl").resolve())
+    fresh = search(proc, tmp_path / "fresh", "parser", second)
+    assert fresh["hits"] == [hit]
