@@ -185,7 +185,9 @@ def group_jobs(
                     name,
                     code.label,
                     code.argv(*args),
-                    code.env({"XDG_CACHE_HOME": str(log.parent / "cache")}),  # the bench's
+                    # the bench's, one a checkout: the caches key what they hold by
+                    # the code that read it, so a shared one flips between the two
+                    code.env({"XDG_CACHE_HOME": str(log.parent / f"cache-{code.label}")}),
                     runs=runs[name],
                     required=required,
                     timeout=timeout,
