@@ -61,8 +61,7 @@ class Usage:
         return Usage, _values_of(self)
 
 
-USAGE_FIELDS = tuple(f.name for f in fields(Usage))
-_values_of = attrgetter(*USAGE_FIELDS)
+_values_of = attrgetter(*(f.name for f in fields(Usage)))
 
 
 def encode_calls(calls: list[Usage]) -> bytes:
