@@ -349,7 +349,7 @@ class SearchIndex:
         if match is None:
             return
         where = ["events MATCH ?"]
-        values: list[Any] = [SNIPPET_TOKENS, match]
+        values: list[Any] = [match]
         wanted = {self._path(log) for log in logs}
         numbers = dict(self.db.execute("SELECT path, number FROM logs"))
         if not wanted.issuperset(numbers):  # some of the index only: by the rows' numbers
@@ -371,14 +371,31 @@ class SearchIndex:
         if until:
             where.append("(stamp = '' OR substr(stamp, 1, 10) <= ?)")
             values.append(until)
-        found = self.db.execute(
-            "SELECT path, id, position, who, kind, stamp, forgotten, body, "
-            "snippet(events, 0, '[', ']', ' … ', ?) FROM events "
-            f"WHERE {' AND '.join(where)} ORDER BY bm25(events) LIMIT ?",
-            (*values, limit),
-        ).fetchall()
+        ranked = [
+            rowid
+            for (rowid,) in self.db.execute(
+                f"SELECT rowid FROM events WHERE {' AND '.join(where)} "
+                "ORDER BY bm25(events) LIMIT ?",
+                (*values, limit),
+            )
+        ]
+        # the columns and snippet of the best alone (in one query SQLite makes them
+        # for every match before it sorts: 52 ms against 45 over 56,526 matches)
+        marks = ",".join("?" * len(ranked))
+        found = {
+            rowid: rest
+            for rowid, *rest in self.db.execute(
+                "SELECT rowid, path, id, position, who, kind, stamp, forgotten, body, "
+                "snippet(events, 0, '[', ']', ' … ', ?) FROM events "
+                f"WHERE events MATCH ? AND rowid IN ({marks})",
+                (SNIPPET_TOKENS, match, *ranked),
+            )
+        }
         meta: dict[str, tuple[str, str]] = {}
-        for path, key, position, by, kind, stamp, gone, body, snippet in found:
+        for rowid in ranked:
+            if rowid not in found:  # (its session indexed again since by another search)
+                continue
+            path, key, position, by, kind, stamp, gone, body, snippet = found[rowid]
             if path not in meta:
                 query = "SELECT dialect, project FROM logs WHERE path = ?"
                 meta[path] = self.db.execute(query, (path,)).fetchone() or ("", "")
