@@ -13,11 +13,14 @@ if TYPE_CHECKING:
 def hits_text(query: str, hits: list[Hit], logs: int, indexed: int, open_: bool) -> str:
     """The hits, best first: where each is, who wrote it, when, whether the view still
     holds it, and its snippet (with the command that shows it, under `open_`)."""
+    asked, searched = sanitize(query, one_line=True), f"the {plural(logs, 'session')} searched"
+    sessions = len({hit.log for hit in hits})
+    where = f"{plural(sessions, 'session')} of {searched}" if logs > 1 else searched
     head = (
-        f"{plural(len(hits), 'hit')} for {sanitize(query, one_line=True)!r} in "
-        f"{plural(logs, 'session')}"
-        + (f" ({plural(indexed, 'session')} indexed now)" if indexed else "")
-    )
+        f"{plural(len(hits), 'hit')} for {asked!r} in {where}"
+        if hits
+        else f"no hit for {asked!r} in {searched}"
+    ) + (f" ({plural(indexed, 'session')} indexed now)" if indexed else "")
     lines = [head]
     for number, hit in enumerate(hits, start=1):
         row = hit.row

@@ -235,3 +235,24 @@ def test_rebuild_starts_the_index_from_nothing(proc, tmp_path: Path) -> None:
     assert hit["log"] == str((second / "t.jsonl").resolve())
     fresh = search(proc, tmp_path / "fresh", "parser", second)
     assert fresh["hits"] == [hit]
+
+
+def test_the_text_head_counts_the_sessions_hit_among_those_searched(proc, tmp_path: Path) -> None:
+    """Hits in one of two sessions are said to be in one of the two searched (not "in
+    2 sessions"); no hit is said as such."""
+    from tests.analysis.test_cost import session
+
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    (tree / "a").mkdir(parents=True)
+    (tree / "b").mkdir()
+    session(tree / "a")
+    log = session(tree / "b")
+    log.write_text(log.read_text().replace("Fix the parser.", "Fix the lexer."))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    found = proc("search", "parser", tree, env=env)
+    assert found.returncode == 0
+    assert found.stdout.decode().splitlines()[0] == (
+        "1 hit for 'parser' in 1 session of the 2 sessions searched (2 sessions indexed now)"
+    )
+    none = proc("search", "zanzibarian", tree, env=env).stdout.decode().splitlines()[0]
+    assert none == "no hit for 'zanzibarian' in the 2 sessions searched"
