@@ -10,7 +10,6 @@ import contextlib
 import functools
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,15 +21,25 @@ def cache_dir() -> Path:
     return Path(base) / "condense"
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def held_path(log: str) -> str:
+_HELD: dict[str, str] = {}  # log -> the path it is kept under, found this process
+
+
+def held_path(log: str, is_link: bool | None = None) -> str:
     """The path a log is kept under in condense's caches: its real path, found once a
     process, its folder's resolved once for all its logs (a tree's thousands of
-    sessions share a few folders) and the log itself looked at alone (one `lstat`: a
-    link among the sessions is followed)."""
-    folder, name = os.path.split(os.path.abspath(log))
-    path = os.path.join(_real_folder(folder), name)
-    return os.path.realpath(path) if os.path.islink(path) else path
+    sessions share a few folders) and the log itself looked at alone (one `lstat`,
+    none when the caller knows whether it `is_link`: a link is followed)."""
+    path = _HELD.get(log)
+    if path is None:
+        folder, name = os.path.split(log)
+        if name in ("", ".", ".."):
+            path = os.path.realpath(log)
+        else:
+            path = os.path.join(_real_folder(folder or "."), name)
+            if is_link or (is_link is None and os.path.islink(path)):
+                path = os.path.realpath(path)
+        _HELD[log] = path
+    return path
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,6 +63,8 @@ def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o644 & ~umask
+    import tempfile  # (~1 ms to import: not for the commands that only read)
+
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         os.fchmod(fd, mode)

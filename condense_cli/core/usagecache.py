@@ -13,17 +13,20 @@ are read.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import sqlite3
 import stat
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from condense_cli.core.files import cache_dir, held_path
-from condense_cli.core.usage import Usage, decode_calls
+
+if TYPE_CHECKING:
+    from condense_cli.core.usage import Usage
 
 CACHE_FILE = "usage.sqlite"
 BUSY_SECONDS = 5.0  # another `cost` writing its reads: wait this long for it
@@ -32,16 +35,34 @@ LOOKUP_BATCH = 500  # paths looked up in one query (SQLite allows 32,766 paramet
 
 @functools.cache
 def readers() -> str:
-    """What the code that reads logs is now: a digest of its modules' sizes and times."""
+    """What the code that reads logs is now: a checksum of its modules' sizes and times
+    (zlib's: a change detector needs no cryptographic hash, and loading OpenSSL for
+    one took 2 ms of every `search`)."""
     from condense_cli import __version__
 
-    package = Path(__file__).resolve().parent.parent
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = [__version__]
     for folder in ("core", "dialects"):
-        for path in sorted((package / folder).rglob("*.py")):
-            info = path.stat()
-            found.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
-    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
+        found += sorted(_modules(package, folder))
+    text = "\n".join(found).encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+
+
+def _modules(package: str, folder: str) -> list[str]:
+    """`folder/name.py:size:time` of each module under `folder` of `package`."""
+    found, folders = [], [folder]
+    while folders:
+        below = folders.pop()
+        with os.scandir(os.path.join(package, below)) as listing:
+            for entry in listing:
+                name = f"{below}/{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(name)
+                elif entry.name.endswith(".py"):
+                    info = entry.stat()
+                    found.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return found
 
 
 def file_state(path: str, taken: os.stat_result | None = None) -> str | None:
@@ -58,14 +79,19 @@ def file_state(path: str, taken: os.stat_result | None = None) -> str | None:
 
 class KnownFiles:
     """The dialect each file a cache holds was read as, and its state then: called
-    with a file's path and `stat`, its dialect if it is as it was (`discovery.Known`)."""
+    with a file's path and `lstat`, its dialect if it is as it was (`discovery.Known`).
+    The state of each file it was called with is kept (`now`), so that the cache need
+    not look at the file again this run."""
 
     def __init__(self, rows: Iterable[tuple[str, str, str]]) -> None:
         self.held = {path: (state, dialect) for path, state, dialect in rows}
+        self.now: dict[str, str | None] = {}  # log -> its state when called with it
 
     def __call__(self, log: str, taken: os.stat_result) -> str | None:
-        state, dialect = self.held.get(held_path(log), (None, None))
-        return dialect if state is not None and state == file_state(log, taken) else None
+        link = stat.S_ISLNK(taken.st_mode)  # (its target's state, then)
+        now = self.now[log] = file_state(log, None if link else taken)
+        state, dialect = self.held.get(held_path(log, link), (None, None))
+        return dialect if state is not None and state == now else None
 
 
 class UsageCache:
@@ -74,6 +100,7 @@ class UsageCache:
     def __init__(self, folder: Path | None = None) -> None:
         self.db: sqlite3.Connection | None = None
         self.seen: dict[str, tuple[str, str]] = {}  # log -> its real path, its state
+        self.found = KnownFiles(())  # (what `files` gave the tree's walk)
         try:
             where = folder or cache_dir()
             where.mkdir(parents=True, exist_ok=True)
@@ -90,23 +117,28 @@ class UsageCache:
         if self.db is None:
             return None
         try:
-            return KnownFiles(self.db.execute("SELECT path, state, dialect FROM calls"))
+            self.found = KnownFiles(self.db.execute("SELECT path, state, dialect FROM calls"))
         except sqlite3.Error:
             return None
+        return self.found
 
     def known(self, logs: list[str]) -> dict[str, tuple[str, list[Usage]]]:
         """The logs of `logs` read before and the same files now, with their dialect
         and calls (the state of each of the others is kept for `put`)."""
+        from condense_cli.core.usage import decode_calls
+
         if self.db is None:
             return {}
         now: dict[str, tuple[str, str]] = {}  # real path -> its log, its state now
         for log in logs:
             real = held_path(log)
-            try:
-                found = os.stat(real)
-            except (OSError, ValueError):
-                continue
-            state = file_state(real, found) if stat.S_ISREG(found.st_mode) else None
+            state = self.found.now.get(log)  # (a file of a tree: as the walk found it)
+            if state is None:
+                try:
+                    found = os.stat(real)
+                except (OSError, ValueError):
+                    continue
+                state = file_state(real, found) if stat.S_ISREG(found.st_mode) else None
             if state is not None:
                 self.seen[log] = (real, state)
                 now[real] = (log, state)

@@ -26,15 +26,15 @@ import orjson
 from condense_cli.core.errors import CondenseError, ConfigError, LogError
 from condense_cli.core.logfile import BOM, LogSource, is_stream, refuse_streams
 from condense_cli.core.remote import is_folder, is_url, local_folder
-from condense_cli.dialects.base import Dialect, Reading, Replay, quiet_reading
 from condense_cli.dialects.claude_code import detect as claude_code_detect
 from condense_cli.dialects.codex import detect as codex_detect
 from condense_cli.dialects.gemini_cli import detect as gemini_cli_detect
 from condense_cli.dialects.openhands_v0 import detect as openhands_v0_detect
 from condense_cli.dialects.openhands_v1 import detect as openhands_v1_detect
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (base is imported with the dialect chosen: not for detection)
     from condense_cli.core.usage import Spending, Usage
+    from condense_cli.dialects.base import Dialect, Reading, Replay
     from condense_cli.dialects.counting import TextCounts
 
 
@@ -118,14 +118,18 @@ def read_log(
     dialect: str | None = None,
     upto: str | None = None,
     collect: bool = False,
-    reading: Reading = quiet_reading,
+    reading: Reading | None = None,
     counts: TextCounts | None = None,
     settled: bool = False,
 ) -> Iterator[Replay]:
     """Open, detect, validate and replay the log at `path` (`-` for standard input, a
-    URL for a log on a store); `counts`: see `Dialect.reading`. `settled`: a file is
-    read to its last whole line (`LogSource.settle`), as a hook reads a session its
-    client is writing."""
+    URL for a log on a store); `reading`: what is said of the reading (by default
+    nothing, `base.quiet_reading`); `counts`: see `Dialect.reading`. `settled`: a
+    file is read to its last whole line (`LogSource.settle`), as a hook reads a
+    session its client is writing."""
+    from condense_cli.dialects.base import quiet_reading
+
+    reading = reading or quiet_reading
     if is_url(path) and is_folder(path):
         with local_folder(path) as local:
             try:
@@ -182,9 +186,13 @@ def append_to_log(
     *,
     dialect: str | None = None,
     lock_timeout: float = 10.0,
-    reading: Reading = quiet_reading,
+    reading: Reading | None = None,
 ) -> Iterator[Replay]:
-    """Lock the log at `path` and replay it; the replay may then append one record."""
+    """Lock the log at `path` and replay it (`reading`: as `read_log`'s); the replay
+    may then append one record."""
+    from condense_cli.dialects.base import quiet_reading
+
+    reading = reading or quiet_reading
     refuse_streams(path)
     if Path(path).is_dir():
         chosen = detect_folder(path, dialect)

@@ -94,11 +94,12 @@ def find_logs(
 def _walk(
     root: Path, dialect: str | None, found: Found, known: Known | None = None
 ) -> Iterator[str]:
-    """The logs in the tree at `root`. A special file (a FIFO, a socket, a device) is
-    never opened, only counted; a folder that cannot be read is counted; a file named
-    as a log that cannot be read is given as a log, so reading it says why and fails
-    the command (exit 1). Each folder is listed once, and what a listing says of an
-    entry (a link, a folder, a regular file) is not asked of the file again."""
+    """The logs in the tree at `root` (a folder no dialect reads as one log). A special
+    file (a FIFO, a socket, a device) is never opened, only counted; a folder that
+    cannot be read is counted; a file named as a log that cannot be read is given as a
+    log, so reading it says why and fails the command (exit 1). Each folder is listed
+    once: its listing says whether a dialect reads it as one log, and what it says of
+    an entry (a link, a folder, a regular file) is not asked of the file again."""
     top = root.resolve()
     folders = [str(root)]
     while folders:
@@ -106,6 +107,9 @@ def _walk(
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
+            if folder != str(root) and _listing_dialect(entries, dialect) is not None:
+                yield folder  # one log: not searched further
+                continue
         except OSError:
             found.skip("a folder that cannot be read")
             continue
@@ -115,10 +119,7 @@ def _walk(
                 if entry.is_symlink():
                     _skip_link(Path(entry.path), top, found)
                 elif entry.is_dir(follow_symlinks=False):
-                    if _folder_dialect(Path(entry.path), dialect) is not None:
-                        yield entry.path  # one log: not searched further
-                    else:
-                        below.append(entry.path)
+                    below.append(entry.path)
                 elif not entry.is_file(follow_symlinks=False):
                     found.skip("not a regular file (a FIFO, a socket or a device)")
                 elif _known(entry, dialect, known) or _file_dialect(entry.path, dialect):
@@ -160,6 +161,17 @@ def _inside(path: Path, top: Path) -> bool:
 def _folder_dialect(path: Path, dialect: str | None) -> str | None:
     for name, registered in DIALECTS.items():
         if dialect in (None, name) and registered.claims_folder(path):
+            return name
+    return None
+
+
+def _listing_dialect(entries: list[os.DirEntry[str]], dialect: str | None) -> str | None:
+    """The dialect that reads a folder holding `entries` as one log (`claims_listing`,
+    a folder among them as a link to one counts), or None."""
+    folders = [entry.name for entry in entries if entry.is_dir()]
+    files = [entry.name for entry in entries if not entry.is_dir()]
+    for name, registered in DIALECTS.items():
+        if dialect in (None, name) and registered.claims_listing(folders, files):
             return name
     return None
 
