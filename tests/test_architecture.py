@@ -62,7 +62,7 @@ def test_the_package_table_lists_every_module_of_every_dialect() -> None:
 def test_cli_holds_one_module_per_command_and_the_shared_ones_it_names() -> None:
     from condense_cli.cli.app import COMMANDS
 
-    shared = {"app", "options", "guard", "output", "many"}
+    shared = {"app", "options", "guard", "output", "many", "search_ahead"}
     modules = {p.stem for p in (PACKAGE / "cli").glob("*.py") if p.stem != "__init__"}
     assert modules == shared | {entry.module for entry in COMMANDS}
     line = PAGE[PAGE.index("  cli/") : PAGE.index("  terminal/")]

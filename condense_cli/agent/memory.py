@@ -14,7 +14,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from condense_cli.analysis.search import fts_query, kind_of, text_of
+from condense_cli.analysis.search import kind_of, text_of
+from condense_cli.analysis.search_query import fts_query
 from condense_cli.dialects.base import Replay
 
 SNIPPET_TOKENS = 24

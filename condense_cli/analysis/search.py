@@ -14,7 +14,6 @@ a second (whole logs, several when they come quickly); SQLite's locking lets sev
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sqlite3
 import stat
@@ -22,22 +21,30 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from condense_cli.core.events import Event
+from condense_cli.analysis.search_query import (
+    HELD,
+    INDEX_FILE,
+    Ahead,
+    Filters,
+    fts_query,
+    ranking,
+)
 from condense_cli.core.files import cache_dir, held_path
 from condense_cli.core.redact import mask
 from condense_cli.core.usagecache import KnownFiles, file_state, readers
-from condense_cli.dialects.base import Replay
 
-INDEX_FILE = "search.sqlite"  # (its tables: `logs`, and `events` for FTS5)
+ANY = Filters()  # (no filter: every match)
+if TYPE_CHECKING:
+    from condense_cli.core.events import Event
+    from condense_cli.dialects.base import Replay
+
 BUSY_SECONDS = 30.0  # another `search` writing the index: wait this long for it
 SNIPPET_TOKENS = 16
 BATCH_SECONDS = 1.0  # `refresh` commits the logs it stored about this often
-TOKEN = re.compile(r"\w+", re.UNICODE)
-WHO = ("user", "agent", "tool")
 
 
 def kind_of(event: Event) -> str:
@@ -70,15 +77,6 @@ def who_of(event: Event) -> str:
     ):
         return "tool"
     return "agent"
-
-
-def fts_query(query: str, phrase: bool = False) -> str | None:
-    """The words of `query` as an FTS5 query that matches any of them (best first by
-    bm25), or with `phrase` all of them in a row; None when it has no word."""
-    words = ['"' + w.replace('"', '""') + '"' for w in TOKEN.findall(query)]
-    if not words:
-        return None
-    return " + ".join(words) if phrase else " OR ".join(words)
 
 
 def state_of(path: str) -> str | None:
@@ -172,7 +170,10 @@ class SearchIndex:
         self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
         self._create()
         self.db.commit()
-        self.held: dict[str, str] = {}  # log -> the path it is kept under
+        self.found = KnownFiles(())  # (what `files` gave the tree's walk)
+        # each log's state when `stale` looked at it, before it was read: what `store`
+        # records (a log written since is then found stale the next time)
+        self.looked: dict[str, str | None] = {}
 
     def _create(self) -> None:
         self.db.execute(
@@ -185,16 +186,10 @@ class SearchIndex:
             "stamp UNINDEXED, forgotten UNINDEXED, tokenize='unicode61')"
         )
 
-    def _path(self, log: str) -> str:
-        """The path `log` is kept under (`core.files.held_path`), asked once."""
-        path = self.held.get(log)
-        if path is None:
-            path = self.held[log] = held_path(log)
-        return path
-
     def files(self) -> KnownFiles:
         """What the index knows of the files it holds (`discovery.Known`)."""
-        return KnownFiles(self.db.execute("SELECT path, state, dialect FROM logs"))
+        self.found = KnownFiles(self.db.execute("SELECT path, state, dialect FROM logs"))
+        return self.found
 
     def stale(self, logs: Iterable[str]) -> list[tuple[str, int]]:
         """The logs of `logs` that are not indexed as they are now, each with how many
@@ -206,8 +201,9 @@ class SearchIndex:
         }
         found = []
         for log in logs:
-            now = state_of(log)
-            state, held = known.get(self._path(log), (None, 0))
+            now = self.found.now[log] if log in self.found.now else state_of(log)
+            self.looked[log] = now
+            state, held = known.get(held_path(log), (None, 0))
             if state != now:
                 found.append((log, held if _grew(state, now) else 0))
         return found
@@ -219,7 +215,7 @@ class SearchIndex:
         they go by their numbers; with `kept` (the log only grew), its first `kept`
         rows stay and only their state (in view, or forgotten) is brought up to date,
         where their ids are those the index holds, else every row goes again."""
-        path = self._path(log)
+        path = held_path(log)
         if not self.db.in_transaction:  # (the number read here is then this writer's)
             self.db.execute("BEGIN IMMEDIATE")
         known = self.db.execute("SELECT number FROM logs WHERE path = ?", (path,)).fetchone()
@@ -261,7 +257,7 @@ class SearchIndex:
         )
         self.db.execute(
             "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
-            (path, state_of(log), dialect, project, len(rows), number),
+            (path, self.looked.get(log) or state_of(log), dialect, project, len(rows), number),
         )
 
     def _same_ids(self, base: int, rows: list[Row]) -> bool:
@@ -318,13 +314,13 @@ class SearchIndex:
     def project_of(self, log: str) -> str:
         """The project a log is indexed under ("" when it is not)."""
         query = "SELECT project FROM logs WHERE path = ?"
-        row = self.db.execute(query, (self._path(log),)).fetchone()
+        row = self.db.execute(query, (held_path(log),)).fetchone()
         return str(row[0]) if row else ""
 
     def forget_gone(self, present: Iterable[str] = ()) -> int:
         """Forget the logs that are no longer there (those of `present`, just found,
         are); how many."""
-        there = {self._path(log) for log in present}
+        there = {held_path(log) for log in present}
         indexed = self.db.execute("SELECT path FROM logs")
         gone = [p for (p,) in indexed if p not in there and state_of(p) is None]
         with self.db:
@@ -337,21 +333,20 @@ class SearchIndex:
         query: str,
         logs: list[str],
         limit: int,
-        who: str | None = None,
-        forgotten: bool = False,
-        since: str = "",
-        until: str = "",
+        filters: Filters = ANY,
         phrase: bool = False,
+        ahead: Ahead | None = None,
     ) -> Iterator[Hit]:
-        """The events of `logs` that best match `query`, best first (with `phrase`,
-        those that hold its words in a row)."""
+        """The events of `logs` that best match `query` and pass `filters`, best first
+        (with `phrase`, those that hold its words in a row); ranked by `ahead` when it
+        ranked this query over the index as it is and `logs` are all it holds."""
         match = fts_query(query, phrase)
         if match is None:
             return
-        where = ["events MATCH ?"]
-        values: list[Any] = [match]
-        wanted = {self._path(log) for log in logs}
+        where, values = filters.clauses(match)
+        wanted = {held_path(log) for log in logs}
         numbers = dict(self.db.execute("SELECT path, number FROM logs"))
+        ranked = None
         if not wanted.issuperset(numbers):  # some of the index only: by the rows' numbers
             self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (number INTEGER PRIMARY KEY)")
             self.db.execute("DELETE FROM wanted")
@@ -360,25 +355,11 @@ class SearchIndex:
                 ((numbers[path],) for path in wanted if path in numbers),
             )
             where.append(f"(rowid / {SPAN}) IN (SELECT number FROM wanted)")
-        if who:
-            where.append("who = ?")
-            values.append(who)
-        if forgotten:
-            where.append("forgotten != ''")
-        if since:
-            where.append("(stamp = '' OR substr(stamp, 1, 10) >= ?)")
-            values.append(since)
-        if until:
-            where.append("(stamp = '' OR substr(stamp, 1, 10) <= ?)")
-            values.append(until)
-        ranked = [
-            rowid
-            for (rowid,) in self.db.execute(
-                f"SELECT rowid FROM events WHERE {' AND '.join(where)} "
-                "ORDER BY bm25(events) LIMIT ?",
-                (*values, limit),
-            )
-        ]
+        elif ahead is not None:
+            held = self.db.execute(HELD).fetchone()[0] or ""
+            ranked = ahead.take((match, filters, limit), held)
+        if ranked is None:
+            ranked = [rowid for (rowid,) in self.db.execute(ranking(where), (*values, limit))]
         # the columns and snippet of the best alone (in one query SQLite makes them
         # for every match before it sorts: 52 ms against 45 over 56,526 matches)
         marks = ",".join("?" * len(ranked))
@@ -406,8 +387,8 @@ class SearchIndex:
     def event(self, log: str, key: str, logs: list[str]) -> Row | None:
         """The event `key` of `log` as the index holds it (None: not one of `logs`,
         or no such event)."""
-        path = self._path(log)
-        if path not in {self._path(x) for x in logs}:
+        path = held_path(log)
+        if path not in {held_path(x) for x in logs}:
             return None
         found = self.db.execute(
             "SELECT id, position, who, kind, stamp, forgotten, body FROM events "

@@ -10,6 +10,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from condense_cli.analysis.search_query import DEFAULT_LIMIT
 from condense_cli.cli.guard import guarded
 from condense_cli.cli.many import client_folders, each_log, said_logs, some_logs
 from condense_cli.cli.options import (
@@ -71,7 +72,9 @@ def search(
         str | None,
         typer.Option("--until", metavar=DAY, help="Only events on this day or earlier."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Hits at most.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="Hits at most.")
+    ] = DEFAULT_LIMIT,
     open_: Annotated[
         bool,
         typer.Option(
@@ -98,16 +101,27 @@ def search(
     The sessions are indexed in condense's cache (SQLite FTS5), each again only when
     it changed; their texts are masked before they are stored.
     """
+    from condense_cli.analysis.search_query import Filters, rank_ahead
+    from condense_cli.cli import search_ahead
+    from condense_cli.core.files import cache_dir
+
+    filters = Filters(who.value if who else None, forgotten, day_of(since), day_of(until))
+    # ranked in a thread from the process's start, else from here, while the sessions
+    # are found: taken when none changed
+    ahead = search_ahead.taken()
+    if ahead is None and not rebuild:
+        ahead = rank_ahead(cache_dir(), query, filters, limit)
     from condense_cli.analysis.search import SearchIndex, hit_json, index_known
 
-    first, last = day_of(since), day_of(until)
     index = SearchIndex()
-    found = some_logs(paths or client_folders(), dialect, None if rebuild else index.files())
     try:
+        found = some_logs(paths or client_folders(), dialect, None if rebuild else index.files())
         if rebuild:
             index.clear()
         index.forget_gone(found.logs)
         stale = index.stale(found.logs)
+        if stale and ahead is not None:
+            ahead.stop()  # (the index is written: the ranking is of what it was)
         failed = 0
         work = partial(index_known, kept=dict(stale), dialect=dialect)
         with each_log(work, [log for log, _ in stale], workers, "indexing") as done:
@@ -115,11 +129,11 @@ def search(
                 say(f"Error: {message}")
                 failed += 1
         logs = [log for log in found.logs if project is None or project in index.project_of(log)]
-        hits = list(
-            index.search(query, logs, limit, who.value if who else None, forgotten, first, last)
-        )
+        hits = list(index.search(query, logs, limit, filters, ahead=ahead))
         logs_held, events_held = index.counts()
     finally:
+        if ahead is not None:
+            ahead.stop()
         index.close()
     if format is SearchFormat.json:
         data = {"query": query, "hits": [hit_json(h) for h in hits]}

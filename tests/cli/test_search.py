@@ -256,3 +256,21 @@ def test_the_text_head_counts_the_sessions_hit_among_those_searched(proc, tmp_pa
     )
     none = proc("search", "zanzibarian", tree, env=env).stdout.decode().splitlines()[0]
     assert none == "no hit for 'zanzibarian' in the 2 sessions searched"
+
+
+def test_a_search_of_sessions_that_did_not_change_answers_as_the_one_that_indexed_them(
+    proc, tmp_path: Path
+) -> None:
+    """The second search ranks in a thread while it finds the sessions unchanged, and
+    takes that ranking: the same hits as the search that indexed them, with filters
+    too, and a search of one session of the two its own."""
+    require_corpus(POSTHOG.parent)
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    shutil.copyfile(POSTHOG, tree / "s.jsonl")
+    shutil.copyfile(POSTHOG.with_name("FundWise.claude-session.jsonl"), tree / "t.jsonl")
+    for args in (("gh api roadmap",), ("test", "--who", "tool", "-n", "7")):
+        first = search(proc, cache, *args, tree)
+        assert first["hits"] and search(proc, cache, *args, tree) == first
+    one = search(proc, cache, "gh api roadmap", tree / "t.jsonl")["hits"]
+    assert one and all(h["log"] == str((tree / "t.jsonl").resolve()) for h in one)
