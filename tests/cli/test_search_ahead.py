@@ -83,3 +83,16 @@ def test_the_ranking_started_first_is_the_one_the_command_takes(cli, tmp_path: P
             for rowid in ahead.ranked or []
         ]
     assert len(hits) == 4 and ranked == hits
+
+
+def test_a_relative_cache_folder_ranks_ahead_without_a_word_on_stderr(proc, tmp_path: Path) -> None:
+    """$XDG_CACHE_HOME given relative: the index is found from the working folder,
+    and the thread that ranks ahead says nothing (it once printed a traceback)."""
+    from tests.analysis.test_cost import session
+
+    session(tmp_path)
+    env = {**os.environ, "XDG_CACHE_HOME": "cache"}
+    runs = [proc("search", "parser", "s.jsonl", "-f", "json", env=env, cwd=tmp_path) for _ in "ab"]
+    assert [r.returncode for r in runs] == [0, 0]
+    assert runs[0].stdout == runs[1].stdout and json.loads(runs[1].stdout)["hits"]
+    assert [r.stderr.decode() for r in runs] == ["index: 1 session, 5 events\n"] * 2
