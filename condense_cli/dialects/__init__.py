@@ -129,7 +129,7 @@ def read_log(
     session its client is writing."""
     from condense_cli.dialects.base import quiet_reading
 
-    reading = reading or quiet_reading
+    reading = quiet_reading if reading is None else reading
     if is_url(path) and is_folder(path):
         with local_folder(path) as local:
             try:
@@ -192,7 +192,7 @@ def append_to_log(
     may then append one record."""
     from condense_cli.dialects.base import quiet_reading
 
-    reading = reading or quiet_reading
+    reading = quiet_reading if reading is None else reading
     refuse_streams(path)
     if Path(path).is_dir():
         chosen = detect_folder(path, dialect)
