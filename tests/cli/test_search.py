@@ -126,16 +126,9 @@ def test_a_session_being_written_is_read_to_its_last_whole_line(proc, tmp_path: 
     tree.mkdir()
     session = tree / "s.jsonl"
     shutil.copyfile(POSTHOG.with_name("FundWise.claude-session.jsonl"), session)
-    last = [json.loads(x) for x in session.read_text().splitlines() if '"uuid"' in x][-1]
-    line = {
-        "type": "user",
-        "uuid": "00000000-0000-4000-8000-0000000000ef",
-        "parentUuid": last["uuid"],
-        "sessionId": last.get("sessionId"),
-        "timestamp": last.get("timestamp"),
-        "message": {"role": "user", "content": "Now the okapiword feature."},
-    }
-    body = json.dumps(line).encode() + b"\n"
+    from tests.analysis.test_search_index import _said
+
+    body = _said(session, "Now the okapiword feature.").encode()
     with session.open("ab") as out:
         out.write(body[:40])  # half a line, as the client writes it
     assert search(proc, cache, "okapiword", tree)["hits"] == []
