@@ -70,8 +70,8 @@ def cost(
         typer.Option(
             "--by",
             help="One row per session, day, week (from Monday), month, five-hour billing "
-            "block (by its start), model or project (a Codex rollout's working folder, "
-            "else the folder the session is in).",
+            "block (by its start), model or project (the folder the session worked in, "
+            "where it is recorded, else the folder the session is in).",
         ),
     ] = By.day,
     since: Annotated[

@@ -59,8 +59,9 @@ GroupByOpt = Annotated[
     GroupBy | None,
     typer.Option(
         "--group-by",
-        help="Over many logs, a row per dialect, project (Claude Code's project folder, "
-        "a Codex rollout's working folder, an evaluation run's folder), day (last "
+        help="Over many logs, a row per dialect, project (the folder the session worked "
+        "in, where it is recorded; else Claude Code's project folder, an evaluation "
+        "run's folder), day (last "
         "written, UTC) or model (the one the agent used last), instead of a row per log.",
     ),
 ]

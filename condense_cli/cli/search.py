@@ -61,8 +61,8 @@ def search(
         str | None,
         typer.Option(
             "--project",
-            help="Only sessions whose project (its folder, a Codex rollout's working "
-            "folder) holds this text.",
+            help="Only sessions whose project (the folder the session worked in, where "
+            "it is recorded, else its folder) holds this text.",
         ),
     ] = None,
     since: Annotated[

@@ -46,6 +46,10 @@ def _no_listing(folders: Iterable[str], files: Iterable[str]) -> bool:
     return False
 
 
+def _no_project(path: Path) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Registered:
     """A dialect as detection sees it: its name, its claims, and where its
@@ -56,6 +60,8 @@ class Registered:
     where: str
     claims_folder: Callable[[Path], bool] = _no_folder
     claims_listing: Callable[[Iterable[str], Iterable[str]], bool] = _no_listing  # on a store
+    # the project a log of the dialect is of, where the log or the client records it
+    project_of: Callable[[Path], str | None] = _no_project
 
     def load(self) -> Dialect:
         """The dialect, ready to read a log."""
@@ -78,11 +84,13 @@ DIALECTS: dict[str, Registered] = {
             "condense_cli.dialects.openhands_v1.dialect:OpenHandsV1",
             openhands_v1_detect.claims_folder,
             openhands_v1_detect.claims_listing,
+            openhands_v1_detect.project_of,
         ),
         Registered(
             gemini_cli_detect.NAME,
             gemini_cli_detect.claims,
             "condense_cli.dialects.gemini_cli.dialect:GeminiCli",
+            project_of=gemini_cli_detect.project_of,
         ),
         Registered(
             claude_code_detect.NAME,
@@ -90,7 +98,10 @@ DIALECTS: dict[str, Registered] = {
             "condense_cli.dialects.claude_code.dialect:ClaudeCode",
         ),
         Registered(
-            codex_detect.NAME, codex_detect.claims, "condense_cli.dialects.codex.dialect:Codex"
+            codex_detect.NAME,
+            codex_detect.claims,
+            "condense_cli.dialects.codex.dialect:Codex",
+            project_of=codex_detect.project_of,
         ),
         V0,
     )

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from condense_cli.core.errors import ConfigError
 from condense_cli.core.logfile import is_stream
 from condense_cli.core.remote import is_url
@@ -223,10 +221,11 @@ GROUPS = ("dialect", "project", "day", "model")
 
 def group_of(row: dict[str, Any], by: str) -> str:
     """What a log's row (`log`, `dialect`, `model`) is grouped under: its `dialect`;
-    its `model` (the one the agent used last); its `project` (a Codex rollout's working
-    folder, found in its first line where the dialect is not known yet; else the folder
-    the log is in: Claude Code's project folder, an evaluation run's folder); the `day`
-    it was last written (UTC)."""
+    its `model` (the one the agent used last); its `project` (where its dialect records
+    one, `Registered.project_of`, asked of every dialect where the log's is not known
+    yet: a Codex rollout's or an OpenHands V1 conversation's working folder, a Gemini
+    CLI session's project; else the folder the log is in: Claude Code's project folder,
+    an evaluation run's folder); the `day` it was last written (UTC)."""
     if by in ("dialect", "model"):
         return str(row.get(by) or f"no {by} recorded")
     path = Path(row["log"])
@@ -238,13 +237,9 @@ def group_of(row: dict[str, Any], by: str) -> str:
         except OSError:
             return "-"
         return datetime.fromtimestamp(stamp, UTC).date().isoformat()
-    if row.get("dialect") in ("codex", "", None) and path.is_file():  # (or not known yet)
-        try:
-            with path.open("rb") as file:
-                first = orjson.loads(file.readline(SNIFF_BYTES))
-            cwd = first.get("payload", {}).get("cwd")
-            if first.get("type") == "session_meta" and isinstance(cwd, str):
-                return cwd
-        except (OSError, orjson.JSONDecodeError, AttributeError):
-            pass
+    for name, registered in DIALECTS.items():
+        if row.get("dialect") in (name, "", None):
+            project = registered.project_of(path)
+            if project is not None:
+                return project
     return path.parent.name or "."

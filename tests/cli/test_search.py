@@ -267,3 +267,28 @@ def test_a_search_of_sessions_that_did_not_change_answers_as_the_one_that_indexe
         assert first["hits"] and search(proc, cache, *args, tree) == first
     one = search(proc, cache, "gh api roadmap", tree / "t.jsonl")["hits"]
     assert one and all(h["log"] == str((tree / "t.jsonl").resolve()) for h in one)
+
+
+def test_a_v1_conversations_project_is_the_workspace_its_state_records(
+    proc, tmp_path: Path
+) -> None:
+    """The SDK records the workspace in base_state.json (from October 2025): that
+    folder is the conversation's project, as a Codex rollout's `cwd` is; a
+    conversation from before, which records none, keeps the folder it is in."""
+    conversation = SHARED / "openhands-v1" / "dfcc6416d15d471d8fc1c28f819f07f4"
+    require_corpus(conversation)
+    tree, cache = tmp_path / "conversations", tmp_path / "cache"
+    shutil.copytree(conversation, tree / "new")
+    shutil.copytree(conversation, tree / "old")
+    state = tree / "new" / "event_service" / "base_state.json"
+    data = json.loads(state.read_text())
+    data["workspace"] = {"kind": "LocalWorkspace", "working_dir": "/home/dev/astropy"}
+    state.write_text(json.dumps(data))
+    hits = search(proc, cache, "separability_matrix", tree, "--who", "user")["hits"]
+    assert {(Path(h["log"]).name, h["project"]) for h in hits} == {
+        ("new", "/home/dev/astropy"),
+        ("old", "conversations"),
+    }
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = proc("search", "separability_matrix", tree, "--project", "astropy", env=env)
+    assert done.returncode == 0 and b"in the 1 session searched" in done.stdout

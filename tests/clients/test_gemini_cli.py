@@ -165,6 +165,21 @@ def test_the_client_writes_a_header_messages_and_set_records(session: Path) -> N
     assert all(set(r) == {"$set"} for r in written if "id" not in r and "sessionId" not in r)
 
 
+def test_a_sessions_project_is_the_folder_the_client_wrote_beside_its_chats(
+    session: Path, tmp_path: Path
+) -> None:
+    """0.61.0 keeps a project's sessions in `~/.gemini/tmp/<slug>/chats/` and the
+    project's path in `<slug>/.project_root`: `search` and `cost --by project` name the
+    project by that path, not by the `chats` folder every session is in."""
+    work = tmp_path / "work"
+    assert (session.parent.parent / ".project_root").read_text().strip() == str(work)
+    found = condense("search", "parser", session.parent, "-f", "json").stdout
+    hits = json.loads(found)["hits"]
+    assert hits and {h["project"] for h in hits} == {str(work)}
+    rows = json.loads(condense("cost", session.parent, "--by", "project", "-f", "json").stdout)
+    assert [row["project"] for row in rows["rows"]] == [str(work)]
+
+
 def test_on_resume_the_client_rewrites_the_list_and_sends_every_turn(
     session: Path, clients: Clients, tmp_path: Path
 ) -> None:

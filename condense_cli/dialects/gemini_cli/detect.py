@@ -3,9 +3,12 @@ loads `gemini_cli` only for a log it reads."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 NAME = "gemini-cli"
+CHATS = "chats"  # the folder of a project's sessions, under ~/.gemini/tmp/<project>/
+PROJECT_ROOT = ".project_root"  # the project's path, beside `chats/` (from 0.5x)
 
 
 def claims(first: dict[str, Any]) -> bool:
@@ -17,3 +20,17 @@ def claims(first: dict[str, Any]) -> bool:
         and isinstance(first.get("projectHash"), str)
         and "type" not in first
     )
+
+
+def project_of(path: Path) -> str | None:
+    """The project a session is of: the path the client wrote beside its `chats/`
+    folder (`.project_root`), else that project folder's name (a slug, or the hash of
+    the path in the clients before 0.5x); None for a file not in a `chats/` folder."""
+    if path.parent.name != CHATS:
+        return None
+    project = path.parent.parent
+    try:
+        root = (project / PROJECT_ROOT).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        root = ""
+    return root or project.name or None

@@ -10,7 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 NAME = "openhands-v1"
+BASE_STATE = "base_state.json"
+BASE_STATE_BYTES = 16 << 20  # a conversation's state is read to this size
 
 CONDENSATION = "Condensation"
 CONDENSATION_REQUEST = "CondensationRequest"
@@ -63,6 +67,25 @@ def claims_folder(path: Path) -> bool:
         return claims_listing((), os.listdir(path))
     except OSError:
         return False
+
+
+def project_of(path: Path) -> str | None:
+    """The folder a conversation worked in: the `working_dir` of the workspace its
+    `base_state.json` records (the SDK writes it from October 2025; None before, or
+    for a path that is no conversation folder)."""
+    if not path.is_dir():
+        return None
+    for folder in (path / "event_service", path, path.parent):
+        state = folder / BASE_STATE
+        try:
+            with state.open("rb") as file:
+                data = orjson.loads(file.read(BASE_STATE_BYTES))
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        workspace = data.get("workspace") if isinstance(data, dict) else None
+        working = workspace.get("working_dir") if isinstance(workspace, dict) else None
+        return working if isinstance(working, str) and working else None
+    return None
 
 
 def claims_listing(folders: Iterable[str], files: Iterable[str]) -> bool:
