@@ -60,8 +60,7 @@ GroupByOpt = Annotated[
     typer.Option(
         "--group-by",
         help="Over many logs, a row per dialect, project (the folder the session worked "
-        "in, where it is recorded; else Claude Code's project folder, an evaluation "
-        "run's folder), day (last "
+        "in, where it is recorded; else the folder it is in), day (last "
         "written, UTC) or model (the one the agent used last), instead of a row per log.",
     ),
 ]

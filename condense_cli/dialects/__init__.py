@@ -96,6 +96,7 @@ DIALECTS: dict[str, Registered] = {
             claude_code_detect.NAME,
             claude_code_detect.claims,
             "condense_cli.dialects.claude_code.dialect:ClaudeCode",
+            project_of=claude_code_detect.project_of,
         ),
         Registered(
             codex_detect.NAME,

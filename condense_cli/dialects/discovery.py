@@ -223,9 +223,9 @@ def group_of(row: dict[str, Any], by: str) -> str:
     """What a log's row (`log`, `dialect`, `model`) is grouped under: its `dialect`;
     its `model` (the one the agent used last); its `project` (where its dialect records
     one, `Registered.project_of`, asked of every dialect where the log's is not known
-    yet: a Codex rollout's or an OpenHands V1 conversation's working folder, a Gemini
-    CLI session's project; else the folder the log is in: Claude Code's project folder,
-    an evaluation run's folder); the `day` it was last written (UTC)."""
+    yet: the folder a Claude Code session, a Codex rollout or an OpenHands V1
+    conversation worked in, a Gemini CLI session's project; else the folder the log is
+    in: an evaluation run's folder); the `day` it was last written (UTC)."""
     if by in ("dialect", "model"):
         return str(row.get(by) or f"no {by} recorded")
     path = Path(row["log"])

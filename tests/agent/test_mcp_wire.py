@@ -141,18 +141,32 @@ def test_search_history_finds_the_projects_other_sessions_and_reads_them_back(
     tmp_path: Path,
 ) -> None:
     """Inside a session of one Claude Code project: the posthog session, earlier in the
-    same project, is searched and read back; another project's is not looked at."""
+    same project, is searched and read back; another project's is not looked at; a
+    Codex rollout that worked in the same folder is the project's too."""
     require_corpus(POSTHOG.parent)
     home = tmp_path / "home"
     project = home / ".claude" / "projects" / "-work-dashboard"
     other = home / ".claude" / "projects" / "-work-elsewhere"
     project.mkdir(parents=True)
     other.mkdir(parents=True)
+
+    def moved(log: Path, folder: bytes, to: bytes) -> bytes:
+        """The session as if the client had run in `to` (each line records its `cwd`)."""
+        return log.read_bytes().replace(b'"cwd":"' + folder, b'"cwd":"' + to)
+
     earlier = project / "earlier.jsonl"
-    earlier.write_bytes(POSTHOG.read_bytes())
-    (other / "theirs.jsonl").write_bytes(POSTHOG.read_bytes())
+    earlier.write_bytes(moved(POSTHOG, b"/Users/linhungfan", b"/work/dashboard"))
+    theirs = moved(POSTHOG, b"/Users/linhungfan", b"/work/elsewhere")
+    (other / "theirs.jsonl").write_bytes(theirs)
     current = project / "current.jsonl"
-    current.write_bytes(POSTHOG.with_name("FundWise.claude-session.jsonl").read_bytes())
+    fundwise = POSTHOG.with_name("FundWise.claude-session.jsonl")
+    current.write_bytes(moved(fundwise, b"/Users/sarthiborkar/Build/FundWise", b"/work/dashboard"))
+    rollout = home / ".codex" / "sessions" / "2026" / "05" / "04" / "rollout-a.jsonl"
+    rollout.parent.mkdir(parents=True)
+    codex = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    rollout.write_bytes(
+        codex.read_bytes().replace(b"/Users/sarthiborkar/Build/FundWise", b"/work/dashboard")
+    )
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     served = Wire("--log", str(current), env=env)
     try:
@@ -162,10 +176,13 @@ def test_search_history_finds_the_projects_other_sessions_and_reads_them_back(
         read = served.call(2, "read_event", session_path=str(earlier), event="#455")
         assert read.startswith(f"{earlier} #455 (agent, call to Bash)")
         assert "repos/PostHog/posthog/contents/.github/CODEOWNERS" in read
-        theirs = served.call(3, "read_event", session_path=str(other / "theirs.jsonl"), event=455)
-        assert theirs.startswith("no event 455 in a session of this project")
+        theirs_read = served.call(
+            3, "read_event", session_path=str(other / "theirs.jsonl"), event=455
+        )
+        assert theirs_read.startswith("no event 455 in a session of this project")
         nothing = served.call(4, "search_history", query="zanzibarian")
-        assert nothing == "nothing in the project's 1 other session matches 'zanzibarian'"
+        assert nothing == "nothing in the project's 2 other sessions matches 'zanzibarian'"
+        assert f"{rollout} #4 (user" in served.call(5, "search_history", query="zerion agent")
     finally:
         assert b"Traceback" not in served.close()
 

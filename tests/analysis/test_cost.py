@@ -182,11 +182,12 @@ def test_the_corpus_sessions_cost_what_ccusage_says(cli) -> None:
         "gpt-5.6-sol",
     ]
     projects = orjson.loads(cli("cost", *folders, "--by", "project", "-f", "json").stdout_bytes)
-    # a Codex rollout's working folder, else the folder the session is in
+    # the folder each session worked in, as its lines record it: FundWise's Claude Code
+    # session (71 calls) and Codex rollout (4) are one project
     assert {r["project"]: r["calls"] for r in projects["rows"]} == {
         "/Users/akash/Desktop/new": 173,
-        "/Users/sarthiborkar/Build/FundWise": 4,
-        "claude-code": 255,
+        "/Users/sarthiborkar/Build/FundWise": 75,
+        "/Users/linhungfan": 184,
     }
     csv = cli("cost", *folders, "--by", "month", "-f", "csv").stdout.splitlines()
     assert csv[0] == "month,calls,input,output,cache_write,cache_read,tokens,dollars"

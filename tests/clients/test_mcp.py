@@ -188,6 +188,7 @@ def test_claude_code_searches_the_projects_earlier_session(
     """An earlier session of the same project (the corpus' posthog session, in the
     client's project folder): the model's `search_history` finds its forgotten gh
     call, and `read_event` reads it back; the client sends both results on."""
+    from condense_cli.dialects.claude_code.detect import project_of
     from tests.clients.resume import claude_project_dir
     from tests.dialects.claude_code.test_replay import POSTHOG
 
@@ -195,8 +196,13 @@ def test_claude_code_searches_the_projects_earlier_session(
     home = tmp_path / "client" / "home"
     folder = home / ".claude" / "projects" / claude_project_dir(tmp_path / "client" / "work")
     folder.mkdir(parents=True)
+    # both sessions as if the client had run them in the project's folder (each line
+    # records where it ran; the fixture's session ran in a folder of its own)
+    work = b'"cwd":"' + str(tmp_path / "client" / "work").encode()
+    ran = b'"cwd":"' + (project_of(session) or "").encode()
+    session.write_bytes(session.read_bytes().replace(ran + b'"', work + b'"'))
     earlier = folder / "earlier-session.jsonl"
-    earlier.write_bytes(POSTHOG.read_bytes())
+    earlier.write_bytes(POSTHOG.read_bytes().replace(b'"cwd":"/Users/linhungfan', work))
     env = dict(os.environ, HOME=str(home))
     assert proc("mcp", "install", "claude-code", env=env).returncode == 0
     tools = f"{TOOLS},mcp__condense__search_history,mcp__condense__read_event"

@@ -415,6 +415,8 @@ def test_a_lost_path_links_to_the_later_session_that_names_it_again(tmp_path: Pa
         b.use("toolu_cat", "m1")
         b.result("toolu_cat", f"cat {lost}\n[theme]\nbase = 'dark'")
         b.lines[-1]["timestamp"] = f"{day}T10:00:06Z"
+        for line in b.lines[1:]:  # (run where the posthog session was, as the client records)
+            line["cwd"] = "/Users/linhungfan"
         b.write(project / f"{name}.jsonl")
     env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
     done = proc("report", earlier, "-o", tmp_path / "page.html", env=env)

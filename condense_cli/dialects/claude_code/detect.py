@@ -3,9 +3,13 @@ loads `claude_code` only for a log it reads."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import orjson
+
 NAME = "claude-code"
+HEAD_BYTES = 1 << 18  # where a session's first `cwd` is looked for
 # Types seen first in a session file (older sessions start with a `summary` line).
 FIRST_TYPES = frozenset(
     {"queue-operation", "file-history-snapshot", "summary", "permission-mode", "user", "system"}
@@ -17,3 +21,29 @@ def claims(first: dict[str, Any]) -> bool:
     if any(k in first for k in ("parentUuid", "leafUuid", "sessionId")):
         return "payload" not in first
     return first.get("type") in FIRST_TYPES and "action" not in first
+
+
+def project_of(path: Path) -> str | None:
+    """The folder a session worked in: the `cwd` of its first line that records one
+    (the folder the client started in, which names its project folder), looked for in
+    its first `HEAD_BYTES`; None: a file whose head records none."""
+    try:
+        with path.open("rb") as file:
+            read = 0
+            while read < HEAD_BYTES and (line := file.readline(HEAD_BYTES - read)):
+                read += len(line)
+                cwd = _cwd(line) if b'"cwd"' in line else None
+                if cwd is not None:
+                    return cwd
+    except OSError:
+        pass
+    return None
+
+
+def _cwd(line: bytes) -> str | None:
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    cwd = data.get("cwd") if isinstance(data, dict) else None
+    return cwd if isinstance(cwd, str) and cwd else None
