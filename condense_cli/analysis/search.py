@@ -171,6 +171,7 @@ class SearchIndex:
         self._create()
         self.db.commit()
         self.found = KnownFiles(())  # (what `files` gave the tree's walk)
+        self.holds: dict[str, tuple[str, int]] | None = None  # (`_holds`)
         # each log's state when `stale` looked at it, before it was read: what `store`
         # records (a log written since is then found stale the next time)
         self.looked: dict[str, str | None] = {}
@@ -187,18 +188,26 @@ class SearchIndex:
         )
 
     def files(self) -> KnownFiles:
-        """What the index knows of the files it holds (`discovery.Known`)."""
-        self.found = KnownFiles(self.db.execute("SELECT path, state, dialect FROM logs"))
+        """What the index knows of the files it holds (`discovery.Known`); what it
+        holds of each log is kept for `forget_gone` and `stale` to come (one read)."""
+        rows = self.db.execute("SELECT path, state, dialect, held FROM logs").fetchall()
+        self.holds = {path: (state, held) for path, state, _, held in rows}
+        self.found = KnownFiles((path, state, dialect) for path, state, dialect, _ in rows)
         return self.found
+
+    def _holds(self) -> dict[str, tuple[str, int]]:
+        """Each log the index holds, with its state and rows: as `files` read them
+        (until `stale` has used them), else read now."""
+        if self.holds is None:
+            query = "SELECT path, state, held FROM logs"
+            return {path: (state, held) for path, state, held in self.db.execute(query)}
+        return self.holds
 
     def stale(self, logs: Iterable[str]) -> list[tuple[str, int]]:
         """The logs of `logs` that are not indexed as they are now, each with how many
         of its events the index holds where it only grew (the same file, longer, read
         by the same code: those are not masked and stored again), else 0."""
-        known = {
-            path: (state, held)
-            for path, state, held in self.db.execute("SELECT path, state, held FROM logs")
-        }
+        known, self.holds = self._holds(), None
         found = []
         for log in logs:
             now = self.found.now[log] if log in self.found.now else state_of(log)
@@ -321,8 +330,7 @@ class SearchIndex:
         """Forget the logs that are no longer there (those of `present`, just found,
         are); how many."""
         there = {held_path(log) for log in present}
-        indexed = self.db.execute("SELECT path FROM logs")
-        gone = [p for (p,) in indexed if p not in there and state_of(p) is None]
+        gone = [p for p in self._holds() if p not in there and state_of(p) is None]
         with self.db:
             for path in gone:
                 self._drop(path)
