@@ -119,14 +119,13 @@ def rows_of(replay: Replay, kept: int = 0) -> list[Row]:
             continue
         key = str(event.id)
         forgotten = "" if key in shown else by.get(event.key, "?")
-        stamp = event.data.get("timestamp") if isinstance(event.data, dict) else None
         rows.append(
             Row(
                 key,
                 len(rows) + 1,
                 who_of(event),
                 kind_of(event),
-                stamp if isinstance(stamp, str) else "",
+                event.timestamp,
                 forgotten,
                 mask(text_of(event)) if len(rows) >= kept else "",
             )

@@ -183,6 +183,13 @@ class Event:
         raw = self.raw  # (a dialect may read it back from its log: once)
         return raw if raw is not None else encode(self.data)
 
+    @property
+    def timestamp(self) -> str:
+        """When the event happened, as its record stamps it (ISO 8601; "": none)."""
+        data = self.data
+        stamp = data.get("timestamp") if isinstance(data, dict) else None
+        return stamp if isinstance(stamp, str) else ""
+
     # --- derived --------------------------------------------------------------------
 
     @property

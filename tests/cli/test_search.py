@@ -292,3 +292,15 @@ def test_a_v1_conversations_project_is_the_workspace_its_state_records(
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     done = proc("search", "separability_matrix", tree, "--project", "astropy", env=env)
     assert done.returncode == 0 and b"in the 1 session searched" in done.stdout
+
+
+def test_a_codex_hit_has_its_lines_time_and_the_days_filter_it(proc, tmp_path: Path) -> None:
+    """A Codex item has no time of its own; its line has. The edgerunner rollout ran
+    on 10 and 11 July 2026: its hits say when, and days after it find none."""
+    require_corpus(SHARED / "codex")
+    rollout = SHARED / "codex" / "edgerunner.codex-session.jsonl"
+    hits = search(proc, tmp_path, "cargo test", rollout, "-n", "50")["hits"]
+    assert hits and all(h["when"][:10] in ("2026-07-10", "2026-07-11") for h in hits)
+    later = search(proc, tmp_path, "cargo test", rollout, "-n", "50", "--since", "2026-07-11")
+    assert later["hits"] and all(h["when"][:10] == "2026-07-11" for h in later["hits"])
+    assert search(proc, tmp_path, "cargo test", rollout, "--since", "2026-08-01")["hits"] == []

@@ -3,6 +3,7 @@ of the view (its text, its tool call or output, whether it is a summary)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -45,6 +46,7 @@ NEEDS: dict[str, dict[str, tuple[type, ...]]] = {
 PARTS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 SUMMARY_KIND = "compaction.summary"
 LAST_PARSED = LastParsed()  # the item parsed last
+LINE_STAMP = re.compile(rb'\{\s*"timestamp"\s*:\s*"([^"\\]{1,64})"')  # a line's head
 # User messages Codex writes itself (context, not something the user typed).
 CONTEXT_PREFIXES = (
     "<environment_context>",
@@ -135,6 +137,22 @@ class CodexEvent(Event):
         line: dict[str, Any] = orjson.loads(self.raw)  # type: ignore[arg-type]
         item: dict[str, Any] = line["payload"]
         return item
+
+    @property
+    def timestamp(self) -> str:
+        """The stamp of the item's line (the item has none of its own): found at the
+        line's head, where Codex writes it, else in the line parsed."""
+        raw = self.raw
+        if not raw:
+            return ""
+        found = LINE_STAMP.match(raw)
+        if found is not None:
+            return found.group(1).decode()
+        try:
+            stamp = orjson.loads(raw).get("timestamp")
+        except (orjson.JSONDecodeError, AttributeError):
+            return ""
+        return stamp if isinstance(stamp, str) else ""
 
     @property
     def id(self) -> object:

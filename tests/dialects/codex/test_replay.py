@@ -453,3 +453,20 @@ def test_an_item_nested_past_orjsons_writing_limit_is_written(cli, proc, make_lo
     assert result.exit_code == 0, result.output
     assert "view 7 -> 4" in result.stderr  # the head runs through the user's task
     assert items_of(cli, path)[-2] == deep
+
+
+def test_an_items_time_is_its_lines() -> None:
+    """Codex stamps the line, not the item: read at the line's head where Codex writes
+    it, else from the line parsed; an item made here has none."""
+    from condense_cli.dialects.codex.items import CodexEvent
+
+    item = {"type": "message", "role": "user", "content": []}
+    head = orjson.dumps(
+        {"timestamp": "2026-07-10T16:45:14.371Z", "type": "response_item", "payload": item}
+    )
+    late = orjson.dumps(
+        {"type": "response_item", "payload": item, "timestamp": "2026-07-11T01:02:03Z"}
+    )
+    assert CodexEvent(None, head, 1).timestamp == "2026-07-10T16:45:14.371Z"
+    assert CodexEvent(None, late, 2).timestamp == "2026-07-11T01:02:03Z"
+    assert CodexEvent(item, None, None).timestamp == ""
