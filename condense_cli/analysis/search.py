@@ -35,6 +35,7 @@ from condense_cli.analysis.search_query import (
 )
 from condense_cli.core.files import cache_dir, held_path
 from condense_cli.core.redact import mask
+from condense_cli.core.remote import is_url
 from condense_cli.core.usagecache import KnownFiles, file_state, readers
 
 ANY = Filters()  # (no filter: every match)
@@ -80,8 +81,13 @@ def who_of(event: Event) -> str:
 
 
 def state_of(path: str) -> str | None:
-    """What a log file (or a conversation folder) is now, as the index compares it:
-    None when it is gone."""
+    """What a log file (or a conversation folder, or a log on a store) is now, as the
+    index compares it: None when it is gone."""
+    if is_url(path):
+        from condense_cli.core.remote import state
+
+        objects = state(path)
+        return None if objects is None else orjson.dumps([objects, readers()]).decode()
     try:
         found = os.stat(path)
         if not stat.S_ISDIR(found.st_mode):

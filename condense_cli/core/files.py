@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+from condense_cli.core.remote import is_url
 
 
 def cache_dir() -> Path:
@@ -25,14 +29,16 @@ _HELD: dict[str, str] = {}  # log -> the path it is kept under, found this proce
 
 
 def held_path(log: str, is_link: bool | None = None) -> str:
-    """The path a log is kept under in condense's caches: its real path, found once a
-    process, its folder's resolved once for all its logs (a tree's thousands of
+    """The path a log is kept under in condense's caches: its real path (a URL as it
+    is), found once a process, its folder's resolved once for all its logs (a tree's thousands of
     sessions share a few folders) and the log itself looked at alone (one `lstat`,
     none when the caller knows whether it `is_link`: a link is followed)."""
     path = _HELD.get(log)
     if path is None:
         folder, name = os.path.split(log)
-        if name in ("", ".", ".."):
+        if is_url(log):
+            path = log  # (a log on a store: its URL)
+        elif name in ("", ".", ".."):
             path = os.path.realpath(log)
         else:
             path = os.path.join(_real_folder(folder or "."), name)
@@ -45,6 +51,20 @@ def held_path(log: str, is_link: bool | None = None) -> str:
 @functools.lru_cache(maxsize=4096)
 def _real_folder(folder: str) -> str:
     return os.path.realpath(folder)
+
+
+@contextlib.contextmanager
+def reading_head(log: str, limit: int) -> Iterator[BinaryIO]:
+    """A log file open to read its head (of up to `limit` bytes: the caller's reads
+    keep to it), or the first `limit` bytes of an object on a store (`core.remote`);
+    OSError when the file cannot be opened."""
+    if is_url(log):
+        from condense_cli.core.remote import head
+
+        yield io.BytesIO(head(log, limit))
+        return
+    with open(log, "rb") as file:
+        yield file
 
 
 def replace_file(path: Path, body: bytes | Iterable[bytes]) -> None:

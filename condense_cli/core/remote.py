@@ -142,3 +142,18 @@ def head(url: str, limit: int) -> bytes:
     except Exception:
         return b""
     return bytes(data)
+
+
+def state(url: str) -> list[object] | None:
+    """What the object (or every object of the folder) at `url` is now, as a cache
+    compares it: each one's name, size and ETag (else its time); None when there is
+    none, or the store cannot say."""
+    fs, path = filesystem(url)
+    try:
+        found = fs.find(path, detail=True) if fs.isdir(path) else {path: fs.info(path)}
+    except Exception:
+        return None
+    return [
+        [name, info.get("size"), str(info.get("ETag") or info.get("LastModified") or "")]
+        for name, info in sorted(found.items())
+    ] or None

@@ -46,7 +46,7 @@ def _no_listing(folders: Iterable[str], files: Iterable[str]) -> bool:
     return False
 
 
-def _no_project(path: Path) -> str | None:
+def _no_project(log: str) -> str | None:
     return None
 
 
@@ -61,7 +61,7 @@ class Registered:
     claims_folder: Callable[[Path], bool] = _no_folder
     claims_listing: Callable[[Iterable[str], Iterable[str]], bool] = _no_listing  # on a store
     # the project a log of the dialect is of, where the log or the client records it
-    project_of: Callable[[Path], str | None] = _no_project
+    project_of: Callable[[str], str | None] = _no_project
 
     def load(self) -> Dialect:
         """The dialect, ready to read a log."""

@@ -239,7 +239,7 @@ def group_of(row: dict[str, Any], by: str) -> str:
         return datetime.fromtimestamp(stamp, UTC).date().isoformat()
     for name, registered in DIALECTS.items():
         if row.get("dialect") in (name, "", None):
-            project = registered.project_of(path)
+            project = registered.project_of(row["log"])
             if project is not None:
                 return project
     return path.parent.name or "."

@@ -199,7 +199,7 @@ def test_claude_code_searches_the_projects_earlier_session(
     # both sessions as if the client had run them in the project's folder (each line
     # records where it ran; the fixture's session ran in a folder of its own)
     work = b'"cwd":"' + str(tmp_path / "client" / "work").encode()
-    ran = b'"cwd":"' + (project_of(session) or "").encode()
+    ran = b'"cwd":"' + (project_of(str(session)) or "").encode()
     session.write_bytes(session.read_bytes().replace(ran + b'"', work + b'"'))
     earlier = folder / "earlier-session.jsonl"
     earlier.write_bytes(POSTHOG.read_bytes().replace(b'"cwd":"/Users/linhungfan', work))

@@ -113,3 +113,31 @@ def test_a_bucket_is_read_as_a_tree_is(store: dict[str, str], tmp_path: Path) ->
     refused = condense(store, "request", f"{url}/FundWise.codex-session.jsonl")
     assert refused.returncode == 1
     assert b"a log on a store is read-only here" in refused.stderr
+
+
+def test_search_over_a_bucket_finds_what_it_finds_in_the_tree(
+    store: dict[str, str], tmp_path: Path
+) -> None:
+    """`search` over a bucket of sessions: the hits of the same tree, each session named
+    by its URL; the next search answers from the index."""
+    corpus = require_corpus(SHARED)
+    tree = tmp_path / "run"
+    tree.mkdir()
+    shutil.copy(corpus / "codex" / "FundWise.codex-session.jsonl", tree)
+    shutil.copy(corpus / "claude-code" / "FundWise.claude-session.jsonl", tree)
+    upload(store, tree, "run-search")
+    url = f"s3://{BUCKET}/run-search"
+    env = {**store, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    remote = condense(env, "search", "zerion agent", url, "-f", "json")
+    local = condense(
+        {**env, "XDG_CACHE_HOME": str(tmp_path / "local")},
+        "search",
+        "zerion agent",
+        tree,
+        "-f",
+        "json",
+    )
+    assert remote.returncode == local.returncode == 0, remote.stderr
+    assert remote.stdout == local.stdout.replace(str(tree.resolve()).encode(), url.encode())
+    again = condense(env, "search", "zerion agent", url, "-f", "json")
+    assert again.stdout == remote.stdout and again.stderr == remote.stderr

@@ -3,10 +3,11 @@ loads `claude_code` only for a log it reads."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
+
+from condense_cli.core.files import reading_head
 
 NAME = "claude-code"
 HEAD_BYTES = 1 << 18  # where a session's first `cwd` is looked for
@@ -23,12 +24,12 @@ def claims(first: dict[str, Any]) -> bool:
     return first.get("type") in FIRST_TYPES and "action" not in first
 
 
-def project_of(path: Path) -> str | None:
+def project_of(log: str) -> str | None:
     """The folder a session worked in: the `cwd` of its first line that records one
     (the folder the client started in, which names its project folder), looked for in
     its first `HEAD_BYTES`; None: a file whose head records none."""
     try:
-        with path.open("rb") as file:
+        with reading_head(log, HEAD_BYTES) as file:
             read = 0
             while read < HEAD_BYTES and (line := file.readline(HEAD_BYTES - read)):
                 read += len(line)

@@ -3,10 +3,11 @@ loads `codex` only for a log it reads."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
+
+from condense_cli.core.files import reading_head
 
 NAME = "codex"
 FIRST_LINE_BYTES = 1 << 20  # a rollout's first line (its `session_meta`) is read to this
@@ -30,11 +31,11 @@ def claims(first: dict[str, Any]) -> bool:
     return first.get("type") in LINE_TYPES and "payload" in first and "action" not in first
 
 
-def project_of(path: Path) -> str | None:
+def project_of(log: str) -> str | None:
     """The folder a rollout worked in: its `session_meta`'s `cwd` (None: not a rollout
     that records one)."""
     try:
-        with path.open("rb") as file:
+        with reading_head(log, FIRST_LINE_BYTES) as file:
             first = orjson.loads(file.readline(FIRST_LINE_BYTES))
     except (OSError, orjson.JSONDecodeError):
         return None

@@ -3,12 +3,15 @@ loads `gemini_cli` only for a log it reads."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import posixpath
 from typing import Any
+
+from condense_cli.core.files import reading_head
 
 NAME = "gemini-cli"
 CHATS = "chats"  # the folder of a project's sessions, under ~/.gemini/tmp/<project>/
 PROJECT_ROOT = ".project_root"  # the project's path, beside `chats/` (from 0.5x)
+ROOT_BYTES = 1 << 16  # a path is read to this
 
 
 def claims(first: dict[str, Any]) -> bool:
@@ -22,15 +25,17 @@ def claims(first: dict[str, Any]) -> bool:
     )
 
 
-def project_of(path: Path) -> str | None:
+def project_of(log: str) -> str | None:
     """The project a session is of: the path the client wrote beside its `chats/`
     folder (`.project_root`), else that project folder's name (a slug, or the hash of
     the path in the clients before 0.5x); None for a file not in a `chats/` folder."""
-    if path.parent.name != CHATS:
+    chats, _ = posixpath.split(log)
+    project, name = posixpath.split(chats)
+    if name != CHATS:
         return None
-    project = path.parent.parent
     try:
-        root = (project / PROJECT_ROOT).read_text(encoding="utf-8", errors="replace").strip()
+        with reading_head(f"{project}/{PROJECT_ROOT}", ROOT_BYTES) as file:
+            root = file.read(ROOT_BYTES).decode("utf-8", errors="replace").strip()
     except OSError:
         root = ""
-    return root or project.name or None
+    return root or posixpath.basename(project) or None

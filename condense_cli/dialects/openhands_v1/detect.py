@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from condense_cli.core.remote import is_url
+
 NAME = "openhands-v1"
 BASE_STATE = "base_state.json"
 BASE_STATE_BYTES = 16 << 20  # a conversation's state is read to this size
@@ -69,11 +71,12 @@ def claims_folder(path: Path) -> bool:
         return False
 
 
-def project_of(path: Path) -> str | None:
+def project_of(log: str) -> str | None:
     """The folder a conversation worked in: the `working_dir` of the workspace its
-    `base_state.json` records (the SDK writes it from October 2025; None before, or
-    for a path that is no conversation folder)."""
-    if not path.is_dir():
+    `base_state.json` records (the SDK writes it from October 2025; None before, for
+    a path that is no conversation folder here, or for one on a store)."""
+    path = Path(log)
+    if is_url(log) or not path.is_dir():
         return None
     for folder in (path / "event_service", path, path.parent):
         state = folder / BASE_STATE
