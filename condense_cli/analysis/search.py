@@ -38,11 +38,11 @@ from condense_cli.core.redact import mask
 from condense_cli.core.remote import is_url
 from condense_cli.core.usagecache import KnownFiles, file_state, readers
 
-ANY = Filters()  # (no filter: every match)
 if TYPE_CHECKING:
     from condense_cli.core.events import Event
     from condense_cli.dialects.base import Replay
 
+ANY = Filters()  # (no filter: every match)
 BUSY_SECONDS = 30.0  # another `search` writing the index: wait this long for it
 SNIPPET_TOKENS = 16
 BATCH_SECONDS = 1.0  # `refresh` commits the logs it stored about this often
