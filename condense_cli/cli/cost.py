@@ -123,6 +123,7 @@ def cost(
     found = some_logs(paths, dialect, kept.files() if kept is not None else None)
     calls: list[tuple[str, Usage]] = []
     unread: dict[str, int] = {}
+    callless = 0  # logs read that record no model call
     seen: set[str] = set()
     failed = 0
     weighed: list[tuple[str, Spending]] = []
@@ -148,6 +149,7 @@ def cost(
             if usage is None:
                 unread[name] = unread.get(name, 0) + 1
                 continue
+            callless += not usage
             # the row a call goes to, when it is the log's: the log, or its project
             label = group_of({"log": log, "dialect": name}, "project") if by is By.project else log
             for call in usage:  # a call another session holds too (a fork): once
@@ -187,6 +189,10 @@ def cost(
             echo(compaction_table(weighed))
     for name, count in unread.items():
         say(f"{plural(count, 'log')} of {name}: their usage is not read yet, so left out")
+    taken = len(found.logs) - failed - sum(unread.values())  # (the logs whose calls were read)
+    if callless and calls:
+        verb = "records" if callless == 1 else "record"
+        say(f"{callless} of the {plural(taken, 'log')} read {verb} no model call")
     said_logs(found, failed)
 
 

@@ -288,3 +288,15 @@ def test_a_session_its_client_is_writing_is_read_to_its_last_whole_line(
     half = cli("cost", log, "-f", "json", "--no-cache")
     assert half.exit_code == whole.exit_code == 0, half.output
     assert half.stdout == whole.stdout
+
+
+def test_a_session_that_records_no_call_is_said_not_left_out_silently(proc) -> None:
+    """A V1 conversation whose state records no call beside a Codex rollout: the table
+    is the rollout's, and a line says the other session was read and had none."""
+    conversation = CORPUS.parent / "openhands-v1" / "ef56c89a61cd4e7392e60bd1ac69b83d"
+    rollout = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    require_corpus(conversation)
+    done = proc("cost", conversation, rollout, "--by", "project", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert "/Users/sarthiborkar/Build/FundWise" in done.stdout.decode()
+    assert done.stderr.decode() == "1 of the 2 logs read records no model call\n"
