@@ -639,7 +639,11 @@ def test_the_cost_tree_holds_sessions_where_their_client_keeps_them(
         capture_output=True,
         env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "c")},
     )
-    assert done.returncode == 0 and done.stderr == b""
+    # (the shortest generated sessions end before their first call: said, not failed)
+    said = done.stderr.decode()
+    assert done.returncode == 0 and re.fullmatch(
+        r"(\d+ of the \d+ logs read records? no model call\n)?", said
+    )
     assert orjson.loads(done.stdout)["totals"]["calls"] > 0
 
 
