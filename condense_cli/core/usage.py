@@ -79,7 +79,7 @@ def decode_calls(body: bytes) -> list[Usage]:
 def count(usage: Mapping[str, Any], key: str) -> int:
     """A token count a log records under `key` (0 when absent, negative or not a count)."""
     value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if type(value) is int and value > 0 else 0  # (a bool is not a count)
 
 
 @dataclass(frozen=True, slots=True)

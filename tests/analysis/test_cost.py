@@ -217,10 +217,11 @@ def test_cost_reads_the_clients_folders_when_no_log_is_named(tmp_path: Path, pro
 def test_blocks_msgspec_cannot_take_are_read_line_by_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dialect: str
 ) -> None:
-    """`cost` decodes a block of whole lines at once; a block with a blank line (which
-    would move the numbers) or two values on a line is read line by line instead, and
-    either way the calls and their lines are the replay's (a Codex replay takes them
-    as it reads)."""
+    """`cost` decodes a Claude Code block of whole lines at once; a block with a blank
+    line (which would move the numbers) or two values on a line is read line by line
+    instead. A Codex rollout is read a line at a time by its head, blank lines
+    counted. Either way the calls and their lines are the replay's (a Codex replay
+    takes them as it reads)."""
     from condense_cli.core import logfile
     from condense_cli.dialects import read_usage
 
@@ -243,6 +244,61 @@ def test_blocks_msgspec_cannot_take_are_read_line_by_line(
             assert read_usage(str(each)) == (dialect, replayed), each
         numbers = [u.line for u in read_usage(str(changed))[1] or []]
         assert numbers != [u.line for u in read_usage(str(log))[1] or []]  # they moved
+
+
+def _reshaped(line: bytes, number: int) -> bytes:
+    """A rollout's line as Codex does not write it, every fifth in another way: its
+    keys in another order, spaces after the separators, its types written with
+    escapes, a token count moved under a response item, a payload that is no object."""
+    data = orjson.loads(line)
+    payload = data.get("payload")
+    shape = number % 5
+    if shape == 0:
+        return orjson.dumps(dict(reversed(data.items())))
+    if shape == 1:
+        return json.dumps(data).encode()
+    if shape == 2:
+        kinds = [data["type"], payload.get("type") if isinstance(payload, dict) else None]
+        text = orjson.dumps(data)
+        for kind in filter(None, kinds):
+            escaped = kind.replace("_", "\\u005f").replace("t", "\\u0074", 1)
+            text = text.replace(f'"type":"{kind}"'.encode(), f'"type":"{escaped}"'.encode(), 1)
+        return text
+    if shape == 3 and data["type"] == "event_msg":
+        return orjson.dumps(data | {"type": "response_item"})
+    if shape == 4 and data["type"] in ("turn_context", "event_msg", "compacted"):
+        return orjson.dumps(data | {"payload": "none"})
+    return line
+
+
+def test_a_rollouts_calls_are_the_replays_whatever_shape_its_lines_have(
+    tmp_path: Path,
+) -> None:
+    """`cost` reads a Codex line by its head, where Codex writes its types, and parses
+    only the lines that can say something of the calls: on lines Codex does not write
+    (keys in another order, spaces, escapes, types the replay refuses) the calls and
+    their lines are still the replay's, and a line reshaped without changing its
+    meaning keeps its call."""
+    from condense_cli.dialects import read_usage
+
+    require_corpus(CORPUS.parent / "codex")
+    for log in sorted((CORPUS.parent / "codex").glob("*.jsonl")):
+        lines = log.read_bytes().rstrip(b"\n").split(b"\n")
+        reshaped = [lines[0], *(_reshaped(raw, n) for n, raw in enumerate(lines[1:], 2))]
+        same_meaning = [
+            lines[0],
+            *(_reshaped(raw, n) if n % 5 < 3 else raw for n, raw in enumerate(lines[1:], 2)),
+        ]
+        for name, written in (("reshaped", reshaped), ("same", same_meaning)):
+            changed = tmp_path / f"{name}-{log.name}"
+            changed.write_bytes(b"\r\n".join(written) + b"\r\n")
+            with read_log(str(changed), collect=True) as replay:  # (past lines it refuses)
+                replayed = replay.usage()
+            assert read_usage(str(changed)) == ("codex", replayed), changed
+        with read_log(str(log)) as replay:
+            assert replay.usage() == read_usage(str(tmp_path / f"same-{log.name}"))[1]
+        calls = read_usage(str(tmp_path / f"reshaped-{log.name}"))[1]
+        assert calls is not None and len(calls) < len(read_usage(str(log))[1] or [])
 
 
 def test_a_copy_of_a_codex_rollout_is_the_same_calls(tmp_path: Path, cli) -> None:

@@ -16,39 +16,31 @@ from typing import Any
 import orjson
 
 from condense_cli.core.jsonlines import as_dict
-from condense_cli.core.logfile import LogSource, line_body, lines_in
+from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 
-# the lines read: turn contexts, token counts and records (one search finds both),
-# compactions; each is parsed and its type checked
-WANTED = (b'"turn_context"', b'"token_', b'"compacted"')
 TOTALS = ("total_token_usage", "last_token_usage")  # what a token count's `info` says
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
     """Each call of the rollout, in its order, without replaying it: a block of whole
-    lines at a time decoded by msgspec only as far as `Calls` reads them; where a block
-    holds a line msgspec cannot take (or a blank one, which would move the numbers),
-    its lines that hold a turn context, a token count or record or a compaction are
-    parsed one by one."""
-    from condense_cli.dialects.codex.usage_lines import call_lines
+    lines at a time, of which only the lines `usage_lines.call_spans` picks are
+    parsed."""
+    from condense_cli.dialects.codex.usage_lines import call_spans
 
     calls = Calls()
     number = 1
     for block in source.blocks():
-        taken, held = call_lines(block)
-        if taken is not None:
-            for index, line in taken:
-                calls.take(number + index, line)
-        else:
-            found, _ = lines_in(block, WANTED, number)
-            for at, raw in found:
-                try:
-                    data = orjson.loads(line_body(raw, first=at == 1))
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(data, dict):
-                    calls.take(at, data)
+        spans, held = call_spans(block)
+        for index, start, end in spans:
+            at = number + index  # (orjson reads a CR before the newline as a space)
+            raw = block[start:end] if at > 1 else line_body(block[start:end], first=True)
+            try:
+                data = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                calls.take(at, data)
         number += held
     return calls.done()
 
@@ -65,8 +57,9 @@ class Calls:
         self.pending: Usage | None = None  # a record no count has repeated yet
 
     def take(self, number: int, line: dict[str, Any]) -> None:
-        kind = line.get("type")
-        payload = as_dict(line.get("payload"))
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict):
+            return  # (a line the replay refuses)
         stamp = line.get("timestamp")
         when = stamp if isinstance(stamp, str) else ""
         if kind == "turn_context" and isinstance(payload.get("model"), str):
@@ -79,7 +72,7 @@ class Calls:
             if self.pending is not None:
                 self.found.append(replace(self.pending, service=COMPACTION))
             self.pending = None
-        elif payload.get("type") == "token_count":
+        elif kind == "event_msg" and payload.get("type") == "token_count":
             info = as_dict(payload.get("info"))
             if not info or info.get("total_token_usage") == self.total:
                 return

@@ -1,60 +1,65 @@
-"""A rollout's lines decoded by msgspec a block at a time, only as far as
-`usage.Calls` reads them (the rest of each line is skipped unbuilt). Imported only
-when a rollout's calls are read on their own (`cost`): msgspec's import is not paid
-by a replay. This module does not use `from __future__ import annotations`: msgspec
-reads the Structs' annotations as types."""
+"""The lines of a rollout that `usage.Calls` must parse, told from each line's head
+without parsing the rest of it (`cost` reads a rollout's calls this way, so that it
+parses a fifth of the lines, not all of them).
 
-from typing import Any
+Codex writes every line as `{"timestamp":"…","type":"…","payload":{"type":"…",…}}`,
+in that order. Where a line starts so, its two types are read from its first bytes:
+a response item, or an event that is not a token count, is passed over unparsed. A
+line that says something of the calls (a turn context, a token count or record, a
+compaction), and any line of another shape (another key first, spaces, a type
+written with an escape), is parsed, so the calls are those the replay finds. A
+valid line with such a head holds those types, as the timestamp's string can only
+end at its first quote; the one line told otherwise than a parse tells it names
+a type twice (a key repeated, which no JSON writer writes), and is read by its
+first."""
 
-import msgspec
+from __future__ import annotations
 
-from condense_cli.fast.lines import lines_decoded
-
-
-class _Payload(msgspec.Struct, gc=False):
-    type: object = None
-    model: object = None
-    info: object = None
-    usage: object = None
-
-
-class _Line(msgspec.Struct, gc=False):
-    type: object = None
-    timestamp: object = None
-    payload: "_Payload | None" = None
-
-
-LINE = msgspec.json.Decoder(_Line)
-# the types of the lines `Calls` reads, besides an event_msg that is a token count
-TAKEN = frozenset({"turn_context", "token_usage_record", "compacted"})
+HEAD = b'{"timestamp":"'
+TYPE = b'","type":"'  # from the timestamp's closing quote
+ITEM = TYPE + b'response_item"'
+EVENT = TYPE + b'event_msg","payload":{"type":"'
+COUNT = b'token_count"'
+# the other types of lines `Calls` reads
+TAKEN = frozenset({b"turn_context", b"token_usage_record", b"compacted"})
 
 
-def call_lines(block: bytes) -> "tuple[list[tuple[int, dict[str, Any]]] | None, int]":
-    """The lines of `block` (whole lines) that `Calls` reads, each by its index in the
-    block, as much of it as `Calls` reads, and how many lines the block holds; None for
-    the lines where they cannot be decoded at once (`fast.lines.lines_decoded`)."""
-    lines, held = lines_decoded(LINE, block)
-    if lines is None:
-        return None, held
-    taken = []
-    for index, line in enumerate(lines):
-        kind, payload = line.type, line.payload
-        if payload is None:
-            continue
-        if kind in TAKEN or (kind == "event_msg" and payload.type == "token_count"):
-            taken.append(
-                (
-                    index,
-                    {
-                        "type": kind,
-                        "timestamp": line.timestamp,
-                        "payload": {
-                            "type": payload.type,
-                            "model": payload.model,
-                            "info": payload.info,
-                            "usage": payload.usage,
-                        },
-                    },
-                )
-            )
-    return taken, held
+def call_spans(block: bytes) -> tuple[list[tuple[int, int, int]], int]:
+    """Each line of `block` (whole lines) to parse, as its index in the block and
+    where its bytes start and end (before its newline); and how many lines the block
+    holds."""
+    found = []
+    find, starts = block.find, block.startswith
+    head, item, event = HEAD, ITEM, EVENT  # (locals: they are read for every line)
+    time_at, count_at, kind_at = len(HEAD), len(EVENT), len(TYPE)
+    start = index = 0
+    size = len(block)
+    while start < size:
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        if not starts(head, start):
+            found.append((index, start, end))
+        else:
+            close = find(b'"', start + time_at, end)  # the timestamp's closing quote
+            if close < 0 or starts(item, close):  # (none: not JSON, as a parse finds)
+                pass
+            elif starts(event, close):
+                at = close + count_at
+                if starts(COUNT, at) or _escaped(block, at, end):
+                    found.append((index, start, end))
+            elif starts(TYPE, close):
+                at = close + kind_at
+                if block[at : max(at, find(b'"', at, end))] in TAKEN or _escaped(block, at, end):
+                    found.append((index, start, end))
+            else:
+                found.append((index, start, end))
+        start = end + 1
+        index += 1
+    return found, index
+
+
+def _escaped(block: bytes, at: int, end: int) -> bool:
+    """Whether the string that starts at `at` holds an escape (or never ends)."""
+    close = block.find(b'"', at, end)
+    return close < 0 or block.find(b"\\", at, close) >= 0
