@@ -179,21 +179,32 @@ def cost(
         for key, spend in rows.items():
             writer.writerow([key, *(spend.to_json()[c] for c in COLUMNS)])
         echo(out.getvalue())
-    else:
+    elif totals is not None:  # (none: no call to show, and why is said below)
         from condense_cli.terminal.cost_text import cost_table
 
         echo(cost_table(by.value, rows, totals))
-        if compactions:
-            from condense_cli.terminal.cost_text import compaction_table
+    if format is CostFormat.text and compactions:
+        from condense_cli.terminal.cost_text import compaction_table
 
-            echo(compaction_table(weighed))
+        echo(compaction_table(weighed))
     for name, count in unread.items():
         say(f"{plural(count, 'log')} of {name}: their usage is not read yet, so left out")
     taken = len(found.logs) - failed - sum(unread.values())  # (the logs whose calls were read)
-    if callless and calls:
-        verb = "records" if callless == 1 else "record"
-        say(f"{callless} of the {plural(taken, 'log')} read {verb} no model call")
+    if callless:
+        say(callless_line(callless, taken))
+    if calls and totals is None:
+        say(f"none of the {plural(len(calls), 'call')} read falls in the days asked for")
     said_logs(found, failed)
+
+
+def callless_line(callless: int, taken: int) -> str:
+    """What is said of the `callless` logs of the `taken` read that record no call."""
+    if callless == taken == 1:
+        return "the log read records no model call"
+    if callless == taken:
+        return f"none of the {taken:,} logs read records a model call"
+    verb = "records" if callless == 1 else "record"
+    return f"{callless} of the {plural(taken, 'log')} read {verb} no model call"
 
 
 def usage_one(log: str, dialect: str | None, compactions: bool) -> Any:

@@ -29,10 +29,8 @@ def _cells(spend: Spend) -> list[str]:
     return [*(f"{n:,}" for n in numbers), dollars]
 
 
-def cost_table(by: str, rows: dict[str, Spend], totals: Spend | None) -> str:
+def cost_table(by: str, rows: dict[str, Spend], totals: Spend) -> str:
     """The rows and their total; a model with no price named under them."""
-    if totals is None:
-        return "no model call in the sessions (or in the days asked for)\n"
     lines = table(
         [
             [by, *HEAD],

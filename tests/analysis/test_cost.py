@@ -356,3 +356,28 @@ def test_a_session_that_records_no_call_is_said_not_left_out_silently(proc) -> N
     assert done.returncode == 0, done.stderr
     assert "/Users/sarthiborkar/Build/FundWise" in done.stdout.decode()
     assert done.stderr.decode() == "1 of the 2 logs read records no model call\n"
+
+
+def test_a_cost_with_no_call_to_show_says_why(proc) -> None:
+    """No table when there is no call to show, and the line under it says which of the
+    two it is: the sessions read record none (the conversation's model was called, but
+    its state holds no metrics), or the calls fall outside the days asked for. Said in
+    JSON too, where the rows are empty."""
+    conversation = CORPUS.parent / "openhands-v1" / "47be65612b9246c8991628ac9af4996a"
+    other = CORPUS.parent / "openhands-v1" / "ef56c89a61cd4e7392e60bd1ac69b83d"
+    rollout = CORPUS.parent / "codex" / "FundWise.codex-session.jsonl"
+    require_corpus(conversation)
+    for format in ("text", "json"):
+        done = proc("cost", conversation, "-f", format, "--no-cache")
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.decode() == "the log read records no model call\n"
+        assert (done.stdout == b"") is (format == "text"), done.stdout
+    both = proc("cost", conversation, other, "--no-cache")
+    assert both.stdout == b""
+    assert both.stderr.decode() == "none of the 2 logs read records a model call\n"
+    late = proc("cost", rollout, conversation, "--since", "2027-01-01", "--no-cache")
+    assert late.returncode == 0 and late.stdout == b""
+    assert late.stderr.decode().splitlines() == [
+        "1 of the 2 logs read records no model call",
+        "none of the 4 calls read falls in the days asked for",
+    ]
