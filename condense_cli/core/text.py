@@ -20,18 +20,22 @@ _UNSAFE = (
     "\u2060-\u2069"  # word joiner, invisible operators, bidi isolates
     "\ufeff"  # zero-width no-break space
 )
-_MULTILINE = re.compile(f"[{_UNSAFE}]")
-_ONE_LINE = re.compile(f"[{_UNSAFE}\n\t]")
+# (a carriage return before a newline is part of the line's end, not shown)
+_MULTILINE = re.compile(f"(\r(?=\n))|[{_UNSAFE}]")
+_ONE_LINE = re.compile(f"()[{_UNSAFE}\n\t]")
 QUOTE_CHARS = 60
 
 
 def _escape(match: re.Match[str]) -> str:
+    if match.group(1):
+        return ""
     return match.group().encode("unicode_escape").decode("ascii")
 
 
 def sanitize(text: str, *, one_line: bool = False) -> str:
-    """`text` with unsafe characters shown as escapes; newlines and tabs are kept,
-    unless `one_line` (for names and messages, which must stay one line)."""
+    """`text` with unsafe characters shown as escapes; newlines and tabs are kept (a
+    Windows line end, CR LF, as a newline), unless `one_line` (for names and
+    messages, which must stay one line)."""
     return (_ONE_LINE if one_line else _MULTILINE).sub(_escape, text)
 
 

@@ -40,6 +40,10 @@ def hostile_log(make_log):
 
 def test_sanitize_makes_controls_visible() -> None:
     assert sanitize("a\x1b[2Jb\tc\nd\x07") == "a\\x1b[2Jb\tc\nd\\x07"
+    # a Windows line end is a newline; a carriage return alone (which would let the
+    # text after it print over the text before) is shown
+    assert sanitize("one\r\ntwo\rover\r") == "one\ntwo\\rover\\r"
+    assert sanitize("one\r\ntwo", one_line=True) == "one\\r\\ntwo"
 
 
 def test_plain_text_shows_escapes_literally(cli, make_log) -> None:
