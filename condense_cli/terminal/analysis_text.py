@@ -202,7 +202,7 @@ def simulate_text(
     notes = []
     if priced is not None:
         rows += _dollar_rows(priced)
-        notes = [sanitize(_priced_as(priced), one_line=True), ""]
+        notes = ["dollars:", *(f"  {sanitize(n, one_line=True)}" for n in _priced_as(priced)), ""]
     else:
         notes = ["dollars: the log names no model to price its calls by", ""]
     head = sanitize(
@@ -238,36 +238,57 @@ def _dollar_rows(priced: Priced) -> list[list[str]]:
     ]
 
 
-def _priced_as(priced: Priced) -> str:
-    """How the calls were priced, and the history with no condensation."""
+CACHE_SAID = {
+    "none": "none",
+    "reads": "reads, as OpenAI bills them",
+    "writes": "writes and reads, as Anthropic bills them",
+}
+
+
+def _priced_as(priced: Priced) -> list[str]:
+    """How the calls were priced, and the history with no condensation: a line each."""
     turns, none = priced.turns, priced.uncondensed
-    recorded = (
-        f"{plural(turns.recorded, 'call')} the log records"
-        if turns.recorded
-        else "no call the log records (the view alone, no answers)"
-    )
-    said = (
-        f"dollars: {turns.model}'s rates, a call at each turn the agent took ({recorded}); "
-        f"each sends the view and {turns.overhead:,} tokens beyond it (the system prompt "
-        f"and tools, from its first call), and the {turns.output:,} answer tokens are "
-        f"shared among them; prompt cache: {turns.cache}; with no condensation: "
-        f"{dollars(none.total, bool(none.unpriced))} ({none.prompt:,} prompt tokens)"
-    )
+    steps = priced.runs[0].calls if priced.runs else 0
+    if turns.recorded:
+        calls = (
+            f"a call at each of the agent's {plural(steps, 'turn')}, at {turns.model}'s "
+            f"rates, as the log's {plural(turns.recorded, 'call')} of the agent were made: "
+            f"each sends the view and {turns.overhead:,} tokens beyond it (what the first "
+            f"call sent besides the view: tools, and instructions the log does not hold), "
+            f"and the {turns.output:,} tokens they answered are spread over them"
+        )
+    else:
+        calls = (
+            f"a call at each of the agent's {plural(steps, 'turn')}, at {turns.model}'s "
+            "rates; the log records none of the agent's calls, so each sends the view "
+            "alone and no answer is counted"
+        )
+    unpriced = set().union(none.unpriced, *(c.unpriced for c in priced.runs))
+    cache = CACHE_SAID.get(turns.cache, turns.cache)
+    if turns.model in unpriced and not turns.recorded:
+        cache = "none counted (no rates of the model say how it caches)"
+    said = [
+        calls,
+        f"prompt cache: {cache}" + (" (written for an hour)" if turns.hour else ""),
+        f"with no condensation: {dollars(none.total, bool(none.unpriced))} "
+        f"({none.prompt:,} prompt tokens)",
+    ]
     if turns.spent is not None:
         spent = turns.spent
-        said += (
-            f"; the log's own {plural(spent.calls, 'call')}: "
-            f"{dollars(spent.dollars, bool(spent.unpriced))} (as `cost` counts them)"
+        others = spent.calls - turns.recorded
+        among = f" ({turns.recorded:,} of the agent, {others:,} other)" if others else ""
+        said.append(
+            f"the log's own {plural(spent.calls, 'call')}{among}: "
+            f"{dollars(spent.dollars, bool(spent.unpriced))}, as `cost` counts them"
         )
     summarisers = sorted({c.summariser_model for c in priced.runs if c.summariser_model})
     if summarisers:
-        said += (
-            f"; the summariser at the rates of {', '.join(summarisers)} (its config's [llm] "
+        said.append(
+            f"the summariser at the rates of {', '.join(summarisers)} (its config's [llm] "
             "model, else the agent's)"
         )
-    unpriced = set().union(none.unpriced, *(c.unpriced for c in priced.runs))
     if unpriced:
-        said += f"; +? no price for {', '.join(sorted(unpriced))} (--prices takes yours)"
+        said.append(f"$?: no price for {', '.join(sorted(unpriced))} (--prices takes yours)")
     return said
 
 

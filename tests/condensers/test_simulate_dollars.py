@@ -109,7 +109,29 @@ def test_two_configurations_compared_in_dollars(cli, proc, tmp_path: Path) -> No
     assert llm["prompt_tokens"] < none["prompt_tokens"]
     text = proc(*args).stdout.decode()
     assert "against no condensation" in text and "$0.00 saved" in text
-    assert "167 calls the log records" in text
+    assert "at each of the agent's 167 turns" in text
+    assert "as the log's 167 calls of the agent were made" in text
+
+
+def test_a_log_that_records_no_call_is_priced_as_its_view_alone_and_says_so(
+    proc, tmp_path: Path
+) -> None:
+    """A V1 conversation whose state holds no metrics: each turn is priced as the view
+    alone, and the notes under the table say so, say that no rates tell how the
+    model caches, and name the model without a price, a line each."""
+    conversation = V1.parent / "47be65612b9246c8991628ac9af4996a"
+    require_corpus(conversation)
+    text = proc("simulate", conversation, "-t", "llm", "-s", "max_size=30").stdout.decode()
+    notes = text[text.index("\ndollars:\n") :].split("\n\n")[0].splitlines()[2:]
+    model = "litellm_proxy/anthropic/claude-sonnet-4-20250514"
+    assert notes == [
+        f"  a call at each of the agent's 38 turns, at {model}'s rates; the log records "
+        "none of the agent's calls, so each sends the view alone and no answer is counted",
+        "  prompt cache: none counted (no rates of the model say how it caches)",
+        "  with no condensation: $? (744,067 prompt tokens)",
+        f"  the summariser at the rates of {model} (its config's [llm] model, else the agent's)",
+        f"  $?: no price for {model} (--prices takes yours)",
+    ]
 
 
 def test_a_log_with_no_model_is_not_priced(cli, tmp_path: Path) -> None:
