@@ -381,3 +381,40 @@ def test_a_cost_with_no_call_to_show_says_why(proc) -> None:
         "1 of the 2 logs read records no model call",
         "none of the 4 calls read falls in the days asked for",
     ]
+
+
+def streamed(tmp_path: Path) -> Path:
+    """A session as Claude Code wrote them in early 2026: an answer's lines hold its
+    usage as it streamed (the output so far; the last line the whole of it), and one
+    answer came through a gateway that sends no request id."""
+    b = Builder("claude-opus-4-7")
+    b.user("Fix the parser.", timestamp="2026-03-11T02:40:20Z")
+    for number, output in enumerate((2, 9, 159)):
+        kind = "thinking" if number == 0 else "text" if number == 1 else "tool_use"
+        block: dict[str, Any] = {"type": "text", "text": kind}
+        b.assistant([block], "m1")
+        b.lines[-1] |= {"requestId": "r1", "timestamp": f"2026-03-11T02:40:2{number + 1}Z"}
+        b.lines[-1]["message"]["usage"] = usage(
+            input_tokens=3, cache_read_input_tokens=22_137, output_tokens=output
+        )
+    for output in (40, 40):  # no request id: the same answer by its message id alone
+        b.assistant([{"type": "text", "text": "Done."}], "m2")
+        b.lines[-1] |= {"timestamp": "2026-03-11T02:41:00Z"}
+        b.lines[-1]["message"]["usage"] = usage(input_tokens=5, output_tokens=output)
+    return b.write(tmp_path / "streamed.jsonl")
+
+
+def test_a_streamed_answer_is_one_call_with_its_whole_output(tmp_path: Path) -> None:
+    """Each answer is one call, at its line with the most tokens (the last snapshot of
+    a streamed answer, the first of equals); the replay and the file's read agree."""
+    from condense_cli.dialects import read_usage
+
+    log = streamed(tmp_path)
+    name, calls = read_usage(str(log))
+    with read_log(str(log)) as replay:
+        assert (name, replay.usage()) == ("claude-code", calls)
+    assert calls is not None
+    assert [(c.output, c.line, c.when, c.key) for c in calls] == [
+        (159, 5, "2026-03-11T02:40:23Z", "m1:r1"),
+        (40, 6, "2026-03-11T02:41:00Z", "m2"),
+    ]

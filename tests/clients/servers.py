@@ -29,7 +29,9 @@ class Request:
     body: Any = None
 
 
-Reply = str | dict[str, Any]  # a text, or (for the Responses API) a whole output item
+# a text, or (for the Responses API) a whole output item; a list: (for the Messages
+# API) one answer of several content blocks
+Reply = str | dict[str, Any] | list[dict[str, Any]]
 
 
 @dataclass
@@ -79,6 +81,8 @@ class ScriptedServer:
                 status, content_type, payload = server.answer(request)
                 try:
                     self.send_response(status)
+                    for name, value in server.headers(request).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
@@ -117,6 +121,13 @@ class ScriptedServer:
         with self.state.lock:
             return self.state.replies.popleft() if self.state.replies else self.default
 
+    def next_item(self) -> str | dict[str, Any]:
+        """The next answer, a text or one item (not an answer of several blocks)."""
+        answer = self.next_reply()
+        if isinstance(answer, list):
+            raise TypeError(f"this server answers one item at a time, not {answer!r}")
+        return answer
+
     def next_text(self) -> str:
         answer = self.next_reply()
         if not isinstance(answer, str):
@@ -125,6 +136,10 @@ class ScriptedServer:
 
     def answer(self, request: Request) -> tuple[int, str, bytes]:
         return 404, "application/json", b'{"error": {"message": "not found"}}'
+
+    def headers(self, request: Request) -> dict[str, str]:
+        """Headers of the answer to `request`, besides its type and length."""
+        return {}
 
     def close(self) -> None:
         self.server.shutdown()
@@ -142,7 +157,18 @@ def _route(path: str) -> str:
 
 
 class AnthropicServer(ScriptedServer):
-    """The Messages API as Claude Code calls it: `/v1/messages` and `count_tokens`."""
+    """The Messages API as Claude Code calls it: `/v1/messages` and `count_tokens`.
+    With `request_ids`, each answer has a `request-id` header, as Anthropic's API
+    sends (the client records it); without, none, as other gateways."""
+
+    def __init__(self, request_ids: bool = False) -> None:
+        super().__init__()
+        self.request_ids = request_ids
+
+    def headers(self, request: Request) -> dict[str, str]:
+        if self.request_ids and _route(request.path) == "/v1/messages":
+            return {"request-id": f"req_scripted_{uuid.uuid4().hex}"}
+        return {}
 
     def model_requests(self) -> list[dict[str, Any]]:
         """The bodies of every `POST /v1/messages`, in order."""
@@ -158,11 +184,12 @@ class AnthropicServer(ScriptedServer):
             return 200, "application/json", json.dumps({"input_tokens": tokens}).encode()
         if request.method == "POST" and route == "/v1/messages":
             answer = self.next_reply()
-            block = {"type": "text", "text": answer} if isinstance(answer, str) else answer
+            text = {"type": "text", "text": answer} if isinstance(answer, str) else answer
+            blocks = text if isinstance(text, list) else [text]
             model = body.get("model", "claude-test")
             # every answer its own id, across servers too, as the real API's: the client
             # (and condense) group the lines of one response by it
-            message = _anthropic_message(block, model, f"msg_scripted_{uuid.uuid4().hex}")
+            message = _anthropic_message(blocks, model, f"msg_scripted_{uuid.uuid4().hex}")
             if body.get("stream"):
                 return 200, "text/event-stream", _anthropic_stream(message)
             return 200, "application/json", json.dumps(message).encode()
@@ -173,50 +200,73 @@ def _stop_reason(block: dict[str, Any]) -> str:
     return "tool_use" if block.get("type") == "tool_use" else "end_turn"
 
 
-def _anthropic_message(block: dict[str, Any], model: str, id: str) -> dict[str, Any]:
-    """A whole answer of one content block: a text, or a tool call."""
+def _anthropic_message(blocks: list[dict[str, Any]], model: str, id: str) -> dict[str, Any]:
+    """A whole answer: its content blocks (texts, tool calls, thinking)."""
     return {
         "id": id,
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [block],
-        "stop_reason": _stop_reason(block),
+        "content": blocks,
+        "stop_reason": _stop_reason(blocks[-1]),
         "stop_sequence": None,
-        "usage": {"input_tokens": 100, "output_tokens": max(1, len(json.dumps(block)) // 4)},
+        "usage": {
+            "input_tokens": 100,
+            "output_tokens": max(1, sum(len(json.dumps(block)) for block in blocks) // 4),
+        },
     }
 
 
 def _anthropic_stream(message: dict[str, Any]) -> bytes:
-    block = message["content"][0]
+    """The answer as the API streams it: its usage at the start says one output token,
+    the final count comes with the last event."""
+    blocks = message["content"]
     start = {**message, "content": [], "stop_reason": None}
     start["usage"] = {"input_tokens": 100, "output_tokens": 1}
-    if block.get("type") == "tool_use":
-        empty = {**block, "input": {}}
-        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-    else:
-        empty = {"type": "text", "text": ""}
-        delta = {"type": "text_delta", "text": block["text"]}
-    return _sse(
-        [
-            ("message_start", {"type": "message_start", "message": start}),
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, block in enumerate(blocks):
+        if block.get("type") == "tool_use":
+            empty = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        elif block.get("type") == "thinking":
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+        else:
+            empty = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        events += [
             (
                 "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": empty},
+                {"type": "content_block_start", "index": index, "content_block": empty},
             ),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             (
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": _stop_reason(block), "stop_sequence": None},
-                    "usage": {"output_tokens": max(1, len(json.dumps(block)) // 4)},
-                },
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
             ),
-            ("message_stop", {"type": "message_stop"}),
         ]
-    )
+        if block.get("type") == "thinking":
+            signature = {"type": "signature_delta", "signature": block.get("signature", "")}
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": signature},
+                )
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events += [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _stop_reason(blocks[-1]), "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return _sse(events)
 
 
 class OpenAIServer(ScriptedServer):
@@ -254,7 +304,7 @@ class OpenAIServer(ScriptedServer):
                     "encrypted_content": self.next_text(),
                 }
                 return 200, "text/event-stream", _responses_stream(item, self.input_tokens)
-            answer = self.next_reply()
+            answer = self.next_item()
             item = _message(answer) if isinstance(answer, str) else answer
             return 200, "text/event-stream", _responses_stream(item, self.input_tokens)
         return super().answer(request)
@@ -336,7 +386,7 @@ class GeminiServer(ScriptedServer):
         if request.method != "POST" or not route.startswith("/v1beta/models/"):
             return super().answer(request)
         if route.endswith(":streamGenerateContent"):
-            answer = self.next_reply()
+            answer = self.next_item()
             part = {"text": answer} if isinstance(answer, str) else answer
             chunk = _gemini_response(part, self.prompt_tokens)
             return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()

@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 
 from tests.clients.install import Clients
+from tests.clients.resume import new_claude_session
+from tests.clients.servers import AnthropicServer
+from tests.clients.test_claude_code_today import bash
 from tests.conftest import CORPUS, require_corpus
 
 pytestmark = pytest.mark.skipif(
@@ -126,3 +129,56 @@ def test_a_gemini_session_costs_what_ccusage_says_after_a_tool_call_and_a_resume
     assert ours["calls"] == 3  # the call, the answer after the tool, the resumed turn
     assert (ours["input"], ours["output"]) == (theirs["inputTokens"], theirs["outputTokens"])
     assert ours["dollars"] == pytest.approx(theirs["totalCost"], rel=0.01)
+
+
+@pytest.mark.parametrize("request_ids", [True, False], ids=["anthropic", "gateway"])
+def test_an_answer_of_several_blocks_is_one_call_to_both(
+    clients: Clients, proc: Any, tmp_path: Path, request_ids: bool
+) -> None:
+    """The pinned client writes an answer of several content blocks (thinking, text,
+    a tool call) as a line each, every line with the message's id and whole usage, and
+    its request id where the API sends one (Anthropic's does; other gateways do not).
+    Both tools count one call per answer, with its tokens once."""
+    with AnthropicServer(request_ids=request_ids) as server:
+        server.reply(
+            [
+                {"type": "thinking", "thinking": "Read it first. " * 20, "signature": "c2ln"},
+                {"type": "text", "text": "I will run it. " * 30},
+                bash("toolu_hi", "echo hi"),
+            ],
+            [{"type": "text", "text": "It printed hi. " * 10}, {"type": "text", "text": "Done."}],
+        )
+        session = new_claude_session(clients.claude, tmp_path, server, ["Run echo hi."])
+    answers = [json.loads(line) for line in session.read_text().splitlines()]
+    answers = [a for a in answers if a.get("type") == "assistant"]
+    assert len(answers) == 5 and len({a["message"]["id"] for a in answers}) == 2
+    assert all(isinstance(a.get("requestId"), str) is request_ids for a in answers)
+    home = tmp_path / "home"
+    ours = cost(proc, home, "--by", "session", "--no-cache")["totals"]
+    [theirs] = ccusage(clients, home, "claude", "session")["sessions"]
+    assert ours["calls"] == 2
+    assert (ours["input"], ours["output"]) == (theirs["inputTokens"], theirs["outputTokens"])
+    assert ours["input"] == 200  # (each answer's 100, once)
+
+
+def test_a_streamed_answer_counts_its_whole_output_in_both(
+    clients: Clients, proc: Any, tmp_path: Path
+) -> None:
+    """A session as the client wrote them in early 2026 (an answer's lines hold its
+    usage as it streamed) and an answer with no request id: both tools take each
+    answer once, at its most complete line."""
+    from tests.analysis.test_cost import streamed
+
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-work-streamed"
+    folder.mkdir(parents=True)
+    streamed(folder)
+    ours = cost(proc, home, "--by", "session", "--no-cache")["totals"]
+    [theirs] = ccusage(clients, home, "claude", "session")["sessions"]
+    assert (ours["calls"], ours["output"]) == (2, 159 + 40)
+    assert (ours["input"], ours["output"], ours["cache_read"]) == (
+        theirs["inputTokens"],
+        theirs["outputTokens"],
+        theirs["cacheReadTokens"],
+    )
+    assert ours["dollars"] == pytest.approx(theirs["totalCost"], abs=1e-6)  # (ours to 6 places)

@@ -1,8 +1,11 @@
 """The model calls a Claude Code session records: every assistant line's `usage`,
 each call once. The client writes a line per content block of one answer, each with
-the same message id, request id and usage (the call's `key`, which a forked session's
-copy keeps too); `condense run`'s copies (`condenseCopyOf`)
-and the replies the client writes itself (`<synthetic>`) are no calls."""
+the same message id and request id (the call's `key`, which a forked session's copy
+keeps too). Today every line holds the answer's whole usage; the versions of early
+2026 wrote the usage as the answer streamed, its output so far, so a call is its line
+with the most tokens (the first of equals). `condense run`'s copies
+(`condenseCopyOf`) and the replies the client writes itself (`<synthetic>`) are no
+calls."""
 
 from __future__ import annotations
 
@@ -114,18 +117,14 @@ def _one_by_one(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, Fields]]:
 
 
 def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
-    seen: set[str] = set()
-    found = []
+    found: list[Usage] = []
+    placed_at: dict[str, int] = {}  # a call's key: where in `found` it is
     for number, (kind, request, stamp, copy, call, model, usage) in lines:
         if kind != "assistant" or copy or not isinstance(usage, dict):
             continue
         if not isinstance(model, str) or model == SYNTHETIC_MODEL:
             continue
-        key = f"{call}:{request}" if isinstance(call, str) and isinstance(request, str) else None
-        if key is not None:
-            if key in seen:
-                continue
-            seen.add(key)
+        key = _key(call, request)
         written = count(usage, "cache_creation_input_tokens")
         creation = usage.get("cache_creation")
         hour = (
@@ -133,20 +132,34 @@ def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
             if isinstance(creation, dict)
             else 0
         )
-        found.append(
-            Usage(
-                stamp if isinstance(stamp, str) else "",
-                model,
-                count(usage, "input_tokens"),
-                count(usage, "output_tokens"),
-                written - hour,
-                hour,
-                count(usage, "cache_read_input_tokens"),
-                number,
-                key,
-            )
+        made = Usage(
+            stamp if isinstance(stamp, str) else "",
+            model,
+            count(usage, "input_tokens"),
+            count(usage, "output_tokens"),
+            written - hour,
+            hour,
+            count(usage, "cache_read_input_tokens"),
+            number,
+            key,
         )
+        at = placed_at.get(key) if key is not None else None
+        if at is None:
+            if key is not None:
+                placed_at[key] = len(found)
+            found.append(made)
+        elif made.tokens > found[at].tokens:  # a later snapshot of a streamed answer
+            found[at] = made
     return found
+
+
+def _key(call: Any, request: Any) -> str | None:
+    """What names one call across its lines (and a forked session's copies of them):
+    its message id and request id; the message id alone where the line has no
+    request id (a gateway other than Anthropic's API writes none)."""
+    if not isinstance(call, str):
+        return None
+    return f"{call}:{request}" if isinstance(request, str) else call
 
 
 def session_spending(session: Session) -> Spending:
