@@ -31,7 +31,7 @@ from condense_cli.core.pool import in_worker
 from condense_cli.core.text import plural
 from condense_cli.core.usage import Spending, Usage, decode_calls, encode_calls
 from condense_cli.core.usagecache import UsageCache
-from condense_cli.dialects import read_spending, read_usage
+from condense_cli.dialects import DIALECTS, read_spending, read_usage
 from condense_cli.dialects.discovery import group_of
 from condense_cli.terminal.output import say, write_pieces
 
@@ -150,8 +150,12 @@ def cost(
                 unread[name] = unread.get(name, 0) + 1
                 continue
             callless += not usage
-            # the row a call goes to, when it is the log's: the log, or its project
-            label = group_of({"log": log, "dialect": name}, "project") if by is By.project else log
+            # the row a call goes to, when it is the log's: the session the log is
+            # part of (a subagent's, the session that started it), or its project
+            if by is By.project:
+                label = group_of({"log": log, "dialect": name}, "project")
+            else:
+                label = DIALECTS[name].session_of(log) if name in DIALECTS else log
             for call in usage:  # a call another session holds too (a fork): once
                 if call.key is None or call.key not in seen:
                     calls.append((label, call))

@@ -50,6 +50,10 @@ def _no_project(log: str) -> str | None:
     return None
 
 
+def _own_session(log: str) -> str:
+    return log
+
+
 @dataclass(frozen=True)
 class Registered:
     """A dialect as detection sees it: its name, its claims, and where its
@@ -62,6 +66,8 @@ class Registered:
     claims_listing: Callable[[Iterable[str], Iterable[str]], bool] = _no_listing  # on a store
     # the project a log of the dialect is of, where the log or the client records it
     project_of: Callable[[str], str | None] = _no_project
+    # the session a log is part of (a Claude Code subagent's, the session that started it)
+    session_of: Callable[[str], str] = _own_session
 
     def load(self) -> Dialect:
         """The dialect, ready to read a log."""
@@ -97,6 +103,7 @@ DIALECTS: dict[str, Registered] = {
             claude_code_detect.claims,
             "condense_cli.dialects.claude_code.dialect:ClaudeCode",
             project_of=claude_code_detect.project_of,
+            session_of=claude_code_detect.session_of,
         ),
         Registered(
             codex_detect.NAME,

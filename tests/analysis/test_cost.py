@@ -418,3 +418,28 @@ def test_a_streamed_answer_is_one_call_with_its_whole_output(tmp_path: Path) -> 
         (159, 5, "2026-03-11T02:40:23Z", "m1:r1"),
         (40, 6, "2026-03-11T02:41:00Z", "m2"),
     ]
+
+
+def test_a_subagents_transcript_beside_its_session_is_costed_in_it(tmp_path: Path, cli) -> None:
+    """The client wrote a subagent's transcript beside its sessions before it kept them
+    in a folder of the session's (`agent-<id>.jsonl`, its lines naming the session):
+    `--by session` counts its calls in the session they name, where that session's
+    file is, and on a row of its own where it is not."""
+    from tests.dialects.claude_code.test_replay import SID
+
+    project = tmp_path / "projects" / "-work"
+    project.mkdir(parents=True)
+    session(project).rename(project / f"{SID}.jsonl")
+    agent = Builder("claude-opus-4-7")
+    agent.user("Look around.", timestamp="2026-04-26T10:05:00Z")
+    agent.say("Nothing here.", "sub1")
+    agent.lines[-1] |= {"requestId": "rs", "timestamp": "2026-04-26T10:05:01Z"}
+    agent.lines[-1]["message"]["usage"] = usage(input_tokens=50, output_tokens=5)
+    agent.lines = [line | {"isSidechain": True} for line in agent.lines[1:]]  # (no queue line)
+    agent.write(project / "agent-a1.jsonl")
+    data = orjson.loads(cli("cost", project, "--by", "session", "-f", "json").stdout_bytes)
+    rows = [(Path(r["session"]).name, r["calls"]) for r in data["rows"]]
+    assert rows == [(f"{SID}.jsonl", 3)]  # the session's two calls and the subagent's
+    (project / f"{SID}.jsonl").unlink()
+    data = orjson.loads(cli("cost", project, "--by", "session", "-f", "json").stdout_bytes)
+    assert [(Path(r["session"]).name, r["calls"]) for r in data["rows"]] == [("agent-a1.jsonl", 1)]

@@ -121,8 +121,9 @@ def _claude_env(home: Path, server: AnthropicServer) -> dict[str, str]:
 
 
 def claude_sessions(tmp: Path) -> list[Path]:
-    """The session files in the HOME under `tmp`."""
-    return sorted((tmp / "home" / ".claude" / "projects").rglob("*.jsonl"))
+    """The session files in the HOME under `tmp` (not a subagent's transcript, which
+    the client keeps in a folder of its session's)."""
+    return sorted((tmp / "home" / ".claude" / "projects").glob("*/*.jsonl"))
 
 
 def new_claude_session(

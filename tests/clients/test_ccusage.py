@@ -182,3 +182,33 @@ def test_a_streamed_answer_counts_its_whole_output_in_both(
         theirs["cacheReadTokens"],
     )
     assert ours["dollars"] == pytest.approx(theirs["totalCost"], abs=1e-6)  # (ours to 6 places)
+
+
+def test_a_subagents_calls_are_its_sessions_in_both(
+    clients: Clients, proc: Any, tmp_path: Path
+) -> None:
+    """The pinned client runs a subagent (the Task tool) and writes its transcript in
+    the session's own folder (`<session>/subagents/agent-<id>.jsonl`): both tools
+    count its call in the session that started it, one row with all four calls."""
+    with AnthropicServer(request_ids=True) as server:
+        task = {
+            "description": "look around",
+            "prompt": "List the files and say what you found.",
+            "subagent_type": "general-purpose",
+        }
+        server.reply(
+            {"type": "tool_use", "id": "toolu_task", "name": "Task", "input": task},
+            "The folder is empty.",
+            "The subagent says the folder is empty.",
+        )
+        session = new_claude_session(
+            clients.claude, tmp_path, server, ["Look around with a subagent."], tools="Task"
+        )
+    [transcript] = (session.parent / session.stem / "subagents").glob("agent-*.jsonl")
+    home = tmp_path / "home"
+    rows = cost(proc, home, "--by", "session", "--no-cache")["rows"]
+    [theirs] = ccusage(clients, home, "claude", "session")["sessions"]
+    assert [(r["session"], r["calls"]) for r in rows] == [(str(session), 4)]
+    assert (rows[0]["input"], rows[0]["output"]) == (theirs["inputTokens"], theirs["outputTokens"])
+    alone = cost(proc, home, str(transcript), "--by", "session", "--no-cache")["rows"]
+    assert [(r["session"], r["calls"]) for r in alone] == [(str(session), 1)]

@@ -3,6 +3,7 @@ loads `claude_code` only for a log it reads."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -39,6 +40,27 @@ def project_of(log: str) -> str | None:
     except OSError:
         pass
     return None
+
+
+def session_of(log: str) -> str:
+    """The session a log is part of: a subagent's transcript (`agent-<id>.jsonl`, in
+    the session's own `subagents` folder, or beside the sessions as the client wrote
+    them before) is part of the session that started it, the one its lines name,
+    where that session's file is; any other log is its own."""
+    path = Path(log)
+    if not (path.name.startswith("agent-") and path.suffix == ".jsonl"):
+        return log
+    folder = path.parent.parent.parent if path.parent.name == "subagents" else path.parent
+    try:
+        with reading_head(log, HEAD_BYTES) as file:
+            first = orjson.loads(file.readline(HEAD_BYTES))
+    except (OSError, orjson.JSONDecodeError):
+        return log
+    session = first.get("sessionId") if isinstance(first, dict) else None
+    if not isinstance(session, str) or not session or "/" in session:
+        return log
+    started = folder / f"{session}.jsonl"
+    return str(started) if started.is_file() else log
 
 
 def _cwd(line: bytes) -> str | None:
