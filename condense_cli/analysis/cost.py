@@ -4,6 +4,9 @@ logs added up by session, day, month or model.
 
 A call's prompt past a model's long-context tier (`..._above_200k_tokens` and the
 like) is priced at that tier's rates, every part of the call, as the provider bills it.
+A call served other than at the standard rates (fast mode, US-only inference: its
+`Usage.served`) costs its model's surcharge for each (the table's
+`provider_specific_entry`: `fast`, `us`), as LiteLLM prices it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class Price:
     cache_read: float
     above: int | None = None
     tier: Price | None = None
+    # what a call served so costs, times the standard rates ({"fast": 2.0, "us": 1.1})
+    surcharges: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
 
     def rates(self, prompt: int) -> Price:
         """The rates of a call whose prompt is `prompt` tokens (its tier's past `above`)."""
@@ -46,13 +51,16 @@ class Price:
     def of(self, call: Usage) -> float:
         """What `call` cost."""
         rates = self.rates(call.prompt)
-        return (
+        dollars = (
             call.input * rates.input
             + call.output * rates.output
             + call.cache_write * rates.cache_write
             + call.cache_write_1h * rates.cache_write_1h
             + call.cache_read * rates.cache_read
         )
+        for served in call.served.split():
+            dollars *= self.surcharges.get(served, 1.0)
+        return dollars
 
 
 @functools.cache
@@ -127,6 +135,12 @@ def _price(entry: dict[str, Any], suffix: str = "") -> Price:
     write = rate("cache_creation_input_token_cost", read)
     tiers = [int(m.group(1)) * 1000 for key in entry if (m := TIER.match(key))]
     tier = _price(entry, f"_above_{tiers[0] // 1000}k_tokens") if tiers and not suffix else None
+    specific = entry.get("provider_specific_entry")
+    surcharges = {
+        str(name): float(times)
+        for name, times in (specific.items() if isinstance(specific, dict) else ())
+        if isinstance(times, float | int) and not isinstance(times, bool) and times > 0
+    }
     return Price(
         read,
         rate("output_cost_per_token"),
@@ -135,6 +149,7 @@ def _price(entry: dict[str, Any], suffix: str = "") -> Price:
         rate("cache_read_input_token_cost", read),
         tiers[0] if tiers and not suffix else None,
         tier,
+        surcharges,
     )
 
 
@@ -180,6 +195,11 @@ class Spend:
         return row
 
 
+def served_said(served: str) -> str:
+    """How a call was served (`Usage.served`), in words: `fast mode, us-only inference`."""
+    return ", ".join("fast mode" if w == "fast" else f"{w}-only inference" for w in served.split())
+
+
 BLOCK = timedelta(hours=5)  # a billing block, as ccusage draws them
 
 
@@ -188,8 +208,8 @@ def group_key(by: str, session: str, call: Usage) -> str:
     Monday) or month, or its model (`block` is `spend_by`'s)."""
     if by == "session":
         return session
-    if by == "model":
-        return call.model
+    if by == "model":  # (served otherwise: a row of its own, at its own rates)
+        return f"{call.model} ({served_said(call.served)})" if call.served else call.model
     day = call.when[:10]
     if by == "week" and day:
         monday = date.fromisoformat(day) - timedelta(days=date.fromisoformat(day).weekday())

@@ -167,6 +167,7 @@ class Turns:
     hour: bool = False  # cache writes kept an hour (Claude Code's)
     recorded: int = 0  # the agent's calls the log records (0: none, or not read)
     spent: Spend | None = None  # every call the log records, as `cost` adds them up
+    served: str = ""  # how most of its calls were served (`Usage.served`: "fast", ...)
 
 
 def turns_of(model: str, calls: list[Usage] | None, first_view: int) -> Turns:
@@ -196,6 +197,7 @@ def turns_of(model: str, calls: list[Usage] | None, first_view: int) -> Turns:
         hour > written,
         len(agent),
         spent,
+        Counter(c.served for c in agent).most_common(1)[0][0],
     )
 
 
@@ -267,6 +269,7 @@ def price_run(
             cache_write=fresh if turns.cache == "writes" and not turns.hour else 0,
             cache_write_1h=fresh if turns.cache == "writes" and turns.hour else 0,
             cache_read=cached,
+            served=turns.served,
         )
         cost.prompt += prompt
         cost.cache_read += cached

@@ -267,6 +267,7 @@ def priced_json(priced: Priced | None) -> dict[str, Any] | None:
             "prompt_beyond_the_view": turns.overhead,
             "output_tokens": turns.output,
             "prompt_cache": turns.cache,
+            "served": turns.served or "standard",
             "recorded": turns.spent.to_json() if turns.spent is not None else None,
         },
         "runs": [cost.to_json() for cost in priced.runs],

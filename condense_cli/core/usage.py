@@ -40,6 +40,10 @@ class Usage:
     key: str | None = None
     cost: float | None = None  # the dollars the log itself records for the call, if any
     service: str = ""  # what made the call, where the log says (OpenHands: its condenser)
+    # how the provider served it where that moves its price, as words the price
+    # table's surcharges are named by ("fast", "us": Claude Code's fast mode, US-only
+    # inference); "" for the standard service
+    served: str = ""
 
     @property
     def tokens(self) -> int:

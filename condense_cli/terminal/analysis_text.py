@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from condense_cli.analysis.audit import Audit, LogAudit, Tally, total
+from condense_cli.analysis.cost import served_said
 from condense_cli.analysis.diff import ViewDiff, preview
 from condense_cli.analysis.economics import RunCost
 from condense_cli.analysis.facts import KINDS, Fact
@@ -264,6 +265,8 @@ def _priced_as(priced: Priced) -> list[str]:
             "alone and no answer is counted"
         )
     unpriced = set().union(none.unpriced, *(c.unpriced for c in priced.runs))
+    if turns.served:
+        calls += f"; in {served_said(turns.served)}, as most of the log's were"
     cache = CACHE_SAID.get(turns.cache, turns.cache)
     if turns.model in unpriced and not turns.recorded:
         cache = "none counted (no rates of the model say how it caches)"

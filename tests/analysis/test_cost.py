@@ -443,3 +443,38 @@ def test_a_subagents_transcript_beside_its_session_is_costed_in_it(tmp_path: Pat
     (project / f"{SID}.jsonl").unlink()
     data = orjson.loads(cli("cost", project, "--by", "session", "-f", "json").stdout_bytes)
     assert [(Path(r["session"]).name, r["calls"]) for r in data["rows"]] == [("agent-a1.jsonl", 1)]
+
+
+def test_a_call_served_fast_or_in_one_geography_costs_the_tables_surcharge(
+    tmp_path: Path, cli
+) -> None:
+    """LiteLLM's table gives a model's surcharges (`provider_specific_entry`); a call
+    Claude Code records as served so (`speed`, `inference_geo`) costs them, each on
+    every part of the call; `--by model` shows it on a row of its own."""
+    from condense_cli.analysis.cost import price_table
+
+    model = "claude-opus-5-5"
+    surcharges = price_table()[model]["provider_specific_entry"]
+    price = price_of(model)
+    assert price is not None and price.surcharges["fast"] == surcharges["fast"] > 1
+    call = Usage("2026-11-01T10:00:00Z", model, 1_000, 1_000, 1_000, 0, 1_000)
+    served = Usage("2026-11-01T10:00:00Z", model, 1_000, 1_000, 1_000, 0, 1_000, served="fast us")
+    assert price.of(served) == pytest.approx(price.of(call) * surcharges["fast"] * surcharges["us"])
+    assert price.of(Usage("", model, 1_000, served="global")) == price.of(Usage("", model, 1_000))
+    b = Builder(model)
+    b.user("Hurry.", timestamp="2026-11-01T10:00:00Z")
+    for id, speed, geo in (("m1", "standard", ""), ("m2", "fast", "us"), ("m3", "fast", "US")):
+        b.say("Done.", id)
+        b.lines[-1] |= {"requestId": f"r{id}", "timestamp": "2026-11-01T10:00:01Z"}
+        b.lines[-1]["message"]["usage"] = usage(input_tokens=1_000, output_tokens=1_000) | {
+            "speed": speed,
+            "inference_geo": geo,
+        }
+    log = b.write(tmp_path / "fast.jsonl")
+    rows = orjson.loads(cli("cost", log, "--by", "model", "-f", "json").stdout_bytes)["rows"]
+    standard = price.of(Usage("", model, 1_000, 1_000))
+    both = pytest.approx(2 * standard * surcharges["fast"] * surcharges["us"], abs=1e-6)
+    assert [(r["model"], r["calls"], r["dollars"]) for r in rows] == [
+        (model, 1, pytest.approx(standard, abs=1e-6)),
+        (f"{model} (fast mode, us-only inference)", 2, both),
+    ]

@@ -164,6 +164,7 @@ class AnthropicServer(ScriptedServer):
     def __init__(self, request_ids: bool = False) -> None:
         super().__init__()
         self.request_ids = request_ids
+        self.served: dict[str, Any] = {}  # usage fields every answer reports (speed, ...)
 
     def headers(self, request: Request) -> dict[str, str]:
         if self.request_ids and _route(request.path) == "/v1/messages":
@@ -190,6 +191,7 @@ class AnthropicServer(ScriptedServer):
             # every answer its own id, across servers too, as the real API's: the client
             # (and condense) group the lines of one response by it
             message = _anthropic_message(blocks, model, f"msg_scripted_{uuid.uuid4().hex}")
+            message["usage"] |= self.served
             if body.get("stream"):
                 return 200, "text/event-stream", _anthropic_stream(message)
             return 200, "application/json", json.dumps(message).encode()
@@ -222,7 +224,7 @@ def _anthropic_stream(message: dict[str, Any]) -> bytes:
     the final count comes with the last event."""
     blocks = message["content"]
     start = {**message, "content": [], "stop_reason": None}
-    start["usage"] = {"input_tokens": 100, "output_tokens": 1}
+    start["usage"] = message["usage"] | {"output_tokens": 1}
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start})
     ]

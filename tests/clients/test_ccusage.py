@@ -212,3 +212,38 @@ def test_a_subagents_calls_are_its_sessions_in_both(
     assert (rows[0]["input"], rows[0]["output"]) == (theirs["inputTokens"], theirs["outputTokens"])
     alone = cost(proc, home, str(transcript), "--by", "session", "--no-cache")["rows"]
     assert [(r["session"], r["calls"]) for r in alone] == [(str(session), 1)]
+
+
+def test_fast_mode_and_us_inference_cost_their_surcharges_here_not_in_ccusage(
+    clients: Clients, proc: Any, tmp_path: Path
+) -> None:
+    """The pinned client records how the API served each answer (`speed`,
+    `inference_geo`, from the API's own usage). LiteLLM's table gives the model's
+    surcharges for them (Claude Opus 5.5: fast 2x, US-only 1.1x) and `cost` applies
+    them, as LiteLLM does; ccusage 20.0.24 prices such a session as if served at the
+    standard rates (the difference docs/cost.md states)."""
+    with AnthropicServer(request_ids=True) as server:
+        server.served = {"speed": "fast", "inference_geo": "us"}
+        server.reply("Quick answer.", "Another.")
+        session = new_claude_session(clients.claude, tmp_path, server, ["Say it.", "Again."])
+    answers = [json.loads(line) for line in session.read_text().splitlines()]
+    usages = [a["message"]["usage"] for a in answers if a.get("type") == "assistant"]
+    assert [(u["speed"], u["inference_geo"]) for u in usages] == [("fast", "us")] * 2
+    standard = tmp_path / "standard" / ".claude" / "projects" / session.parent.name
+    standard.mkdir(parents=True)
+    (standard / session.name).write_text(
+        session.read_text()
+        .replace('"speed":"fast"', '"speed":"standard"')
+        .replace('"inference_geo":"us"', '"inference_geo":""')
+    )
+    home = tmp_path / "home"
+    ours, ours_standard = (
+        cost(proc, folder, "--no-cache")["totals"] for folder in (home, tmp_path / "standard")
+    )
+    assert ours["calls"] == ours_standard["calls"] == 2
+    assert ours["dollars"] == pytest.approx(ours_standard["dollars"] * 2.0 * 1.1, abs=2e-6)
+    theirs, theirs_standard = (
+        ccusage(clients, folder, "claude", "daily")["totals"]["totalCost"]
+        for folder in (home, tmp_path / "standard")
+    )
+    assert theirs == pytest.approx(theirs_standard)

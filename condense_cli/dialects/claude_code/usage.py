@@ -142,6 +142,7 @@ def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
             count(usage, "cache_read_input_tokens"),
             number,
             key,
+            served=served(usage),
         )
         at = placed_at.get(key) if key is not None else None
         if at is None:
@@ -151,6 +152,16 @@ def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
         elif made.tokens > found[at].tokens:  # a later snapshot of a streamed answer
             found[at] = made
     return found
+
+
+def served(usage: dict[str, Any]) -> str:
+    """How the API served the call where its price moves (`Usage.served`): in fast mode
+    (`speed`), and in one geography only (`inference_geo`, such as `us`)."""
+    words = ["fast"] if usage.get("speed") == "fast" else []
+    geo = usage.get("inference_geo")
+    if isinstance(geo, str) and geo.strip() and geo.lower() not in ("global", "not_available"):
+        words.append(geo.strip().lower())
+    return " ".join(words)
 
 
 def _key(call: Any, request: Any) -> str | None:
