@@ -4,9 +4,11 @@ logs added up by session, day, month or model.
 
 A call's prompt past a model's long-context tier (`..._above_200k_tokens` and the
 like) is priced at that tier's rates, every part of the call, as the provider bills it.
-A call served other than at the standard rates (fast mode, US-only inference: its
-`Usage.served`) costs its model's surcharge for each (the table's
-`provider_specific_entry`: `fast`, `us`), as LiteLLM prices it.
+A call served other than at the standard rates (its `Usage.served`) costs what the
+table says of it, as LiteLLM prices it: at a service tier's own rates (`..._priority`,
+`..._flex`: OpenAI's), else times its model's surcharge (`provider_specific_entry`:
+Anthropic's `fast` mode, `us`-only inference); at the standard rates where the table
+has neither for the model.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from condense_cli.core.usage import Usage
 
 TABLE = "model_prices_and_context_window_backup.json"  # in the litellm package
 TIER = re.compile(r"^input_cost_per_token_above_(\d+)k_tokens$")
+SERVICE = re.compile(r"^input_cost_per_token_([a-z]+)$")  # a service tier's own rates
 DATE = re.compile(r"-\d{8}$|@\d{8}$")  # `claude-opus-4-5-20251101`, `...@20250514`
 COLUMNS = ("calls", "input", "output", "cache_write", "cache_read", "tokens", "dollars")
 
@@ -43,6 +46,8 @@ class Price:
     tier: Price | None = None
     # what a call served so costs, times the standard rates ({"fast": 2.0, "us": 1.1})
     surcharges: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    # the rates of a call served at a service tier ({"priority": ..., "flex": ...})
+    services: dict[str, Price] = field(default_factory=dict, compare=False, hash=False)
 
     def rates(self, prompt: int) -> Price:
         """The rates of a call whose prompt is `prompt` tokens (its tier's past `above`)."""
@@ -50,7 +55,10 @@ class Price:
 
     def of(self, call: Usage) -> float:
         """What `call` cost."""
-        rates = self.rates(call.prompt)
+        price = self
+        for served in call.served.split():
+            price = self.services.get(served, price)
+        rates = price.rates(call.prompt)
         dollars = (
             call.input * rates.input
             + call.output * rates.output
@@ -126,15 +134,31 @@ def input_limit(model: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _price(entry: dict[str, Any], suffix: str = "") -> Price:
+def _price(entry: dict[str, Any], suffix: str = "", service: str = "") -> Price:
+    """The rates of `entry` (`suffix`: its long-context tier's; `service`: a service
+    tier's, each rate it does not name the standard one)."""
+
     def rate(key: str, fallback: float = 0.0) -> float:
-        value = entry.get(key + suffix)
-        return float(value) if isinstance(value, float | int) else fallback
+        for name in (key + suffix + service, key + suffix):
+            value = entry.get(name)
+            if isinstance(value, float | int):
+                return float(value)
+        return fallback
 
     read = rate("input_cost_per_token")
     write = rate("cache_creation_input_token_cost", read)
     tiers = [int(m.group(1)) * 1000 for key in entry if (m := TIER.match(key))]
-    tier = _price(entry, f"_above_{tiers[0] // 1000}k_tokens") if tiers and not suffix else None
+    above = f"_above_{tiers[0] // 1000}k_tokens" if tiers and not suffix else ""
+    tier = _price(entry, above, service) if above else None
+    services = (
+        {
+            m.group(1): _price(entry, "", f"_{m.group(1)}")
+            for key in entry
+            if (m := SERVICE.match(key))
+        }
+        if not (suffix or service)
+        else {}
+    )
     specific = entry.get("provider_specific_entry")
     surcharges = {
         str(name): float(times)
@@ -150,6 +174,7 @@ def _price(entry: dict[str, Any], suffix: str = "") -> Price:
         tiers[0] if tiers and not suffix else None,
         tier,
         surcharges,
+        services,
     )
 
 
@@ -195,9 +220,12 @@ class Spend:
         return row
 
 
+SERVED_SAID = {"fast": "fast mode", "priority": "priority processing", "flex": "flex processing"}
+
+
 def served_said(served: str) -> str:
     """How a call was served (`Usage.served`), in words: `fast mode, us-only inference`."""
-    return ", ".join("fast mode" if w == "fast" else f"{w}-only inference" for w in served.split())
+    return ", ".join(SERVED_SAID.get(w, f"{w}-only inference") for w in served.split())
 
 
 BLOCK = timedelta(hours=5)  # a billing block, as ccusage draws them

@@ -478,3 +478,37 @@ def test_a_call_served_fast_or_in_one_geography_costs_the_tables_surcharge(
         (model, 1, pytest.approx(standard, abs=1e-6)),
         (f"{model} (fast mode, us-only inference)", 2, both),
     ]
+
+
+def test_a_codex_calls_service_tier_is_the_threads_settings_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex writes the thread's settings (`thread_settings_applied`, its service tier)
+    as they apply: a call is served at the tier of the last settings before it (not
+    the default's). The file's read and the replay, on each of its paths, agree."""
+    from condense_cli.dialects import read_usage
+    from tests.dialects.fast_paths import EXACT, FAST, SPLIT, use_path
+
+    require_corpus(CORPUS.parent / "codex")
+    original = CORPUS.parent / "codex" / "edgerunner.codex-session.jsonl"
+    lines = original.read_bytes().splitlines()
+    settings = [n for n, raw in enumerate(lines) if b'"thread_settings_applied"' in raw]
+    assert len(settings) > 2
+    first = settings[1]  # from the second settings on, priority; from the third, flex
+    for number, tier in ((first, b"priority"), (settings[2], b"flex")):
+        lines[number] = lines[number].replace(
+            b'"service_tier":"default"', b'"service_tier":"%s"' % tier
+        )
+    log = tmp_path / "tiers.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    _, calls = read_usage(str(log))
+    assert calls is not None
+    served = [(c.line or 0, c.served) for c in calls]
+    assert {s for line, s in served if line < first} == {""}
+    assert {s for line, s in served if first < line < settings[2]} == {"priority"}
+    assert {s for line, s in served if line > settings[2]} <= {"flex", ""}
+    assert "flex" in {s for _, s in served}
+    for path in (EXACT, FAST, SPLIT):
+        use_path(monkeypatch, path, block=4096)
+        with read_log(str(log)) as replay:
+            assert replay.usage() == calls, path

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from condense_cli.analysis.cost import price_table
 from tests.clients.install import Clients
-from tests.clients.resume import new_claude_session
-from tests.clients.servers import AnthropicServer
+from tests.clients.resume import codex_exec, codex_rollouts, new_claude_session
+from tests.clients.servers import AnthropicServer, OpenAIServer
 from tests.clients.test_claude_code_today import bash
 from tests.conftest import CORPUS, require_corpus
 
@@ -247,3 +248,31 @@ def test_fast_mode_and_us_inference_cost_their_surcharges_here_not_in_ccusage(
         for folder in (home, tmp_path / "standard")
     )
     assert theirs == pytest.approx(theirs_standard)
+
+
+@pytest.mark.parametrize("tier", ["fast", "flex"])
+def test_a_codex_thread_at_a_service_tier_costs_its_rates_in_both(
+    clients: Clients, proc: Any, tmp_path: Path, tier: str
+) -> None:
+    """Codex asks for a service tier (`fast` is the API's `priority`) and writes it in
+    the thread's settings; its calls cost that tier's rates in LiteLLM's table (before,
+    `cost` priced them at the default tier's). ccusage 20.0.24 does so for `priority`,
+    and prices `flex` at the default rates (the difference docs/cost.md states)."""
+    with OpenAIServer() as server:
+        server.reply("Hi.")
+        args = ["-m", "gpt-5.5", "-c", f'service_tier="{tier}"', "Say hi."]
+        codex_exec(clients.codex, tmp_path, server, args, 1_000_000_000)
+    [rollout] = codex_rollouts(tmp_path)
+    asked = "priority" if tier == "fast" else tier
+    assert f'"service_tier":"{asked}"' in rollout.read_text()
+    [row] = cost(proc, tmp_path / "home", "--by", "model", "--no-cache")["rows"]
+    [theirs] = ccusage(clients, tmp_path / "home", "codex", "session")["sessions"]
+    assert row["model"] == f"gpt-5.5 ({asked} processing)"
+    entry = price_table()["gpt-5.5"]
+
+    def at(suffix: str) -> float:
+        rates = (entry[f"input_cost_per_token{suffix}"], entry[f"output_cost_per_token{suffix}"])
+        return float(row["input"] * rates[0] + row["output"] * rates[1])
+
+    assert row["dollars"] == pytest.approx(at(f"_{asked}"), abs=1e-6)
+    assert theirs["costUSD"] == pytest.approx(at("_priority" if tier == "fast" else ""))

@@ -18,12 +18,13 @@ from msgspec import UNSET
 
 from condense_cli.core.logfile import LogSource
 from condense_cli.dialects.codex.items import ITEM_TYPES, NEEDS, PARTS, CodexEvent, sends
-from condense_cli.dialects.codex.reading import Reader, line_at
+from condense_cli.dialects.codex.reading import CALL_EVENTS, Reader, line_at
 from condense_cli.fast.halves import decoded_blocks
 from condense_cli.fast.lines import BlockDecoder, Record, lines_end
 
-# event_msg types that change what the reader keeps (a rollback, a token count)
-READ_EXACTLY = frozenset({"thread_rolled_back", "token_count"})
+# event_msg types that change what the reader keeps (a rollback, and the events the
+# calls are read from: a token count, the thread's settings)
+READ_EXACTLY = frozenset({"thread_rolled_back"}) | CALL_EVENTS
 LARGEST_ORDINAL = (1 << 63) - 1  # beyond it, msgspec and orjson may read a number apart
 
 

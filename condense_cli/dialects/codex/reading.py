@@ -117,9 +117,10 @@ def history_length(raw: bytes) -> int:
 # --- reading -------------------------------------------------------------------------
 
 # the lines that say something of the model calls besides a turn context's model: a
-# token usage record, a compaction, and an event_msg that is a token count (`usage.Calls`)
+# token usage record, a compaction, and an event_msg that is a token count or the
+# thread's settings (its service tier) (`usage.Calls`)
 CALL_LINES = frozenset({"token_usage_record", "compacted"})
-COUNT = "token_count"
+CALL_EVENTS = frozenset({"token_count", "thread_settings_applied"})
 
 
 class Reader:
@@ -191,7 +192,8 @@ class Reader:
         if self.state.paginated and not self.origin:
             self.ordinal(number, data.get("ordinal"))
         if not self.origin and (
-            kind in CALL_LINES or (kind == "event_msg" and as_dict(payload).get("type") == COUNT)
+            kind in CALL_LINES
+            or (kind == "event_msg" and as_dict(payload).get("type") in CALL_EVENTS)
         ):
             self.state.call_lines.append((number, at[1:] if at is not None else Calls.fields(data)))
         if kind == "response_item":

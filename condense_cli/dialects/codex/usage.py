@@ -4,6 +4,9 @@ total then stays; and one of no tokens after a compaction), priced on the model 
 `turn_context` before it. Codex's `input_tokens` hold the cached ones; `output_tokens`
 hold the reasoning ones.
 
+A call is served at the thread's service tier, which Codex writes in its settings
+(`thread_settings_applied`: `priority`, which its `fast` asks for, or `flex`).
+
 From 0.171 Codex also writes a `token_usage_record` for every call, before its count:
 the call of a remote compaction has a record and no count. A record no count repeats
 is a call of its own; the one a `compacted` line follows is that compaction's."""
@@ -20,6 +23,7 @@ from condense_cli.core.logfile import LogSource, line_body
 from condense_cli.core.usage import COMPACTION, Spending, Usage, count, placed
 
 TOTALS = ("total_token_usage", "last_token_usage")  # what a token count's `info` says
+DEFAULT_TIERS = frozenset({"default", "auto"})  # a thread's tiers at the standard rates
 
 
 def rollout_usage(source: LogSource) -> list[Usage]:
@@ -55,6 +59,7 @@ class Calls:
         self.model = ""
         self.total: Any = None  # the running total of the last count that moved it
         self.pending: Usage | None = None  # a record no count has repeated yet
+        self.served = ""  # the thread's service tier, when not the default (`Usage.served`)
 
     def take(self, number: int, line: dict[str, Any]) -> None:
         kind, payload = line.get("type"), line.get("payload")
@@ -67,17 +72,23 @@ class Calls:
         elif kind == "token_usage_record":
             if self.pending is not None:
                 self.found.append(self.pending)
-            self.pending = _call(when, self.model, as_dict(payload.get("usage")), number)
+            usage = as_dict(payload.get("usage"))
+            self.pending = _call(when, self.model, usage, number, self.served)
         elif kind == "compacted":
             if self.pending is not None:
                 self.found.append(replace(self.pending, service=COMPACTION))
             self.pending = None
+        elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+            tier = as_dict(payload.get("thread_settings")).get("service_tier")
+            named = tier if isinstance(tier, str) and tier.isidentifier() else ""
+            self.served = named if named not in DEFAULT_TIERS else ""
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = as_dict(payload.get("info"))
             if not info or info.get("total_token_usage") == self.total:
                 return
             self.total = info.get("total_token_usage")
-            call = _call(when, self.model, as_dict(info.get("last_token_usage")), number)
+            last = as_dict(info.get("last_token_usage"))
+            call = _call(when, self.model, last, number, self.served)
             if call is None:
                 return
             if self.pending is not None and not _same(self.pending, call):
@@ -91,6 +102,7 @@ class Calls:
         holds its summary and history)."""
         payload = as_dict(line.get("payload"))
         info = as_dict(payload.get("info"))
+        settings = as_dict(payload.get("thread_settings"))
         return {
             "type": line.get("type"),
             "timestamp": line.get("timestamp"),
@@ -99,6 +111,7 @@ class Calls:
                 "model": payload.get("model"),
                 "usage": payload.get("usage"),
                 "info": {key: info.get(key) for key in TOTALS} if info else None,
+                "thread_settings": {"service_tier": settings.get("service_tier")},
             },
         }
 
@@ -125,7 +138,7 @@ def rollout_spending(
     return placed(calls, [line for line, _ in compactions], own)
 
 
-def _call(when: str, model: str, last: dict[str, Any], number: int) -> Usage | None:
+def _call(when: str, model: str, last: dict[str, Any], number: int, served: str) -> Usage | None:
     cached = count(last, "cached_input_tokens")
     given, output = count(last, "input_tokens"), count(last, "output_tokens")
     if not (given or output):
@@ -140,6 +153,7 @@ def _call(when: str, model: str, last: dict[str, Any], number: int) -> Usage | N
         # a copy of the rollout (a backup, a copy under another id) holds the
         # same count at the same moment: the same call (ccusage counts it once)
         key=f"{when}:{given}:{cached}:{output}" if when else None,
+        served=served,
     )
 
 

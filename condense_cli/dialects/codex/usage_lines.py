@@ -4,14 +4,14 @@ parses a fifth of the lines, not all of them).
 
 Codex writes every line as `{"timestamp":"…","type":"…","payload":{"type":"…",…}}`,
 in that order. Where a line starts so, its two types are read from its first bytes:
-a response item, or an event that is not a token count, is passed over unparsed. A
-line that says something of the calls (a turn context, a token count or record, a
-compaction), and any line of another shape (another key first, spaces, a type
-written with an escape), is parsed, so the calls are those the replay finds. A
-valid line with such a head holds those types, as the timestamp's string can only
-end at its first quote; the one line told otherwise than a parse tells it names
-a type twice (a key repeated, which no JSON writer writes), and is read by its
-first."""
+a response item, or an event that is neither a token count nor the thread's
+settings, is passed over unparsed. A line that says something of the calls (a turn
+context, a token count or record, a compaction, the settings), and any line of
+another shape (another key first, spaces, a type written with an escape), is parsed,
+so the calls are those the replay finds. A valid line with such a head holds those
+types, as the timestamp's string can only end at its first quote; the one line told
+otherwise than a parse tells it names a type twice (a key repeated, which no JSON
+writer writes), and is read by its first."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ HEAD = b'{"timestamp":"'
 TYPE = b'","type":"'  # from the timestamp's closing quote
 ITEM = TYPE + b'response_item"'
 EVENT = TYPE + b'event_msg","payload":{"type":"'
-COUNT = b'token_count"'
+# the events `Calls` reads: a token count, the thread's settings (its service tier)
+CALL_EVENTS = (b'token_count"', b'thread_settings_applied"')
 # the other types of lines `Calls` reads
 TAKEN = frozenset({b"turn_context", b"token_usage_record", b"compacted"})
 
@@ -46,7 +47,7 @@ def call_spans(block: bytes) -> tuple[list[tuple[int, int, int]], int]:
                 pass
             elif starts(event, close):
                 at = close + count_at
-                if starts(COUNT, at) or _escaped(block, at, end):
+                if starts(CALL_EVENTS, at) or _escaped(block, at, end):
                     found.append((index, start, end))
             elif starts(TYPE, close):
                 at = close + kind_at
