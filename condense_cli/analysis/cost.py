@@ -8,7 +8,9 @@ A call served other than at the standard rates (its `Usage.served`) costs what t
 table says of it, as LiteLLM prices it: at a service tier's own rates (`..._priority`,
 `..._flex`: OpenAI's), else times its model's surcharge (`provider_specific_entry`:
 Anthropic's `fast` mode, `us`-only inference); at the standard rates where the table
-has neither for the model.
+has neither for the model. The web searches the provider ran for a call cost the
+table's price of a search (`search_context_cost_per_query`, its medium context's), as
+LiteLLM prices Anthropic's.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Price:
     surcharges: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     # the rates of a call served at a service tier ({"priority": ..., "flex": ...})
     services: dict[str, Price] = field(default_factory=dict, compare=False, hash=False)
+    search: float = 0.0  # dollars a web search costs (the table's medium context's)
 
     def rates(self, prompt: int) -> Price:
         """The rates of a call whose prompt is `prompt` tokens (its tier's past `above`)."""
@@ -68,7 +71,7 @@ class Price:
         )
         for served in call.served.split():
             dollars *= self.surcharges.get(served, 1.0)
-        return dollars
+        return dollars + call.searches * self.search
 
 
 @functools.cache
@@ -165,6 +168,8 @@ def _price(entry: dict[str, Any], suffix: str = "", service: str = "") -> Price:
         for name, times in (specific.items() if isinstance(specific, dict) else ())
         if isinstance(times, float | int) and not isinstance(times, bool) and times > 0
     }
+    searching = entry.get("search_context_cost_per_query")
+    search = searching.get("search_context_size_medium") if isinstance(searching, dict) else None
     return Price(
         read,
         rate("output_cost_per_token"),
@@ -175,6 +180,7 @@ def _price(entry: dict[str, Any], suffix: str = "", service: str = "") -> Price:
         tier,
         surcharges,
         services,
+        float(search) if isinstance(search, float | int) and search > 0 else 0.0,
     )
 
 
@@ -190,9 +196,11 @@ class Spend:
     dollars: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # models the table has no price for
     recorded: int = 0  # calls priced by the dollars the log records (none in the table)
+    searches: int = 0  # web searches the calls ran (in their dollars)
 
     def add(self, call: Usage) -> None:
         self.calls += 1
+        self.searches += call.searches
         self.input += call.input
         self.output += call.output
         self.cache_write += call.cache_write + call.cache_write_1h
@@ -217,6 +225,8 @@ class Spend:
             row["unpriced_models"] = sorted(self.unpriced)
         if self.recorded:
             row["priced_as_the_log_records"] = self.recorded
+        if self.searches:
+            row["web_searches"] = self.searches
         return row
 
 

@@ -44,6 +44,7 @@ class Usage:
     # table's surcharges are named by ("fast", "us": Claude Code's fast mode, US-only
     # inference); "" for the standard service
     served: str = ""
+    searches: int = 0  # web searches the provider ran for the call (billed apart)
 
     @property
     def tokens(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from condense_cli.core.text import sanitize
+from condense_cli.core.text import plural, sanitize
 from condense_cli.terminal.analysis_text import table
 from condense_cli.terminal.dollars import dollars, net, own_call
 
@@ -48,6 +48,11 @@ def cost_table(by: str, rows: dict[str, Spend], totals: Spend) -> str:
         lines.append(
             f"+? no price in LiteLLM's table for {names}: their tokens are counted, "
             "not their dollars"
+        )
+    if totals.searches:
+        lines.append(
+            f"the dollars hold the {plural(totals.searches, 'web search', 'web searches')} "
+            "the calls ran, at LiteLLM's price of a search"
         )
     return "\n".join(lines) + "\n"
 

@@ -276,3 +276,40 @@ def test_a_codex_thread_at_a_service_tier_costs_its_rates_in_both(
 
     assert row["dollars"] == pytest.approx(at(f"_{asked}"), abs=1e-6)
     assert theirs["costUSD"] == pytest.approx(at("_priority" if tier == "fast" else ""))
+
+
+def test_web_searches_cost_their_price_here_not_in_ccusage(
+    clients: Clients, proc: Any, tmp_path: Path
+) -> None:
+    """The pinned client records the web searches the API ran for an answer
+    (`server_tool_use.web_search_requests`); `cost` adds their price from LiteLLM's
+    table (a cent each for Claude models), as LiteLLM does, and says so under the
+    table; ccusage 20.0.24 leaves them out (the difference docs/cost.md states). The
+    session is priced as `claude-opus-4-7`, which ccusage's own table has too."""
+    with AnthropicServer(request_ids=True) as server:
+        server.served = {"server_tool_use": {"web_search_requests": 3, "web_fetch_requests": 0}}
+        server.reply("Found it.")
+        session = new_claude_session(clients.claude, tmp_path, server, ["Look it up."])
+    [answer] = [json.loads(x) for x in session.read_text().splitlines() if '"assistant"' in x]
+    assert answer["message"]["usage"]["server_tool_use"]["web_search_requests"] == 3
+    text = session.read_text().replace(answer["message"]["model"], "claude-opus-4-7")
+    homes = {}
+    for searches in (3, 0):
+        home = tmp_path / f"searched-{searches}"
+        folder = home / ".claude" / "projects" / session.parent.name
+        folder.mkdir(parents=True)
+        ran = f'"web_search_requests":{searches}'
+        (folder / session.name).write_text(text.replace('"web_search_requests":3', ran))
+        homes[searches] = home
+    ours = {n: cost(proc, home, "--no-cache")["totals"] for n, home in homes.items()}
+    theirs = {
+        n: ccusage(clients, h, "claude", "daily")["totals"]["totalCost"] for n, h in homes.items()
+    }
+    each = price_table()["claude-opus-4-7"]["search_context_cost_per_query"]
+    assert ours[3]["web_searches"] == 3 and "web_searches" not in ours[0]
+    added = 3 * each["search_context_size_medium"]
+    assert ours[3]["dollars"] == pytest.approx(ours[0]["dollars"] + added, abs=1e-6)
+    assert ours[0]["dollars"] == pytest.approx(theirs[0], abs=1e-6)
+    assert theirs[3] == pytest.approx(theirs[0])
+    said = proc("cost", homes[3], "--no-cache").stdout.decode()
+    assert "the dollars hold the 3 web searches the calls ran" in said

@@ -143,6 +143,7 @@ def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
             number,
             key,
             served=served(usage),
+            searches=count(as_dict(usage.get("server_tool_use")), "web_search_requests"),
         )
         at = placed_at.get(key) if key is not None else None
         if at is None:
