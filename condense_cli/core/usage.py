@@ -40,9 +40,10 @@ class Usage:
     key: str | None = None
     cost: float | None = None  # the dollars the log itself records for the call, if any
     service: str = ""  # what made the call, where the log says (OpenHands: its condenser)
-    # how the provider served it where that moves its price, as words the price
-    # table's surcharges are named by ("fast", "us": Claude Code's fast mode, US-only
-    # inference); "" for the standard service
+    # how the provider served it where that moves its price, as words the price table
+    # names its rates or surcharges by (Claude Code's fast mode and US-only inference:
+    # "fast", "us"; a Codex thread's service tier: "priority", "flex"); "" for the
+    # standard service
     served: str = ""
     searches: int = 0  # web searches the provider ran for the call (billed apart)
 

@@ -160,8 +160,9 @@ def served(usage: dict[str, Any]) -> str:
     (`speed`), and in one geography only (`inference_geo`, such as `us`)."""
     words = ["fast"] if usage.get("speed") == "fast" else []
     geo = usage.get("inference_geo")
-    if isinstance(geo, str) and geo.strip() and geo.lower() not in ("global", "not_available"):
-        words.append(geo.strip().lower())
+    geo = geo.strip().lower() if isinstance(geo, str) else ""
+    if geo.isidentifier() and geo not in ("global", "not_available"):
+        words.append(geo)
     return " ".join(words)
 
 
