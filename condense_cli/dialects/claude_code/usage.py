@@ -117,42 +117,67 @@ def _one_by_one(lines: list[tuple[int, bytes]]) -> Iterator[tuple[int, Fields]]:
 
 
 def _calls(lines: Iterable[tuple[int, Fields]]) -> list[Usage]:
-    found: list[Usage] = []
-    placed_at: dict[str, int] = {}  # a call's key: where in `found` it is
+    # each call's line so far: its number, time, model, usage and key, and its tokens
+    # (None until a later line of the same answer asks)
+    chosen: list[tuple[int, Any, str, dict[str, Any], str | None, int | None]] = []
+    placed_at: dict[str, int] = {}  # a call's key: where in `chosen` it is
     for number, (kind, request, stamp, copy, call, model, usage) in lines:
         if kind != "assistant" or copy or not isinstance(usage, dict):
             continue
         if not isinstance(model, str) or model == SYNTHETIC_MODEL:
             continue
         key = _key(call, request)
-        written = count(usage, "cache_creation_input_tokens")
-        creation = usage.get("cache_creation")
-        hour = (
-            min(written, count(creation, "ephemeral_1h_input_tokens"))
-            if isinstance(creation, dict)
-            else 0
-        )
-        made = Usage(
-            stamp if isinstance(stamp, str) else "",
-            model,
-            count(usage, "input_tokens"),
-            count(usage, "output_tokens"),
-            written - hour,
-            hour,
-            count(usage, "cache_read_input_tokens"),
-            number,
-            key,
-            served=served(usage),
-            searches=count(as_dict(usage.get("server_tool_use")), "web_search_requests"),
-        )
         at = placed_at.get(key) if key is not None else None
         if at is None:
             if key is not None:
-                placed_at[key] = len(found)
-            found.append(made)
-        elif made.tokens > found[at].tokens:  # a later snapshot of a streamed answer
-            found[at] = made
-    return found
+                placed_at[key] = len(chosen)
+            chosen.append((number, stamp, model, usage, key, None))
+            continue
+        line = chosen[at]  # another line of the same answer
+        if usage == line[3]:
+            continue  # (today's client repeats the whole usage on each)
+        tokens, before = _tokens(usage), line[5] if line[5] is not None else _tokens(line[3])
+        if tokens > before:  # a later snapshot of a streamed answer
+            chosen[at] = (number, stamp, model, usage, key, tokens)
+        else:
+            chosen[at] = (*line[:5], before)
+    return [
+        _call(number, stamp, model, usage, key) for number, stamp, model, usage, key, _ in chosen
+    ]
+
+
+def _tokens(usage: dict[str, Any]) -> int:
+    """The tokens of the call `usage` records, as its `Usage.tokens`."""
+    return (
+        count(usage, "input_tokens")
+        + count(usage, "output_tokens")
+        + count(usage, "cache_creation_input_tokens")
+        + count(usage, "cache_read_input_tokens")
+    )
+
+
+def _call(number: int, stamp: Any, model: str, usage: dict[str, Any], key: str | None) -> Usage:
+    """The call an assistant line's `usage` records."""
+    written = count(usage, "cache_creation_input_tokens")
+    creation = usage.get("cache_creation")
+    hour = (
+        min(written, count(creation, "ephemeral_1h_input_tokens"))
+        if isinstance(creation, dict)
+        else 0
+    )
+    return Usage(
+        stamp if isinstance(stamp, str) else "",
+        model,
+        count(usage, "input_tokens"),
+        count(usage, "output_tokens"),
+        written - hour,
+        hour,
+        count(usage, "cache_read_input_tokens"),
+        number,
+        key,
+        served=served(usage),
+        searches=count(as_dict(usage.get("server_tool_use")), "web_search_requests"),
+    )
 
 
 def served(usage: dict[str, Any]) -> str:
