@@ -37,6 +37,7 @@ class ClaudeSession(Generated):
     def __init__(self, count: int, seed: int = 7, compacts: bool = True) -> None:
         super().__init__(count, seed)
         self.compacts = compacts  # False: a session that never filled its window
+        self.answered: tuple[str, dict[str, Any]] = ("", {})  # the last answer's usage
         self.session_id = new_uuid(self.rng)
         self.cwd = f"/home/dev/{self.rng.choice(self.texts.repos)}"
         self.base = {
@@ -77,13 +78,16 @@ class ClaudeSession(Generated):
         self, block: dict[str, Any], message_id: str, request: str, stop: str | None
     ) -> dict[str, Any]:
         r = self.rng
-        usage = {
-            "input_tokens": r.randint(1, 12),
-            "cache_creation_input_tokens": r.randint(0, 9000),
-            "cache_read_input_tokens": r.randint(10_000, 160_000),
-            "output_tokens": r.randint(20, 2000),
-            "service_tier": "standard",
-        }
+        if self.answered[0] != message_id:  # the client writes an answer's whole usage
+            usage = {  # on each of its lines, as the one of its first
+                "input_tokens": r.randint(1, 12),
+                "cache_creation_input_tokens": r.randint(0, 9000),
+                "cache_read_input_tokens": r.randint(10_000, 160_000),
+                "output_tokens": r.randint(20, 2000),
+                "service_tier": "standard",
+            }
+            self.answered = (message_id, usage)
+        usage = dict(self.answered[1])
         message = {
             "model": MODEL,
             "id": message_id,
